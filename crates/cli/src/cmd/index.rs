@@ -1,0 +1,151 @@
+use anyhow::Result;
+use code_index::{Index, IndexConfig, Progress, UpdateReport};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use super::Ctx;
+use crate::{config::IndexSection, output::Output};
+
+#[derive(Debug, clap::Args)]
+pub struct IndexArgs {
+    /// Skip paths matching this gitignore-style glob (repeatable; adds to `index.exclude`).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Skip files larger than this many bytes (default 4194304, or `index.max_file_size`).
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_size: Option<u64>,
+    /// Delete the index database and index everything again (for a damaged index).
+    #[arg(long)]
+    pub rebuild: bool,
+}
+
+/// The index configuration from the config file, then the command line.
+pub fn index_config(
+    ctx: &Ctx,
+    extra_exclude: &[String],
+    max_file_size: Option<u64>,
+) -> Result<IndexConfig> {
+    let section: IndexSection = ctx.config.section("index")?;
+    let mut cfg = IndexConfig { exclude: section.exclude, ..IndexConfig::default() };
+    cfg.exclude.extend(extra_exclude.iter().cloned());
+    if let Some(n) = max_file_size.or(section.max_file_size) {
+        cfg.max_file_size = n;
+    }
+    Ok(cfg)
+}
+
+/// Opens the index and brings it up to date before a query, without waiting for
+/// another process that is updating it (its last committed state is answered from).
+pub fn open_fresh(ctx: &Ctx, out: &Output) -> Result<Index> {
+    let mut index = Index::open(&ctx.root, index_config(ctx, &[], None)?)?;
+    let bar = Bar::new(out);
+    match index.try_update(&bar, &ctx.cancel)? {
+        Some(_) => {}
+        None => out.warn("the index is being updated by another process; answering from its last committed state"),
+    }
+    bar.finish();
+    Ok(index)
+}
+
+#[derive(Serialize)]
+struct IndexOutput<'a> {
+    root: String,
+    update: &'a UpdateReport,
+    files: u64,
+    symbols: u64,
+    references: u64,
+    imports: u64,
+    languages: Vec<protocol::LanguageStats>,
+    skipped: Vec<code_index::SkipGroup>,
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &IndexArgs) -> Result<i32> {
+    let cfg = index_config(ctx, &args.exclude, args.max_file_size)?;
+    let mut index =
+        if args.rebuild { Index::rebuild(&ctx.root, cfg)? } else { Index::open(&ctx.root, cfg)? };
+    let bar = Bar::new(out);
+    let report = index.update(&bar, &ctx.cancel);
+    bar.finish();
+    let report = report?;
+    let status = index.status()?;
+    if out.json {
+        out.json(&IndexOutput {
+            root: status.root.clone(),
+            update: &report,
+            files: status.files,
+            symbols: status.symbols,
+            references: status.references,
+            imports: status.imports,
+            languages: status.languages,
+            skipped: status.skipped,
+        })?;
+        return Ok(0);
+    }
+    let bold = out.style_out().bold();
+    out.line(format!(
+        "{} {} files, {} symbols, {} references in {:.2}s",
+        bold.apply_to("indexed"),
+        status.files,
+        status.symbols,
+        status.references,
+        report.duration_ms as f64 / 1000.0
+    ));
+    out.line(format!(
+        "  this run: {} parsed, {} reused by content, {} unchanged, {} added, {} modified, {} deleted, {} newly skipped",
+        report.parsed, report.reused, report.unchanged, report.added, report.modified, report.deleted, report.skipped
+    ));
+    let langs: Vec<String> =
+        status.languages.iter().map(|l| format!("{} {}", l.language, l.files)).collect();
+    if !langs.is_empty() {
+        out.line(format!("  languages: {}", langs.join(", ")));
+    }
+    let skipped: u64 = status.skipped.iter().map(|g| g.count).sum();
+    if skipped > 0 {
+        let groups: Vec<String> =
+            status.skipped.iter().map(|g| format!("{} {}", g.count, g.code)).collect();
+        out.line(format!("  skipped: {} ({}); see `ironbees status`", skipped, groups.join(", ")));
+    }
+    Ok(0)
+}
+
+/// An indicatif bar on stderr, drawn only when stderr is a terminal.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    pub fn new(out: &Output) -> Bar {
+        let bar = (out.stderr_is_tty && !out.json).then(|| {
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg} {wide_bar} {pos}/{len} ({eta})")
+                    .expect("valid template"),
+            );
+            b
+        });
+        Bar { bar }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&self, name: &str, total: Option<u64>) {
+        if let Some(b) = &self.bar {
+            b.set_message(name.to_owned());
+            b.set_position(0);
+            b.set_length(total.unwrap_or(0));
+            b.enable_steady_tick(std::time::Duration::from_millis(100));
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+}

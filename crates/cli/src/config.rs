@@ -1,0 +1,230 @@
+//! Configuration: layered YAML files and `IRONBEES_*` environment variables.
+//!
+//! Layers, later wins: the user file (`$XDG_CONFIG_HOME/ironbees/config.yaml`, else
+//! `~/.config/ironbees/config.yaml`), the project file (`.ironbees/config.yaml`), then
+//! environment variables named after the key path with `__` between levels
+//! (`IRONBEES_INDEX__MAX_FILE_SIZE=1000000`). Maps merge key by key; other values
+//! replace. `${VAR}` and `${VAR:-default}` in string values are substituted from the
+//! environment after merging. Each subsystem reads its own section into a typed struct.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use protocol::ErrorCode;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::exit::cli_error;
+
+/// The merged configuration, before any section is typed.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub value: Value,
+}
+
+/// `index:` — how the project is walked and read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexSection {
+    pub exclude: Vec<String>,
+    pub max_file_size: Option<u64>,
+}
+
+impl Config {
+    pub fn load(project_root: &Path) -> Result<Config> {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let mut files = Vec::new();
+        if let Some(user) = user_config_path() {
+            files.push(user);
+        }
+        files.push(project_root.join(code_index::STATE_DIR).join("config.yaml"));
+        Config::from_layers(&files, &env)
+    }
+
+    /// The layered load, with the environment passed in (so tests need not set it).
+    pub fn from_layers(files: &[PathBuf], env: &[(String, String)]) -> Result<Config> {
+        let mut merged = Value::Object(Map::new());
+        for path in files {
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("reading config {}", path.display()));
+                }
+            };
+            let layer: Value = if text.trim().is_empty() {
+                Value::Object(Map::new())
+            } else {
+                yaml_serde::from_str(&text).map_err(|e| {
+                    cli_error(ErrorCode::InvalidArgument, format!("config {}: {e}", path.display()))
+                })?
+            };
+            if !layer.is_object() {
+                return Err(cli_error(
+                    ErrorCode::InvalidArgument,
+                    format!("config {}: the top level must be a map", path.display()),
+                ));
+            }
+            merge(&mut merged, layer);
+        }
+        for (key, raw) in env {
+            let Some(path) = key.strip_prefix("IRONBEES_") else { continue };
+            if !path.contains("__") {
+                continue; // IRONBEES_LOG and friends are not config keys
+            }
+            let mut layer = yaml_scalar(raw);
+            for part in path.split("__").collect::<Vec<_>>().into_iter().rev() {
+                let mut m = Map::new();
+                m.insert(part.to_ascii_lowercase(), layer);
+                layer = Value::Object(m);
+            }
+            merge(&mut merged, layer);
+        }
+        substitute(&mut merged, env)?;
+        Ok(Config { value: merged })
+    }
+
+    /// Deserializes one top-level section (missing means its defaults).
+    pub fn section<T: for<'de> Deserialize<'de> + Default>(&self, name: &str) -> Result<T> {
+        match self.value.get(name) {
+            None | Some(Value::Null) => Ok(T::default()),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                cli_error(ErrorCode::InvalidArgument, format!("config section `{name}`: {e}"))
+            }),
+        }
+    }
+}
+
+fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("ironbees").join("config.yaml"))
+}
+
+fn yaml_scalar(raw: &str) -> Value {
+    yaml_serde::from_str::<Value>(raw)
+        .ok()
+        .filter(|v| !v.is_object())
+        .unwrap_or_else(|| Value::String(raw.to_owned()))
+}
+
+fn merge(into: &mut Value, layer: Value) {
+    match (into, layer) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge(existing, v),
+                    _ => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+fn substitute(v: &mut Value, env: &[(String, String)]) -> Result<()> {
+    match v {
+        Value::String(s) if s.contains("${") => *s = expand(s, env)?,
+        Value::Array(items) => items.iter_mut().try_for_each(|i| substitute(i, env))?,
+        Value::Object(m) => m.values_mut().try_for_each(|i| substitute(i, env))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Expands `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`.
+fn expand(s: &str, env: &[(String, String)]) -> Result<String> {
+    let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        if rest[..i].ends_with('$') {
+            out.push_str(&rest[..i - 1]);
+            out.push_str("${");
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after.find('}').ok_or_else(|| {
+            cli_error(ErrorCode::InvalidArgument, format!("config: unterminated `${{` in {s:?}"))
+        })?;
+        let expr = &after[..end];
+        let (name, default) = match expr.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (expr, None),
+        };
+        match (lookup(name).filter(|v| !v.is_empty()), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => {
+                return Err(cli_error(
+                    ErrorCode::InvalidArgument,
+                    format!("config: environment variable {name} is not set (used as ${{{name}}})"),
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn layers_merge_and_env_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        let project = dir.path().join("project.yaml");
+        std::fs::write(&user, "index:\n  exclude: [a]\n  max_file_size: 10\nother: {x: 1}\n")
+            .unwrap();
+        std::fs::write(&project, "index:\n  exclude: [b]\n").unwrap();
+        let cfg =
+            Config::from_layers(&[user, project], &env(&[("IRONBEES_INDEX__MAX_FILE_SIZE", "99")]))
+                .unwrap();
+        let idx: IndexSection = cfg.section("index").unwrap();
+        assert_eq!(idx.exclude, vec!["b"]);
+        assert_eq!(idx.max_file_size, Some(99));
+        assert_eq!(cfg.value["other"]["x"], 1);
+    }
+
+    #[test]
+    fn substitution_with_defaults_and_missing_vars() {
+        let e = env(&[("HOST", "example.org")]);
+        assert_eq!(expand("https://${HOST}/v1", &e).unwrap(), "https://example.org/v1");
+        assert_eq!(expand("${PORT:-8080}", &e).unwrap(), "8080");
+        assert_eq!(expand("$${HOST}", &e).unwrap(), "${HOST}");
+        let err = expand("${NOPE}", &e).unwrap_err();
+        assert!(format!("{err:#}").contains("NOPE is not set"), "{err:#}");
+    }
+
+    #[test]
+    fn bad_yaml_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(&p, "index: [unclosed\n").unwrap();
+        let err = Config::from_layers(std::slice::from_ref(&p), &[]).unwrap_err();
+        assert!(format!("{err:#}").contains(&p.display().to_string()));
+    }
+
+    #[test]
+    fn unknown_keys_in_a_section_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(&p, "index:\n  exclud: [x]\n").unwrap();
+        let cfg = Config::from_layers(&[p], &[]).unwrap();
+        let err = cfg.section::<IndexSection>("index").unwrap_err();
+        assert!(format!("{err:#}").contains("exclud"), "{err:#}");
+    }
+}

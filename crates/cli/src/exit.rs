@@ -1,0 +1,56 @@
+//! Errors to machine codes and exit codes.
+//!
+//! Library errors carry an [`ErrorCode`]; this module finds it in an `anyhow` chain
+//! and picks the process exit code. The table is part of the CLI's contract (see
+//! `--help`): scripts branch on it.
+
+use protocol::{ErrorCode, ErrorInfo};
+
+/// Finds the first error in the chain that knows its machine code.
+pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<code_index::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
+        if let Some(info) = cause.downcast_ref::<CliError>() {
+            return info.0.clone();
+        }
+    }
+    ErrorInfo::new(ErrorCode::Internal, render_chain(err))
+}
+
+fn render_chain(err: &anyhow::Error) -> String {
+    // `{:#}` joins the context chain with ": ", outermost first.
+    format!("{err:#}")
+}
+
+/// Exit status for a machine code (the table in `ironbees --help`).
+pub fn exit_code(code: ErrorCode) -> i32 {
+    match code {
+        ErrorCode::InvalidArgument | ErrorCode::NotADirectory => 2,
+        ErrorCode::NotFound | ErrorCode::StateNotFound | ErrorCode::ToolNotFound => 3,
+        ErrorCode::PathOutsideRoot => 4,
+        ErrorCode::IndexCorrupt | ErrorCode::IndexStale => 5,
+        ErrorCode::SandboxLimit => 6,
+        ErrorCode::Cancelled => 130,
+        _ => 1,
+    }
+}
+
+/// An error raised by the CLI itself, with its code.
+#[derive(Debug)]
+pub struct CliError(pub ErrorInfo);
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+pub fn cli_error(code: ErrorCode, message: impl Into<String>) -> anyhow::Error {
+    CliError(ErrorInfo::new(code, message)).into()
+}

@@ -1,0 +1,81 @@
+//! `ironbees`: the one binary.
+//!
+//! Flags are parsed in two stages, as ripgrep does: clap turns argv into plain data
+//! (`Cli`), then each subcommand module turns that data into calls on the library
+//! crates. This crate is the only one that prints, reads the environment, installs
+//! signal handlers and chooses exit codes; libraries return values and errors.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // printing is this crate's job
+
+mod cmd;
+mod config;
+mod exit;
+mod output;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+const AFTER_HELP: &str = "\
+Examples:
+  ironbees index                          index the current repository
+  ironbees -C ~/src/flask symbols --name 'Flask*' --kind class
+  ironbees skeleton src/app.py            signatures only, bodies elided
+  ironbees status --json                  counts, languages, skipped files
+
+Exit codes:
+  0 success    1 error    2 bad usage or argument    3 not found
+  4 path outside the project root    5 index corrupt or stale
+  6 a sandbox limit fired    130 cancelled (Ctrl-C)
+Errors print `error[CODE]: message` on stderr (a JSON object with --json).";
+
+/// Code intelligence, safe edits and agents for real repositories.
+#[derive(Debug, Parser)]
+#[command(name = "ironbees", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Run as if ironbees was started in DIR (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Print results as JSON on stdout (errors as JSON on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// When to use colors: auto (only on a terminal), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: output::ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build or refresh the code index under .ironbees/ (only changed files are re-parsed).
+    #[command(
+        after_help = "Example:\n  ironbees index --exclude 'vendor/**' --max-file-size 2000000"
+    )]
+    Index(cmd::index::IndexArgs),
+    /// List definitions from the index.
+    #[command(after_help = "Example:\n  ironbees symbols --name 'parse_*' --kind function --json")]
+    Symbols(cmd::symbols::SymbolsArgs),
+    /// Show a file's signatures, type definitions and first doc lines, bodies elided.
+    #[command(after_help = "Example:\n  ironbees skeleton crates/code-index/src/lib.rs")]
+    Skeleton(cmd::skeleton::SkeletonArgs),
+    /// Files, symbols, languages, skipped files and staleness of the index.
+    #[command(after_help = "Example:\n  ironbees status --json")]
+    Status(cmd::status::StatusArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let out = output::Output::new(cli.json, cli.color);
+    let result = cmd::run(&cli, &out);
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            let info = exit::error_info(&err);
+            out.error(&info);
+            std::process::exit(exit::exit_code(info.code));
+        }
+    }
+}

@@ -1,0 +1,825 @@
+//! From bytes to definitions, references and imports.
+//!
+//! [`analyze`] is a pure function of (language, bytes): parse with tree-sitter, run the
+//! language's query once, then turn the captures into a flat list of definitions with
+//! their container path. Everything about the query conventions lives here:
+//!
+//! - `@definition.<kind>` captures the whole definition, `@name` its name;
+//! - `@scope` (with `@name`) qualifies nested definitions without being one (a Rust
+//!   `impl Foo` block makes `Foo::new`);
+//! - `@receiver` qualifies a definition written outside its type (Go methods, C++
+//!   `Foo::bar` definitions);
+//! - `@reference.call|type|use` captures a name node; `@import` a whole import with
+//!   `@import.module` the part that names what is imported.
+//!
+//! A function whose nearest container is a type (class, struct, trait, impl, ...)
+//! becomes a method here, in one place, instead of in ten query files.
+
+use std::{borrow::Cow, cell::RefCell, collections::HashMap, sync::OnceLock};
+
+use protocol::SymbolKind;
+use serde::{Deserialize, Serialize};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, Query, QueryCursor};
+
+use crate::Language;
+
+/// How a name is used at a reference site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RefKind {
+    /// Called or instantiated: `f()`, `obj.m()`, `new T()`, `T { .. }`.
+    Call,
+    /// Named as a type: annotations, base classes, generic arguments.
+    Type,
+    /// Any other use of an identifier.
+    Use,
+}
+
+impl RefKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefKind::Call => "call",
+            RefKind::Type => "type",
+            RefKind::Use => "use",
+        }
+    }
+    pub fn parse(s: &str) -> Option<RefKind> {
+        match s {
+            "call" => Some(RefKind::Call),
+            "type" => Some(RefKind::Type),
+            "use" => Some(RefKind::Use),
+            _ => None,
+        }
+    }
+}
+
+/// One definition in a file. Lines are 1-based and inclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: SymbolKind,
+    /// The whole definition, decorators and attributes included.
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub line: u32,
+    pub end_line: u32,
+    /// The line of the name itself (where `ctags` and editors put the cursor).
+    pub name_line: u32,
+    /// The body, when the definition has one (block, class body, field list).
+    pub body: Option<(u32, u32)>,
+    pub signature: String,
+    pub doc: Option<String>,
+    /// The line `doc` was taken from.
+    pub doc_line: Option<u32>,
+    /// Index of the enclosing definition in the same file.
+    pub parent: Option<u32>,
+}
+
+/// One use of a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub name: String,
+    pub kind: RefKind,
+    pub line: u32,
+    /// 1-based, in bytes.
+    pub column: u32,
+    /// Index of the innermost definition containing the reference.
+    pub enclosing: Option<u32>,
+}
+
+/// An import, include or `use`, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The whole statement, whitespace collapsed.
+    pub text: String,
+    /// What it names: a module path, a file path or a header, quotes removed.
+    pub module: String,
+    pub line: u32,
+}
+
+/// A block that qualifies definitions without being one (a Rust `impl`). Kept for
+/// outlines: a skeleton shows its header line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    /// Where its body starts, when it has one.
+    pub body_start: Option<u32>,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileAnalysis {
+    /// In source order (by start byte, outer before inner).
+    pub definitions: Vec<Definition>,
+    pub scopes: Vec<Scope>,
+    pub references: Vec<Reference>,
+    pub imports: Vec<Import>,
+    /// The package or namespace a Java/Go file declares, when it does.
+    pub package: Option<String>,
+    /// Syntax errors: ERROR and MISSING nodes in the tree.
+    pub error_nodes: u32,
+    pub lines: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Def(SymbolKind),
+    Scope,
+    Name,
+    Receiver,
+    Ref(RefKind),
+    Import,
+    ImportModule,
+    Package,
+    Ignore,
+}
+
+struct Compiled {
+    query: Query,
+    roles: Vec<Role>,
+}
+
+fn compiled(lang: Language) -> &'static Compiled {
+    static CACHE: [OnceLock<Compiled>; 10] = [const { OnceLock::new() }; 10];
+    CACHE[lang as usize].get_or_init(|| {
+        let query = Query::new(&lang.grammar(), &lang.query_source())
+            .unwrap_or_else(|e| panic!("invalid query for {lang}: {e}"));
+        let roles = query
+            .capture_names()
+            .iter()
+            .map(|name| {
+                role_of(name).unwrap_or_else(|| panic!("unknown capture @{name} in {lang} query"))
+            })
+            .collect();
+        Compiled { query, roles }
+    })
+}
+
+fn role_of(capture: &str) -> Option<Role> {
+    Some(match capture {
+        "name" => Role::Name,
+        "scope" => Role::Scope,
+        "receiver" => Role::Receiver,
+        "import" => Role::Import,
+        "import.module" => Role::ImportModule,
+        "import.package" => Role::Package,
+        c if c.starts_with('_') => Role::Ignore,
+        c => {
+            if let Some(kind) = c.strip_prefix("definition.") {
+                Role::Def(SymbolKind::parse(kind)?)
+            } else if let Some(kind) = c.strip_prefix("reference.") {
+                Role::Ref(RefKind::parse(kind)?)
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+thread_local! {
+    // A parser per language per thread: creating one is cheap, but reusing it keeps
+    // its internal buffers warm across thousands of files.
+    static PARSERS: RefCell<HashMap<Language, Parser>> = RefCell::new(HashMap::new());
+}
+
+/// Parses `source` and extracts definitions, references and imports.
+///
+/// Never fails: a file with syntax errors yields whatever parsed (tree-sitter recovers
+/// around errors) and `error_nodes > 0`. Bytes that are not UTF-8 are read lossily in
+/// names and signatures; byte offsets always refer to the original bytes.
+pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
+    let tree = PARSERS.with(|parsers| {
+        let mut parsers = parsers.borrow_mut();
+        let parser = parsers.entry(lang).or_insert_with(|| {
+            let mut p = Parser::new();
+            p.set_language(&lang.grammar()).expect("grammar ABI is supported");
+            p
+        });
+        parser.parse(source, None)
+    });
+    let lines = count_lines(source);
+    let Some(tree) = tree else {
+        // Only happens on cancellation or timeout, which we never set.
+        return FileAnalysis { lines, ..FileAnalysis::default() };
+    };
+    let root = tree.root_node();
+    let error_nodes = if root.has_error() { count_error_nodes(root) } else { 0 };
+    let mut out = Extractor::new(lang, source).run(root);
+    out.error_nodes = error_nodes;
+    out.lines = lines;
+    out
+}
+
+fn count_lines(source: &[u8]) -> u32 {
+    if source.is_empty() {
+        return 0;
+    }
+    let newlines = source.iter().filter(|&&b| b == b'\n').count() as u32;
+    newlines + u32::from(source.last() != Some(&b'\n'))
+}
+
+fn count_error_nodes(root: Node<'_>) -> u32 {
+    let mut count = 0;
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        }
+        // Only descend into subtrees that contain an error.
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return count;
+            }
+        }
+    }
+}
+
+/// A container still open while definitions are nested: (start byte, end byte,
+/// qualified name, kind or None for a scope, index into the definitions).
+type Open = (usize, usize, String, Option<SymbolKind>, Option<u32>);
+
+/// A definition or scope while the file is being processed.
+struct Item<'t> {
+    node: Node<'t>,
+    /// Where the span starts: a decorator, attribute or `export` wrapper, else `node`.
+    span_start: (usize, u32),
+    /// Where a signature starts: like the span, but after decorators.
+    sig_start: usize,
+    /// Where the span ends (a C# file-scoped namespace runs to the end of the file).
+    end: usize,
+    kind: Option<SymbolKind>, // None: a scope
+    name: String,
+    name_line: u32,
+    receiver: Option<String>,
+    pattern: usize,
+}
+
+struct Extractor<'s> {
+    lang: Language,
+    src: &'s [u8],
+}
+
+impl<'s> Extractor<'s> {
+    fn new(lang: Language, src: &'s [u8]) -> Self {
+        Extractor { lang, src }
+    }
+
+    fn text(&self, node: Node<'_>) -> Cow<'s, str> {
+        String::from_utf8_lossy(&self.src[node.byte_range()])
+    }
+
+    fn run(&self, root: Node<'_>) -> FileAnalysis {
+        let compiled = compiled(self.lang);
+        let mut items: Vec<Item<'_>> = Vec::new();
+        // Strongest kind per name node: call > type > use.
+        let mut refs: HashMap<usize, (RefKind, Node<'_>)> = HashMap::new();
+        let mut imports = Vec::new();
+        let mut import_nodes = std::collections::HashSet::new();
+        let mut package = None;
+
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&compiled.query, root, self.src);
+        while let Some(m) = matches.next() {
+            let mut main: Option<(Role, Node<'_>)> = None;
+            let (mut name, mut receiver, mut module) = (None, None, None);
+            for cap in m.captures() {
+                match compiled.roles[cap.index as usize] {
+                    Role::Name => name = Some(cap.node),
+                    Role::Receiver => receiver = Some(cap.node),
+                    Role::ImportModule => module = Some(cap.node),
+                    Role::Ignore => {}
+                    role => main = Some((role, cap.node)),
+                }
+            }
+            match main {
+                Some((Role::Def(kind), node)) => {
+                    if let Some(name) = name {
+                        items.push(self.item(node, Some(kind), name, receiver, m.pattern_index));
+                    }
+                }
+                Some((Role::Scope, node)) => {
+                    if let Some(name) = name {
+                        items.push(self.item(node, None, name, None, m.pattern_index));
+                    }
+                }
+                Some((Role::Ref(kind), node)) => {
+                    let e = refs.entry(node.start_byte()).or_insert((kind, node));
+                    if kind < e.0 {
+                        *e = (kind, node);
+                    }
+                }
+                Some((Role::Import, node)) if import_nodes.insert(node.id()) => {
+                    let module =
+                        module.map(|m| unquote(&self.text(m)).to_owned()).unwrap_or_default();
+                    imports.push(Import {
+                        text: collapse_ws(&self.text(node), 500),
+                        module,
+                        line: node.start_position().row as u32 + 1,
+                    });
+                }
+                Some((Role::Package, _)) => {
+                    if let Some(m) = module {
+                        package = Some(self.text(m).into_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        let scopes = items
+            .iter()
+            .filter(|i| i.kind.is_none())
+            .map(|i| Scope {
+                name: i.name.clone(),
+                line: i.span_start.1 + 1,
+                end_line: end_line(i.node),
+                body_start: body_of(i.node).map(|b| b.start_byte() as u32),
+            })
+            .collect();
+        let definitions = self.build_definitions(items);
+        let references = self.build_references(refs, &definitions);
+        imports.sort_by_key(|i| i.line);
+        FileAnalysis { definitions, scopes, references, imports, package, error_nodes: 0, lines: 0 }
+    }
+
+    fn item<'t>(
+        &self,
+        node: Node<'t>,
+        kind: Option<SymbolKind>,
+        name: Node<'t>,
+        receiver: Option<Node<'t>>,
+        pattern: usize,
+    ) -> Item<'t> {
+        let wrapper = outer_wrapper(node);
+        let sig_start = if wrapper.kind() == "decorated_definition" {
+            node.start_byte()
+        } else {
+            wrapper.start_byte()
+        };
+        let mut span = wrapper;
+        // Rust attributes (`#[derive]`, `#[test]`) belong to the item below them.
+        while let Some(p) = span.prev_named_sibling().filter(|p| p.kind() == "attribute_item") {
+            span = p;
+        }
+        let end = match node.kind() {
+            "file_scoped_namespace_declaration" => {
+                let mut root = node;
+                while let Some(p) = root.parent() {
+                    root = p;
+                }
+                root.end_byte()
+            }
+            _ => node.end_byte(),
+        };
+        let raw = self.text(name);
+        let name_text = match (node.kind(), name.kind()) {
+            // `module "foo"` in TypeScript declarations
+            (_, "string") => unquote(&raw).to_owned(),
+            ("operator_declaration", _) => format!("operator{raw}"),
+            ("destructor_declaration", _) => format!("~{raw}"),
+            _ => collapse_ws(&raw, 200),
+        };
+        Item {
+            node,
+            span_start: (span.start_byte(), span.start_position().row as u32),
+            sig_start,
+            end,
+            kind,
+            name: name_text,
+            name_line: name.start_position().row as u32 + 1,
+            receiver: receiver.map(|r| strip_generics(&self.text(r))),
+            pattern,
+        }
+    }
+
+    fn build_definitions(&self, mut items: Vec<Item<'_>>) -> Vec<Definition> {
+        // The same node can match several patterns (a JS `const f = () => {}` is both a
+        // function and, by shape, a constant): the earlier pattern in the file wins.
+        items.sort_by_key(|i| (i.node.start_byte(), std::cmp::Reverse(i.end), i.pattern));
+        items.dedup_by(|b, a| {
+            (a.node.start_byte(), a.end) == (b.node.start_byte(), b.end)
+                && a.name == b.name
+                && a.kind.is_some() == b.kind.is_some()
+        });
+
+        let sep = self.lang.qualifier_separator();
+        let mut defs: Vec<Definition> = Vec::new();
+        // (end byte, qualified name, kind or None for scope, index into defs)
+        let mut stack: Vec<Open> = Vec::new();
+        for item in items {
+            let (start, end) = (item.node.start_byte(), item.end);
+            while let Some(top) = stack.last() {
+                let contains = top.0 <= start && end <= top.1 && (top.0, top.1) != (start, end);
+                if contains {
+                    break;
+                }
+                stack.pop();
+            }
+            let container = stack.last();
+            let mut qualified = String::new();
+            if let Some(c) = container {
+                qualified.push_str(&c.2);
+                qualified.push_str(sep);
+            }
+            if let Some(r) = &item.receiver {
+                qualified.push_str(r);
+                qualified.push_str(sep);
+            }
+            qualified.push_str(&item.name);
+
+            let Some(mut kind) = item.kind else {
+                stack.push((start, end, qualified, None, None));
+                continue;
+            };
+            let in_type = match container {
+                Some((.., None, _)) => true, // a scope (impl block)
+                Some((.., Some(k), _)) => {
+                    k.is_container() && !matches!(k, SymbolKind::Module | SymbolKind::Namespace)
+                }
+                None => false,
+            };
+            if kind == SymbolKind::Function && (in_type || item.receiver.is_some()) {
+                kind = SymbolKind::Method;
+            }
+            let parent = stack.iter().rev().find_map(|s| s.4);
+            let idx = defs.len() as u32;
+            defs.push(self.definition(&item, kind, qualified.clone(), parent));
+            stack.push((start, end, qualified, Some(kind), Some(idx)));
+        }
+        defs
+    }
+
+    fn definition(
+        &self,
+        item: &Item<'_>,
+        kind: SymbolKind,
+        qualified_name: String,
+        parent: Option<u32>,
+    ) -> Definition {
+        let node = item.node;
+        let body = body_of(node);
+        let sig_end = match body {
+            // Go `type T struct {`: the keyword belongs to the signature.
+            Some(b) if matches!(b.kind(), "struct_type" | "interface_type") => {
+                let bytes = &self.src[b.byte_range()];
+                b.start_byte() + bytes.iter().position(|&c| c == b'{').unwrap_or(bytes.len())
+            }
+            Some(b) => b.start_byte(),
+            None => {
+                let bytes = &self.src[node.byte_range()];
+                let cut =
+                    bytes.iter().position(|&b| b == b'{' || b == b'\n').unwrap_or(bytes.len());
+                node.start_byte() + cut
+            }
+        };
+        let sig_start = item.sig_start;
+        let signature = collapse_ws(
+            &String::from_utf8_lossy(&self.src[sig_start..sig_end.max(sig_start)]),
+            400,
+        );
+        let (doc, doc_line) = match self.doc(node, body) {
+            Some((d, l)) => (Some(d), Some(l)),
+            None => (None, None),
+        };
+        Definition {
+            name: item.name.clone(),
+            qualified_name,
+            kind,
+            start_byte: item.span_start.0 as u32,
+            end_byte: item.end as u32,
+            line: item.span_start.1 + 1,
+            end_line: if item.end == node.end_byte() {
+                end_line(node)
+            } else {
+                count_lines(&self.src[..item.end])
+            },
+            name_line: item.name_line,
+            body: body.map(|b| (b.start_byte() as u32, b.end_byte() as u32)),
+            signature: signature.trim_end_matches(['{', ' ']).trim_end().to_owned(),
+            doc,
+            doc_line,
+            parent,
+        }
+    }
+
+    fn build_references(
+        &self,
+        refs: HashMap<usize, (RefKind, Node<'_>)>,
+        defs: &[Definition],
+    ) -> Vec<Reference> {
+        // A definition's own name is not a use of it.
+        let name_starts: std::collections::HashSet<(u32, &str)> =
+            defs.iter().map(|d| (d.name_line, d.name.as_str())).collect();
+        let mut refs: Vec<(usize, RefKind, Node<'_>)> =
+            refs.into_iter().map(|(b, (k, n))| (b, k, n)).collect();
+        refs.sort_by_key(|r| r.0);
+
+        // Sweep references in order with a stack of open definitions.
+        let mut order: Vec<u32> = (0..defs.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            (defs[i as usize].start_byte, std::cmp::Reverse(defs[i as usize].end_byte))
+        });
+        let mut next = 0;
+        let mut open: Vec<u32> = Vec::new();
+        let mut out = Vec::with_capacity(refs.len());
+        for (byte, kind, node) in refs {
+            let byte = byte as u32;
+            while next < order.len() && defs[order[next] as usize].start_byte <= byte {
+                let d = order[next];
+                while open
+                    .last()
+                    .is_some_and(|&o| defs[o as usize].end_byte <= defs[d as usize].start_byte)
+                {
+                    open.pop();
+                }
+                open.push(d);
+                next += 1;
+            }
+            while open.last().is_some_and(|&o| defs[o as usize].end_byte <= byte) {
+                open.pop();
+            }
+            let name = self.text(node);
+            let pos = node.start_position();
+            let line = pos.row as u32 + 1;
+            if kind != RefKind::Call && name_starts.contains(&(line, name.as_ref())) {
+                continue;
+            }
+            if is_noise(self.lang, &name) {
+                continue;
+            }
+            out.push(Reference {
+                name: name.into_owned(),
+                kind,
+                line,
+                column: pos.column as u32 + 1,
+                enclosing: open.last().copied(),
+            });
+        }
+        out
+    }
+
+    /// The first line of the doc comment above `node`, or of its docstring (Python).
+    fn doc(&self, node: Node<'_>, body: Option<Node<'_>>) -> Option<(String, u32)> {
+        if self.lang == Language::Python
+            && let Some(doc) = body.and_then(|b| self.docstring(b))
+        {
+            return Some(doc);
+        }
+        let mut cur = node;
+        loop {
+            // Named siblings only: keywords such as `export` or `const` are not in the way.
+            let mut prev = cur.prev_named_sibling();
+            // Skip Rust attributes between the doc comment and the item.
+            while let Some(p) = prev.filter(|p| p.kind() == "attribute_item") {
+                prev = p.prev_named_sibling();
+            }
+            match prev {
+                Some(p) if is_comment(p) => return self.comment_block_first_line(p, cur),
+                Some(_) => return None,
+                None => {
+                    let parent = cur.parent()?;
+                    if !is_wrapper(parent.kind()) {
+                        return None;
+                    }
+                    cur = parent;
+                }
+            }
+        }
+    }
+
+    /// Walks up a run of adjacent comments ending right above `below` and returns the
+    /// first meaningful line of the topmost one.
+    fn comment_block_first_line(&self, last: Node<'_>, below: Node<'_>) -> Option<(String, u32)> {
+        if below.start_position().row > last.end_position().row + 1 {
+            return None; // a blank line separates the comment from the definition
+        }
+        let mut top = last;
+        while let Some(p) = top.prev_named_sibling() {
+            if is_comment(p) && p.end_position().row + 1 >= top.start_position().row {
+                top = p;
+            } else {
+                break;
+            }
+        }
+        // The first meaningful line of the block, looking through every comment in it
+        // (a C# `/// <summary>` line carries no text of its own).
+        let mut node = Some(top);
+        while let Some(n) = node {
+            if let Some((line, offset)) = first_comment_line(&self.text(n)) {
+                return Some((line, n.start_position().row as u32 + 1 + offset));
+            }
+            if n.id() == last.id() {
+                break;
+            }
+            node = n.next_named_sibling();
+        }
+        None
+    }
+
+    fn docstring(&self, body: Node<'_>) -> Option<(String, u32)> {
+        let first = body.named_child(0)?;
+        if first.kind() != "expression_statement" {
+            return None;
+        }
+        let s = first.named_child(0)?;
+        if s.kind() != "string" {
+            return None;
+        }
+        let text = self.text(s);
+        let t = text.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B', 'f', 'F']);
+        let t = t.trim_matches(|c| c == '"' || c == '\'');
+        let (offset, line) = t.lines().map(str::trim).enumerate().find(|(_, l)| !l.is_empty())?;
+        Some((truncate(line, 200), s.start_position().row as u32 + 1 + offset as u32))
+    }
+}
+
+/// Wrapper nodes that own a definition's leading comment, decorators or `export`.
+fn is_wrapper(kind: &str) -> bool {
+    matches!(
+        kind,
+        "decorated_definition"
+            | "export_statement"
+            | "template_declaration"
+            | "lexical_declaration"
+            | "variable_declaration"
+            | "expression_statement"
+            | "type_declaration"
+            | "const_declaration"
+            | "declaration"
+            | "ambient_declaration"
+    )
+}
+
+/// The outermost wrapper that starts a definition: decorators, `export`, `template<>`.
+fn outer_wrapper(node: Node<'_>) -> Node<'_> {
+    let mut cur = node;
+    while let Some(p) = cur.parent() {
+        let wraps = match p.kind() {
+            "decorated_definition" | "export_statement" | "template_declaration" => true,
+            // `const f = () => {}`: the declaration is the definition's line.
+            "lexical_declaration" | "variable_declaration" => p.named_child_count() == 1,
+            // Go `type Foo struct {}` with a single spec.
+            "type_declaration" | "const_declaration" => {
+                p.named_child_count() == 1 && p.start_position().row == cur.start_position().row
+            }
+            "expression_statement" => {
+                p.kind() == "expression_statement" && cur.kind() == "assignment"
+            }
+            _ => false,
+        };
+        if !wraps {
+            break;
+        }
+        cur = p;
+    }
+    cur
+}
+
+fn body_of(node: Node<'_>) -> Option<Node<'_>> {
+    if let Some(b) = node.child_by_field_name("body") {
+        return Some(b);
+    }
+    // `const f = () => {...}`, `obj.f = function() {...}`, `{ f: () => {} }`
+    for field in ["value", "right"] {
+        if let Some(v) = node.child_by_field_name(field)
+            && matches!(
+                v.kind(),
+                "arrow_function" | "function_expression" | "function" | "generator_function"
+            )
+        {
+            return v.child_by_field_name("body");
+        }
+    }
+    // Go `type T struct {...}`, `type I interface {...}`: the type literal holds the body.
+    if let Some(t) = node.child_by_field_name("type")
+        && matches!(t.kind(), "struct_type" | "interface_type")
+    {
+        return Some(t);
+    }
+    // C# properties: the accessor list.
+    node.child_by_field_name("accessors")
+}
+
+fn is_comment(node: Node<'_>) -> bool {
+    node.kind().contains("comment")
+}
+
+/// The first meaningful line of a comment and its offset in lines from the comment's start.
+fn first_comment_line(text: &str) -> Option<(String, u32)> {
+    for (offset, line) in text.lines().enumerate() {
+        let mut l = line.trim();
+        for prefix in ["///", "//!", "//", "/**", "/*!", "/*", "#"] {
+            if let Some(rest) = l.strip_prefix(prefix) {
+                l = rest;
+                break;
+            }
+        }
+        let l = l.trim_end_matches("*/").trim().trim_start_matches('*').trim();
+        let l = strip_xml_tags(l);
+        let l = l.trim();
+        if !l.is_empty() && l.chars().any(char::is_alphanumeric) {
+            return Some((truncate(l, 200), offset as u32));
+        }
+    }
+    None
+}
+
+fn strip_xml_tags(s: &str) -> Cow<'_, str> {
+    if !s.contains('<') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut in_tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Names too common to be useful as references.
+fn is_noise(lang: Language, name: &str) -> bool {
+    match lang {
+        Language::Python => matches!(name, "self" | "cls"),
+        _ => false,
+    }
+}
+
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    for (open, close) in [("\"", "\""), ("'", "'"), ("`", "`"), ("<", ">")] {
+        if s.len() >= 2 && s.starts_with(open) && s.ends_with(close) {
+            return &s[1..s.len() - 1];
+        }
+    }
+    s
+}
+
+fn strip_generics(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0u32;
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            c if depth == 0 && !c.is_whitespace() => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Collapses runs of whitespace to one space and cuts at `max` characters.
+pub(crate) fn collapse_ws(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max + 4));
+    let mut chars = 0;
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        for c in word.chars() {
+            if chars == max {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            chars += 1;
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+fn end_line(node: Node<'_>) -> u32 {
+    let end = node.end_position();
+    // A node that ends with its newline ends on the previous line.
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,781 @@
+//! Extraction tests: one fixture and one expectation per case.
+//! Refresh expectations with `UPDATE_EXPECT=1 cargo test -p code-index`.
+
+use expect_test::{Expect, expect};
+
+use super::*;
+
+/// Renders definitions as `kind qualified_name L<line>-<end> [name line] sig: ... doc: ...`.
+fn render_defs(a: &FileAnalysis) -> String {
+    let mut out = String::new();
+    for d in &a.definitions {
+        let depth = {
+            let mut n = 0;
+            let mut p = d.parent;
+            while let Some(i) = p {
+                n += 1;
+                p = a.definitions[i as usize].parent;
+            }
+            n
+        };
+        out.push_str(&format!(
+            "{}{} {} L{}-{}{} `{}`",
+            "  ".repeat(depth),
+            d.kind,
+            d.qualified_name,
+            d.line,
+            d.end_line,
+            if d.name_line != d.line { format!(" @{}", d.name_line) } else { String::new() },
+            d.signature
+        ));
+        if let Some(doc) = &d.doc {
+            out.push_str(&format!(" doc@{}: {doc}", d.doc_line.unwrap_or(0)));
+        }
+        out.push('\n');
+    }
+    if a.error_nodes > 0 {
+        out.push_str(&format!("error_nodes: {}\n", a.error_nodes));
+    }
+    out
+}
+
+fn check(lang: Language, source: &str, expect: Expect) {
+    let a = analyze(lang, source.as_bytes());
+    expect.assert_eq(&render_defs(&a));
+}
+
+fn render_refs(a: &FileAnalysis) -> String {
+    a.references
+        .iter()
+        .map(|r| {
+            let enc = r
+                .enclosing
+                .map(|i| a.definitions[i as usize].qualified_name.as_str())
+                .unwrap_or("-");
+            format!("{}:{} {} {} in {enc}\n", r.line, r.column, r.kind.as_str(), r.name)
+        })
+        .collect()
+}
+
+fn check_refs(lang: Language, source: &str, expect: Expect) {
+    let a = analyze(lang, source.as_bytes());
+    expect.assert_eq(&render_refs(&a));
+}
+
+#[allow(dead_code)]
+fn check_imports(lang: Language, source: &str, expect: Expect) {
+    let a = analyze(lang, source.as_bytes());
+    let s: String =
+        a.imports.iter().map(|i| format!("{} {:?} <- {}\n", i.line, i.module, i.text)).collect();
+    expect.assert_eq(&s);
+}
+
+#[test]
+fn every_query_compiles() {
+    for lang in Language::ALL {
+        let _ = compiled(lang);
+    }
+}
+
+#[test]
+fn python_definitions() {
+    check(
+        Language::Python,
+        r#"
+"""Module doc."""
+import os
+MAX_RETRIES = 3
+_private = 1
+
+# Top comment for helper.
+def helper(a, b=2):
+    """Add things.
+
+    More text.
+    """
+    def inner():
+        return a
+    return inner() + b
+
+@dataclass
+class Config(Base, metaclass=Meta):
+    """Holds config."""
+    name: str = "x"
+
+    @property
+    def value(self) -> int:
+        return self.helper(1)
+
+    async def fetch(self, url):
+        pass
+
+    class Nested:
+        def deep(self): ...
+"#,
+        expect![[r#"
+            constant MAX_RETRIES L4-4 `MAX_RETRIES = 3`
+            function helper L8-15 `def helper(a, b=2):` doc@9: Add things.
+              function helper.inner L13-14 `def inner():`
+            class Config L17-30 @18 `class Config(Base, metaclass=Meta):` doc@19: Holds config.
+              method Config.value L22-24 @23 `def value(self) -> int:`
+              method Config.fetch L26-27 `async def fetch(self, url):`
+              class Config.Nested L29-30 `class Nested:`
+                method Config.Nested.deep L30-30 `def deep(self):`
+        "#]],
+    );
+}
+
+#[test]
+fn rust_definitions() {
+    check(
+        Language::Rust,
+        r#"
+//! Crate doc.
+use std::fmt;
+
+/// A point.
+#[derive(Debug)]
+pub struct Point<T> {
+    x: T,
+    y: T,
+}
+
+pub enum Shape { Circle(f64), Square { side: f64 } }
+
+pub trait Area {
+    /// Computes the area.
+    fn area(&self) -> f64;
+    fn name(&self) -> &str { "shape" }
+}
+
+impl<T: Copy> Point<T> {
+    pub fn new(x: T, y: T) -> Self {
+        Point { x, y }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "shape")
+    }
+}
+
+pub const LIMIT: usize = 10;
+static NAME: &str = "n";
+type Result<T> = std::result::Result<T, Error>;
+
+mod inner {
+    pub fn free() {}
+}
+mod external;
+
+macro_rules! square { ($x:expr) => { $x * $x }; }
+
+union U { a: u32, b: f32 }
+
+extern "C" { fn abs(x: i32) -> i32; }
+"#,
+        expect![[r#"
+            struct Point L6-10 @7 `pub struct Point<T>` doc@5: A point.
+            enum Shape L12-12 `pub enum Shape`
+            trait Area L14-18 `pub trait Area`
+              method Area::area L16-16 `fn area(&self) -> f64;` doc@15: Computes the area.
+              method Area::name L17-17 `fn name(&self) -> &str`
+            method Point::new L21-23 `pub fn new(x: T, y: T) -> Self`
+            method Shape::fmt L27-29 `fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result`
+            constant LIMIT L32-32 `pub const LIMIT: usize = 10;`
+            constant NAME L33-33 `static NAME: &str = "n";`
+            type_alias Result L34-34 `type Result<T> = std::result::Result<T, Error>;`
+            module inner L36-38 `mod inner`
+              function inner::free L37-37 `pub fn free()`
+            module external L39-39 `mod external;`
+            macro square L41-41 `macro_rules! square`
+            union U L43-43 `union U`
+            function abs L45-45 `fn abs(x: i32) -> i32;`
+        "#]],
+    );
+}
+
+#[test]
+fn javascript_definitions() {
+    check(
+        Language::JavaScript,
+        r#"
+import { a, b as c } from './util.js';
+const fs = require('fs');
+export const MAX = 5;
+
+/** Adds numbers. */
+export function add(x, y) { return x + y; }
+function* gen() { yield 1; }
+const arrow = (a) => a * 2;
+let fexpr = function named() {};
+
+class Animal extends Base {
+  #secret = 1;
+  handler = () => {};
+  constructor(name) { super(); this.name = name; }
+  // Speaks.
+  speak() { return this.name; }
+  static create() { return new Animal('x'); }
+  get age() { return 1; }
+}
+
+module.exports.util = function () {};
+const obj = {
+  method() {},
+  prop: () => 1,
+};
+"#,
+        expect![[r#"
+            constant MAX L4-4 `export const MAX = 5`
+            function add L7-7 `export function add(x, y)` doc@6: Adds numbers.
+            function gen L8-8 `function* gen()`
+            function arrow L9-9 `const arrow = (a) =>`
+            function fexpr L10-10 `let fexpr = function named()`
+              function fexpr.named L10-10 `function named()`
+            class Animal L12-20 `class Animal extends Base`
+              method Animal.handler L14-14 `handler = () =>`
+              method Animal.constructor L15-15 `constructor(name)`
+              method Animal.speak L17-17 `speak()` doc@16: Speaks.
+              method Animal.create L18-18 `static create()`
+              method Animal.age L19-19 `get age()`
+            function util L22-22 `module.exports.util = function ()`
+            method method L24-24 `method()`
+            function prop L25-25 `prop: () =>`
+        "#]],
+    );
+}
+
+#[test]
+fn typescript_definitions() {
+    check(
+        Language::TypeScript,
+        r#"
+import type { Foo } from "./foo";
+export interface Shape {
+  area(): number;
+  name: string;
+}
+export type Id = string | number;
+enum Color { Red, Green }
+declare module "lib" {
+  export function f(): void;
+}
+namespace NS { export const X = 1; }
+export abstract class Base<T> implements Shape {
+  abstract area(): number;
+  private helper = (x: number): number => x;
+  name = "base";
+  constructor(private readonly id: Id) { super(); }
+  public async load(id: Id): Promise<T> { return null as any; }
+}
+export default function main(): void {}
+function overload(a: string): void;
+function overload(a: any) {}
+"#,
+        expect![[r#"
+            interface Shape L3-6 `export interface Shape`
+              method Shape.area L4-4 `area(): number`
+            type_alias Id L7-7 `export type Id = string | number;`
+            enum Color L8-8 `enum Color`
+            module lib L9-11 `module "lib"`
+              function lib.f L10-10 `export function f(): void;`
+            namespace NS L12-12 `namespace NS`
+            class Base L13-19 `export abstract class Base<T> implements Shape`
+              method Base.area L14-14 `abstract area(): number`
+              method Base.helper L15-15 `private helper = (x: number): number =>`
+              method Base.constructor L17-17 `constructor(private readonly id: Id)`
+              method Base.load L18-18 `public async load(id: Id): Promise<T>`
+            function main L20-20 `export default function main(): void`
+            function overload L21-21 `function overload(a: string): void;`
+            function overload L22-22 `function overload(a: any)`
+        "#]],
+    );
+}
+
+#[test]
+fn tsx_definitions() {
+    check(
+        Language::Tsx,
+        r#"
+import React from "react";
+interface Props { title: string }
+export const Button = ({ title }: Props) => <button>{title}</button>;
+export function App(): JSX.Element {
+  return <div><Button title="x" /></div>;
+}
+"#,
+        expect![[r#"
+            interface Props L3-3 `interface Props`
+            function Button L4-4 `export const Button = ({ title }: Props) =>`
+            function App L5-7 `export function App(): JSX.Element`
+        "#]],
+    );
+}
+
+#[test]
+fn go_definitions() {
+    check(
+        Language::Go,
+        r#"
+package server
+
+import (
+	"fmt"
+	h "net/http"
+)
+
+// MaxConns is the limit.
+const MaxConns = 10
+
+const (
+	A = iota
+	B
+)
+
+// Server serves.
+type Server struct {
+	Addr string
+}
+
+type Handler interface {
+	Serve(w h.ResponseWriter) error
+}
+
+type ID string
+type Alias = int
+
+// Start starts the server.
+func (s *Server) Start() error {
+	return fmt.Errorf("x")
+}
+
+func (s Server) Stop() {}
+
+func New[T any](v T) *Server { return &Server{} }
+"#,
+        expect![[r#"
+            constant MaxConns L10-10 `const MaxConns = 10` doc@9: MaxConns is the limit.
+            constant A L13-13 `A = iota`
+            constant B L14-14 `B`
+            struct Server L18-20 `type Server struct` doc@17: Server serves.
+            interface Handler L22-24 `type Handler interface`
+              method Handler.Serve L23-23 `Serve(w h.ResponseWriter) error`
+            type_alias ID L26-26 `type ID string`
+            type_alias Alias L27-27 `type Alias = int`
+            method Server.Start L30-32 `func (s *Server) Start() error` doc@29: Start starts the server.
+            method Server.Stop L34-34 `func (s Server) Stop()`
+            function New L36-36 `func New[T any](v T) *Server`
+        "#]],
+    );
+}
+
+#[test]
+fn java_definitions() {
+    check(
+        Language::Java,
+        r#"
+package com.example;
+
+import java.util.List;
+import static java.lang.Math.max;
+
+/**
+ * A repository.
+ */
+public class Repo<T> extends Base implements Store {
+    public static final int LIMIT = 5;
+    private int count;
+
+    public Repo() { super(); }
+
+    @Override
+    public List<T> findAll() {
+        return helper(List.of());
+    }
+
+    private static class Inner {
+        void run() {}
+    }
+
+    enum State { ON, OFF; boolean isOn() { return this == ON; } }
+}
+
+interface Store {
+    int SIZE = 3;
+    void save(Object o);
+    default void log() {}
+}
+
+record Point(int x, int y) {
+    Point { if (x < 0) throw new IllegalArgumentException(); }
+}
+
+@interface Marker { String value(); }
+"#,
+        expect![[r#"
+            class Repo L10-26 `public class Repo<T> extends Base implements Store` doc@8: A repository.
+              constant Repo.LIMIT L11-11 `public static final int LIMIT = 5;`
+              method Repo.Repo L14-14 `public Repo()`
+              method Repo.findAll L16-19 @17 `@Override public List<T> findAll()`
+              class Repo.Inner L21-23 `private static class Inner`
+                method Repo.Inner.run L22-22 `void run()`
+              enum Repo.State L25-25 `enum State`
+                method Repo.State.isOn L25-25 `boolean isOn()`
+            interface Store L28-32 `interface Store`
+              constant Store.SIZE L29-29 `int SIZE = 3;`
+              method Store.save L30-30 `void save(Object o);`
+              method Store.log L31-31 `default void log()`
+            record Point L34-36 `record Point(int x, int y)`
+              method Point.Point L35-35 `Point`
+            interface Marker L38-38 `@interface Marker`
+              method Marker.value L38-38 `String value();`
+        "#]],
+    );
+}
+
+#[test]
+fn csharp_definitions() {
+    check(
+        Language::CSharp,
+        r#"
+using System;
+using System.Collections.Generic;
+
+namespace Acme.Billing
+{
+    /// <summary>
+    /// Computes invoices.
+    /// </summary>
+    public class InvoiceService : IService
+    {
+        public const int MaxLines = 100;
+        public string Name { get; set; }
+        public event EventHandler Changed;
+
+        public InvoiceService() { }
+
+        public decimal Total(IEnumerable<decimal> lines)
+        {
+            decimal Sum() => 0;
+            return Sum();
+        }
+
+        public int this[int i] => i;
+        public static InvoiceService operator +(InvoiceService a, InvoiceService b) => a;
+        ~InvoiceService() { }
+    }
+
+    public interface IService { void Run(); }
+    public struct Money { public decimal Amount; }
+    public enum Currency { Usd, Eur }
+    public record Line(string Sku, decimal Price);
+    public delegate void Notify(string message);
+}
+"#,
+        expect![[r#"
+            namespace Acme.Billing L5-34 `namespace Acme.Billing`
+              class Acme.Billing.InvoiceService L10-27 `public class InvoiceService : IService` doc@8: Computes invoices.
+                constant Acme.Billing.InvoiceService.MaxLines L12-12 `public const int MaxLines = 100;`
+                property Acme.Billing.InvoiceService.Name L13-13 `public string Name`
+                property Acme.Billing.InvoiceService.Changed L14-14 `public event EventHandler Changed;`
+                method Acme.Billing.InvoiceService.InvoiceService L16-16 `public InvoiceService()`
+                method Acme.Billing.InvoiceService.Total L18-22 `public decimal Total(IEnumerable<decimal> lines)`
+                  function Acme.Billing.InvoiceService.Total.Sum L20-20 `decimal Sum()`
+                property Acme.Billing.InvoiceService.this L24-24 `public int this[int i] => i;`
+                method Acme.Billing.InvoiceService.operator+ L25-25 `public static InvoiceService operator +(InvoiceService a, InvoiceService b)`
+                method Acme.Billing.InvoiceService.~InvoiceService L26-26 `~InvoiceService()`
+              interface Acme.Billing.IService L29-29 `public interface IService`
+                method Acme.Billing.IService.Run L29-29 `void Run();`
+              struct Acme.Billing.Money L30-30 `public struct Money`
+              enum Acme.Billing.Currency L31-31 `public enum Currency`
+              record Acme.Billing.Line L32-32 `public record Line(string Sku, decimal Price);`
+              type_alias Acme.Billing.Notify L33-33 `public delegate void Notify(string message);`
+        "#]],
+    );
+}
+
+#[test]
+fn csharp_file_scoped_namespace() {
+    check(
+        Language::CSharp,
+        r#"
+namespace Acme.Tools;
+
+public static class Ext
+{
+    public static string Shout(this string s) => s.ToUpper();
+}
+"#,
+        expect![[r#"
+            namespace Acme.Tools L2-7 `namespace Acme.Tools;`
+              class Acme.Tools.Ext L4-7 `public static class Ext`
+                method Acme.Tools.Ext.Shout L6-6 `public static string Shout(this string s)`
+        "#]],
+    );
+}
+
+#[test]
+fn c_definitions() {
+    check(
+        Language::C,
+        r#"
+#include <stdio.h>
+#include "local.h"
+
+#define MAX 10
+#define SQUARE(x) ((x) * (x))
+
+/* A node. */
+struct node {
+    int value;
+    struct node *next;
+};
+
+typedef struct { int a; } pair_t;
+typedef int (*callback_t)(int);
+union u { int i; float f; };
+enum color { RED, GREEN };
+
+int prototype_only(int x);
+
+// Adds.
+static int add(int a, int b) {
+    return a + b;
+}
+
+char *dup(const char *s) { return 0; }
+"#,
+        expect![[r#"
+            constant MAX L5-5 `#define MAX 10`
+            macro SQUARE L6-6 `#define SQUARE(x) ((x) * (x))`
+            struct node L9-12 `struct node` doc@8: A node.
+            type_alias pair_t L14-14 `typedef struct`
+            type_alias callback_t L15-15 `typedef int (*callback_t)(int);`
+            union u L16-16 `union u`
+            enum color L17-17 `enum color`
+            function add L22-24 `static int add(int a, int b)` doc@21: Adds.
+            function dup L26-26 `char *dup(const char *s)`
+        "#]],
+    );
+}
+
+#[test]
+fn cpp_definitions() {
+    check(
+        Language::Cpp,
+        r#"
+#include <vector>
+
+namespace geo {
+
+/// A shape.
+class Shape {
+public:
+    Shape();
+    virtual ~Shape();
+    virtual double area() const = 0;
+    int id() const { return id_; }
+    bool operator==(const Shape& o) const;
+private:
+    int id_;
+};
+
+struct Point { double x, y; };
+
+template <typename T>
+T max_of(T a, T b) { return a > b ? a : b; }
+
+double Shape::area() const { return 0; }
+Shape::Shape() {}
+
+using Points = std::vector<Point>;
+
+namespace detail { void helper() {} }
+
+}  // namespace geo
+
+int main() { geo::detail::helper(); return 0; }
+"#,
+        expect![[r#"
+            namespace geo L4-30 `namespace geo`
+              class geo::Shape L7-16 `class Shape` doc@6: A shape.
+                method geo::Shape::Shape L9-9 `Shape();`
+                method geo::Shape::~Shape L10-10 `virtual ~Shape();`
+                method geo::Shape::area L11-11 `virtual double area() const = 0;`
+                method geo::Shape::id L12-12 `int id() const`
+                method geo::Shape::operator== L13-13 `bool operator==(const Shape& o) const;`
+              struct geo::Point L18-18 `struct Point`
+              function geo::max_of L20-21 @21 `template <typename T> T max_of(T a, T b)`
+              method geo::Shape::area L23-23 `double Shape::area() const`
+              method geo::Shape::Shape L24-24 `Shape::Shape()`
+              type_alias geo::Points L26-26 `using Points = std::vector<Point>;`
+              namespace geo::detail L28-28 `namespace detail`
+                function geo::detail::helper L28-28 `void helper()`
+            function main L32-32 `int main()`
+        "#]],
+    );
+}
+
+#[test]
+fn python_references_with_enclosing_definition() {
+    check_refs(
+        Language::Python,
+        r#"
+class A(Base):
+    def run(self, x: Item):
+        helper(x)
+        self.save()
+        return Item(x)
+
+def helper(v):
+    return v
+"#,
+        expect![[r#"
+            2:9 type Base in A
+            3:19 use x in A.run
+            3:22 type Item in A.run
+            4:9 call helper in A.run
+            4:16 use x in A.run
+            5:14 call save in A.run
+            6:16 call Item in A.run
+            6:21 use x in A.run
+            8:12 use v in helper
+            9:12 use v in helper
+        "#]],
+    );
+}
+
+#[test]
+fn rust_references() {
+    check_refs(
+        Language::Rust,
+        r#"
+fn main() {
+    let p = Point::new(1, 2);
+    p.draw(&Canvas { w: 1 });
+    println!("{}", area(p));
+}
+"#,
+        expect![[r#"
+            3:9 use p in main
+            3:13 use Point in main
+            3:20 call new in main
+            4:5 use p in main
+            4:7 call draw in main
+            4:13 call Canvas in main
+            4:22 use w in main
+            5:5 call println in main
+            5:20 use area in main
+            5:25 use p in main
+        "#]],
+    );
+}
+
+#[test]
+fn imports_as_written() {
+    let cases: &[(Language, &str)] = &[
+        (
+            Language::Python,
+            "import os.path\nimport numpy as np\nfrom . import sibling\nfrom ..pkg.mod import a, b as c\n",
+        ),
+        (
+            Language::Rust,
+            "use std::collections::{HashMap, HashSet};\nuse crate::a::b as c;\nmod child;\nextern crate serde;\n",
+        ),
+        (
+            Language::JavaScript,
+            "import x from './x.js';\nimport {y} from \"lib\";\nconst z = require('z');\nexport * from './re';\nconst m = import('./lazy');\n",
+        ),
+        (Language::TypeScript, "import type { T } from '@/types';\nimport * as ns from '../ns';\n"),
+        (Language::Go, "import (\n\t\"fmt\"\n\th \"net/http\"\n)\n"),
+        (Language::Java, "package a.b;\nimport java.util.List;\nimport static java.lang.Math.*;\n"),
+        (Language::CSharp, "using System;\nusing IO = System.IO;\nusing static System.Math;\n"),
+        (Language::C, "#include <stdio.h>\n#include \"util/str.h\"\n"),
+        (Language::Cpp, "#include <vector>\n#include \"a.hpp\"\nusing std::string;\n"),
+    ];
+    let mut out = String::new();
+    for (lang, src) in cases {
+        let a = analyze(*lang, src.as_bytes());
+        out.push_str(&format!("{lang}:\n"));
+        for i in &a.imports {
+            out.push_str(&format!("  {} {:?} <- {}\n", i.line, i.module, i.text));
+        }
+        if let Some(p) = &a.package {
+            out.push_str(&format!("  package {p}\n"));
+        }
+    }
+    expect![[r#"
+        python:
+          1 "os.path" <- import os.path
+          2 "numpy" <- import numpy as np
+          3 "." <- from . import sibling
+          4 "..pkg.mod" <- from ..pkg.mod import a, b as c
+        rust:
+          1 "std::collections::{HashMap, HashSet}" <- use std::collections::{HashMap, HashSet};
+          2 "crate::a::b as c" <- use crate::a::b as c;
+          3 "child" <- mod child;
+          4 "serde" <- extern crate serde;
+        javascript:
+          1 "./x.js" <- import x from './x.js';
+          2 "lib" <- import {y} from "lib";
+          3 "z" <- require('z')
+          4 "./re" <- export * from './re';
+          5 "./lazy" <- import('./lazy')
+        typescript:
+          1 "@/types" <- import type { T } from '@/types';
+          2 "../ns" <- import * as ns from '../ns';
+        go:
+          2 "fmt" <- "fmt"
+          3 "net/http" <- h "net/http"
+        java:
+          2 "java.util.List" <- import java.util.List;
+          3 "java.lang.Math" <- import static java.lang.Math.*;
+          package a.b
+        csharp:
+          1 "System" <- using System;
+          2 "System.IO" <- using IO = System.IO;
+          3 "System.Math" <- using static System.Math;
+        c:
+          1 "stdio.h" <- #include <stdio.h>
+          2 "util/str.h" <- #include "util/str.h"
+        cpp:
+          1 "vector" <- #include <vector>
+          2 "a.hpp" <- #include "a.hpp"
+          3 "std::string" <- using std::string;
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn syntax_errors_keep_what_parses() {
+    check(
+        Language::Python,
+        "def good():\n    return 1\n\ndef broken(:\n    pass\n\nclass After:\n    def m(self): pass\n",
+        expect![[r#"
+            function good L1-2 `def good():`
+            function broken L4-5 `def broken(:`
+            class After L7-8 `class After:`
+              method After.m L8-8 `def m(self):`
+            error_nodes: 1
+        "#]],
+    );
+}
+
+#[test]
+fn invalid_utf8_is_read_lossily_with_true_offsets() {
+    // Latin-1 "café" in a comment, then a definition.
+    let src = b"# caf\xe9\ndef f():\n    pass\n";
+    let a = analyze(Language::Python, src);
+    assert_eq!(a.definitions.len(), 1);
+    let d = &a.definitions[0];
+    assert_eq!((d.name.as_str(), d.line), ("f", 2));
+    assert_eq!(&src[d.start_byte as usize..d.start_byte as usize + 3], b"def");
+}
+
+#[test]
+fn empty_file() {
+    let a = analyze(Language::Rust, b"");
+    assert_eq!(a, FileAnalysis::default());
+}

@@ -1,0 +1,371 @@
+//! Bringing the index up to date with the files on disk.
+//!
+//! The walk is compared with what the database knows. A file whose size and
+//! modification time are unchanged is not read at all; a changed one is read and
+//! hashed, and parsed only when no stored blob has its content. Workers (rayon) read
+//! and parse in parallel and send results to this thread, the only writer, which
+//! commits them in batches: a killed or cancelled run leaves every file either at its
+//! old state or its new one, and the next run continues from there.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use protocol::ErrorCode;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::{
+    Error, Language, Progress,
+    error::Result,
+    extract::{FileAnalysis, analyze},
+    store::{self, FileRow, Store},
+    walk::{Entry, walk},
+};
+
+/// What one update did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UpdateReport {
+    /// Files looked at (indexed or skipped).
+    pub files_seen: u64,
+    pub added: u64,
+    pub modified: u64,
+    pub deleted: u64,
+    pub unchanged: u64,
+    /// Files read and parsed in this run.
+    pub parsed: u64,
+    /// Changed files whose content was already in the index (renames, copies, touches).
+    pub reused: u64,
+    /// Files skipped in this run (binary, too large, unknown language, ...).
+    pub skipped: u64,
+    pub duration_ms: u64,
+}
+
+/// Files with a modification time this close to the last run are re-hashed even
+/// when size and time match: the filesystem clock may not have ticked between an
+/// edit and that run (git's "racy clean" problem).
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// Commit at least this often, so readers and Ctrl-C see progress.
+const BATCH_FILES: usize = 500;
+const BATCH_TIME: Duration = Duration::from_millis(250);
+
+enum Work {
+    Read {
+        rel: String,
+        abs: std::path::PathBuf,
+        lang: Language,
+        size: u64,
+        mtime_ns: i64,
+        is_new: bool,
+    },
+}
+
+enum Outcome {
+    Indexed {
+        rel: String,
+        abs: std::path::PathBuf,
+        lang: Language,
+        hash: String,
+        size: u64,
+        mtime_ns: i64,
+        lossy: bool,
+        /// None: a stored blob has this content already.
+        analysis: Option<FileAnalysis>,
+        is_new: bool,
+    },
+    Skipped {
+        rel: String,
+        code: ErrorCode,
+        reason: String,
+        size: u64,
+        mtime_ns: i64,
+    },
+    Vanished {
+        rel: String,
+    },
+}
+
+pub(crate) struct Options<'a> {
+    pub exclude: &'a [String],
+    pub max_file_size: u64,
+}
+
+pub(crate) fn update(
+    store: &mut Store,
+    root: &std::path::Path,
+    opts: &Options<'_>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<UpdateReport> {
+    let started = Instant::now();
+    let started_ns = now_ns();
+    let mut report = UpdateReport::default();
+
+    // A different extractor means different parse results for the same bytes.
+    let extractor = extractor_version();
+    if store.meta("extractor")?.as_deref() != Some(extractor.as_str()) {
+        let batch = store.begin()?;
+        batch.clear_parse_results()?;
+        batch.set_meta("extractor", &extractor)?;
+        batch.commit()?;
+    }
+    let last_started: i64 =
+        store.meta("last_update_started_ns")?.and_then(|v| v.parse().ok()).unwrap_or(0);
+
+    progress.phase("walking", None);
+    let entries = walk(root, opts.exclude, cancel)?;
+    report.files_seen = entries.len() as u64;
+    let known_files = store.files()?;
+    let known_skips = store.skipped()?;
+    let known_blobs = store.blobs()?;
+
+    let mut work = Vec::new();
+    let mut direct: Vec<Outcome> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(entries.len());
+    for entry in &entries {
+        seen.insert(entry.rel());
+        match entry {
+            Entry::File { rel, abs, lang, size, mtime_ns } => {
+                let racy = *mtime_ns >= last_started - RACY_WINDOW_NS;
+                if let Some(FileRow { size: s, mtime_ns: m, .. }) = known_files.get(rel)
+                    && s == size
+                    && m == mtime_ns
+                    && !racy
+                {
+                    report.unchanged += 1;
+                    continue;
+                }
+                if let Some(skip) = known_skips.get(rel) {
+                    // A file skipped for its size or content stays skipped until it changes.
+                    if skip.size == *size
+                        && skip.mtime_ns == *mtime_ns
+                        && !racy
+                        && skip.code != ErrorCode::Unreadable.as_str()
+                    {
+                        report.unchanged += 1;
+                        continue;
+                    }
+                }
+                if *size > opts.max_file_size {
+                    direct.push(Outcome::Skipped {
+                        rel: rel.clone(),
+                        code: ErrorCode::FileTooLarge,
+                        reason: format!(
+                            "{size} bytes is over the {} byte limit (index.max_file_size)",
+                            opts.max_file_size
+                        ),
+                        size: *size,
+                        mtime_ns: *mtime_ns,
+                    });
+                    continue;
+                }
+                let is_new = !known_files.contains_key(rel);
+                work.push(Work::Read {
+                    rel: rel.clone(),
+                    abs: abs.clone(),
+                    lang: *lang,
+                    size: *size,
+                    mtime_ns: *mtime_ns,
+                    is_new,
+                });
+            }
+            Entry::Skip { rel, code, reason, size, mtime_ns } => {
+                if let Some(k) = known_skips.get(rel)
+                    && k.code == code.as_str()
+                    && k.size == *size
+                    && k.mtime_ns == *mtime_ns
+                {
+                    continue;
+                }
+                direct.push(Outcome::Skipped {
+                    rel: rel.clone(),
+                    code: *code,
+                    reason: reason.clone(),
+                    size: *size,
+                    mtime_ns: *mtime_ns,
+                });
+            }
+        }
+    }
+    let deleted: Vec<&String> = known_files
+        .keys()
+        .chain(known_skips.keys())
+        .filter(|p| !seen.contains(p.as_str()))
+        .collect();
+    report.deleted = known_files.keys().filter(|p| !seen.contains(p.as_str())).count() as u64;
+
+    progress.phase("indexing", Some(work.len() as u64));
+    let max_size = opts.max_file_size;
+    let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
+    let mut write_result: Result<()> = Ok(());
+    rayon::scope(|s| {
+        let known_blobs = &known_blobs;
+        s.spawn(move |_| {
+            work.into_par_iter().for_each_with(tx, |tx, w| {
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let _ = tx.send(process(w, max_size, known_blobs));
+            });
+        });
+        write_result = write_all(store, direct, rx, &mut report, progress, cancel);
+    });
+    write_result?;
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
+    }
+
+    let batch = store.begin()?;
+    for path in &deleted {
+        batch.delete_path(path)?;
+    }
+    batch.collect_garbage()?;
+    batch.set_meta("last_update_started_ns", &started_ns.to_string())?;
+    batch.set_meta("last_update_finished_ns", &now_ns().to_string())?;
+    batch.commit()?;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn write_all(
+    store: &mut Store,
+    direct: Vec<Outcome>,
+    rx: crossbeam_channel::Receiver<Outcome>,
+    report: &mut UpdateReport,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let mut pending: Vec<Outcome> = direct;
+    let mut last_commit = Instant::now();
+    loop {
+        let next = rx.recv_timeout(BATCH_TIME);
+        let done = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
+        if let Ok(o) = next {
+            pending.push(o);
+        }
+        if !pending.is_empty()
+            && (done || pending.len() >= BATCH_FILES || last_commit.elapsed() >= BATCH_TIME)
+        {
+            let n = pending.len() as u64;
+            commit(store, std::mem::take(&mut pending), report)?;
+            progress.advance(n);
+            last_commit = Instant::now();
+        }
+        if done {
+            return Ok(());
+        }
+        if cancel.load(Ordering::Relaxed) {
+            // Drain so the workers are not blocked on a full channel; drop the rest.
+            while rx.recv().is_ok() {}
+            return Ok(());
+        }
+    }
+}
+
+fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) -> Result<()> {
+    let batch = store.begin()?;
+    for o in outcomes {
+        match o {
+            Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, is_new } => {
+                let blob_id = match (&analysis, batch.find_blob(&hash, lang)?) {
+                    (None, Some(id)) => {
+                        report.reused += 1;
+                        id
+                    }
+                    (Some(a), _) => {
+                        report.parsed += 1;
+                        batch.blob(&hash, lang, a)?
+                    }
+                    // The blob we meant to reuse is gone (another process collected it):
+                    // parse again rather than store an empty result.
+                    (None, None) => match std::fs::read(&abs) {
+                        Ok(bytes) if stdx::sha256_hex(&bytes) == hash => {
+                            report.parsed += 1;
+                            batch.blob(&hash, lang, &analyze(lang, &bytes))?
+                        }
+                        _ => continue, // changed again meanwhile: the next run sees it
+                    },
+                };
+                batch.upsert_file(&rel, blob_id, size, mtime_ns, lossy)?;
+                if is_new {
+                    report.added += 1;
+                } else {
+                    report.modified += 1;
+                }
+            }
+            Outcome::Skipped { rel, code, reason, size, mtime_ns } => {
+                report.skipped += 1;
+                batch.upsert_skip(&rel, code.as_str(), &reason, size, mtime_ns)?;
+            }
+            Outcome::Vanished { rel } => batch.delete_path(&rel)?,
+        }
+    }
+    batch.commit()
+}
+
+fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i64>) -> Outcome {
+    let Work::Read { rel, abs, lang, size, mtime_ns, is_new } = work;
+    let bytes = match stdx::read_to_end_limited(&abs, max_size) {
+        Ok(stdx::ReadLimited::Complete(b)) => b,
+        Ok(stdx::ReadLimited::TooLarge { size }) => {
+            return Outcome::Skipped {
+                rel,
+                code: ErrorCode::FileTooLarge,
+                reason: format!(
+                    "{size} bytes is over the {max_size} byte limit (index.max_file_size)"
+                ),
+                size,
+                mtime_ns,
+            };
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished { rel },
+        Err(e) => {
+            return Outcome::Skipped {
+                rel,
+                code: ErrorCode::Unreadable,
+                reason: e.to_string(),
+                size,
+                mtime_ns,
+            };
+        }
+    };
+    if looks_binary(&bytes) {
+        return Outcome::Skipped {
+            rel,
+            code: ErrorCode::BinaryFile,
+            reason: "contains NUL bytes; looks binary".to_owned(),
+            size,
+            mtime_ns,
+        };
+    }
+    let lossy = std::str::from_utf8(&bytes).is_err();
+    let hash = stdx::sha256_hex(&bytes);
+    let analysis = if known_blobs.contains_key(&(hash.clone(), lang.name().to_owned())) {
+        None
+    } else {
+        Some(analyze(lang, &bytes))
+    };
+    Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, is_new }
+}
+
+/// Git's heuristic: a NUL byte in the first 8000 bytes.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8000)].contains(&0)
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Identifies the extraction logic: the query files plus a revision number.
+pub(crate) fn extractor_version() -> String {
+    let mut h = stdx::ContentHasher::new();
+    h.update(&store::EXTRACTOR_REVISION.to_le_bytes());
+    for lang in Language::ALL {
+        h.update(lang.query_source().as_bytes());
+    }
+    h.finish_hex()[..16].to_owned()
+}

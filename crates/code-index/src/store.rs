@@ -1,0 +1,423 @@
+//! The on-disk index: one SQLite database, `.ironbees/index.db`.
+//!
+//! Why SQLite: readers must keep working while an index run writes (WAL gives
+//! snapshot reads next to one writer), a killed run must leave a consistent index
+//! (every batch is one transaction), and the data is relational (files → blobs →
+//! symbols, references, imports) with lookups by name.
+//!
+//! Parse results are keyed by *content*, not by path: `blobs` holds one row per
+//! (content hash, language), `files` maps paths to blobs. Renaming a file, or having
+//! a hundred identical `__init__.py`, costs no re-parse and no duplicate rows.
+//!
+//! The schema version is `PRAGMA user_version`; [`MIGRATIONS`] brings an older
+//! database forward in one transaction, and a newer one is refused. The extractor
+//! version (a hash of the query files and [`EXTRACTOR_REVISION`]) is stored in `meta`:
+//! when the queries change, every blob is re-parsed on the next run.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::{
+    Error, Language,
+    error::Result,
+    extract::{FileAnalysis, RefKind},
+};
+
+/// Bump when extraction changes in a way the query files don't show.
+pub(crate) const EXTRACTOR_REVISION: u32 = 1;
+
+/// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1
+    r#"
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE blobs(
+        id INTEGER PRIMARY KEY,
+        hash TEXT NOT NULL,
+        language TEXT NOT NULL,
+        lines INTEGER NOT NULL,
+        error_nodes INTEGER NOT NULL,
+        package TEXT,
+        UNIQUE(hash, language)
+    );
+    CREATE TABLE files(
+        path TEXT PRIMARY KEY,
+        blob_id INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        lossy INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE INDEX files_blob ON files(blob_id);
+    CREATE TABLE symbols(
+        blob_id INTEGER NOT NULL,
+        ord INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        qualified_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        start_byte INTEGER NOT NULL,
+        end_byte INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        name_line INTEGER NOT NULL,
+        body_start INTEGER,
+        body_end INTEGER,
+        signature TEXT NOT NULL,
+        doc TEXT,
+        doc_line INTEGER,
+        parent INTEGER,
+        PRIMARY KEY(blob_id, ord)
+    ) WITHOUT ROWID;
+    CREATE INDEX symbols_name ON symbols(name);
+    CREATE TABLE refs(
+        blob_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        kind INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        col INTEGER NOT NULL,
+        enclosing INTEGER
+    );
+    CREATE INDEX refs_blob ON refs(blob_id);
+    CREATE INDEX refs_name ON refs(name);
+    CREATE TABLE imports(
+        blob_id INTEGER NOT NULL,
+        ord INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        module TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        PRIMARY KEY(blob_id, ord)
+    ) WITHOUT ROWID;
+    CREATE TABLE skipped(
+        path TEXT PRIMARY KEY,
+        code TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    "#,
+];
+
+pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// What the database knows about an indexed file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileRow {
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// What the database knows about a skipped file.
+#[derive(Debug, Clone)]
+pub(crate) struct SkipRow {
+    pub code: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+pub(crate) struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| Error::db(path, e))?;
+        let mut store = Store { conn, path: path.to_owned() };
+        store.configure()?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        Error::db(&self.path, e)
+    }
+
+    fn configure(&self) -> Result<()> {
+        // Another process may be writing: wait for it rather than failing at once.
+        self.conn.busy_timeout(Duration::from_secs(30)).map_err(|e| self.err(e))?;
+        // WAL: readers see the last committed batch while a writer runs.
+        // synchronous=NORMAL is durable across process kills (not power cuts of the
+        // last few transactions), which is what an index that can be rebuilt needs.
+        self.conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32000;")
+            .map_err(|e| self.err(e))
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::Corrupt {
+                path: self.path.clone(),
+                reason: format!(
+                    "schema version {version} is newer than this ironbees supports ({SCHEMA_VERSION})"
+                ),
+            });
+        }
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self.conn.transaction().map_err(|e| Error::db(&self.path, e))?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql).map_err(|e| Error::db(&self.path, e))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(|e| Error::db(&self.path, e))?;
+        }
+        tx.commit().map_err(|e| Error::db(&self.path, e))
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn files(&self) -> Result<HashMap<String, FileRow>> {
+        let mut stmt =
+            self.conn.prepare("SELECT path, size, mtime_ns FROM files").map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FileRow { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)? },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
+    }
+
+    pub fn skipped(&self) -> Result<HashMap<String, SkipRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, code, size, mtime_ns FROM skipped")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    SkipRow {
+                        code: r.get(1)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ns: r.get(3)?,
+                    },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
+    }
+
+    /// (hash, language) → blob id, for every stored blob.
+    pub fn blobs(&self) -> Result<HashMap<(String, String), i64>> {
+        let mut stmt =
+            self.conn.prepare("SELECT hash, language, id FROM blobs").map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
+    }
+
+    pub fn begin(&mut self) -> Result<Batch<'_>> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| Error::db(&path, e))?;
+        Ok(Batch { tx, path })
+    }
+}
+
+/// One write transaction. Dropping it without [`Batch::commit`] rolls everything back.
+pub(crate) struct Batch<'c> {
+    tx: rusqlite::Transaction<'c>,
+    path: PathBuf,
+}
+
+impl Batch<'_> {
+    fn err(&self, e: rusqlite::Error) -> Error {
+        Error::db(&self.path, e)
+    }
+
+    pub fn commit(self) -> Result<()> {
+        let path = self.path.clone();
+        self.tx.commit().map_err(|e| Error::db(&path, e))
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.tx
+            .execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, value])
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn find_blob(&self, hash: &str, lang: Language) -> Result<Option<i64>> {
+        self.tx
+            .prepare_cached("SELECT id FROM blobs WHERE hash = ?1 AND language = ?2")
+            .and_then(|mut s| s.query_row(params![hash, lang.name()], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Finds the blob for (hash, language) or inserts it with its analysis.
+    pub fn blob(&self, hash: &str, lang: Language, analysis: &FileAnalysis) -> Result<i64> {
+        if let Some(id) = self.find_blob(hash, lang)? {
+            return Ok(id);
+        }
+        self.insert_blob(hash, lang, analysis).map_err(|e| self.err(e))
+    }
+
+    fn insert_blob(&self, hash: &str, lang: Language, a: &FileAnalysis) -> rusqlite::Result<i64> {
+        self.tx
+            .prepare_cached("INSERT INTO blobs(hash, language, lines, error_nodes, package) VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute(params![hash, lang.name(), a.lines, a.error_nodes, a.package])?;
+        let id = self.tx.last_insert_rowid();
+        let mut sym = self.tx.prepare_cached(
+            "INSERT INTO symbols(blob_id, ord, name, qualified_name, kind, start_byte, end_byte, line, end_line, name_line, body_start, body_end, signature, doc, doc_line, parent)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        )?;
+        for (ord, d) in a.definitions.iter().enumerate() {
+            sym.execute(params![
+                id,
+                ord as i64,
+                d.name,
+                d.qualified_name,
+                d.kind.as_str(),
+                d.start_byte,
+                d.end_byte,
+                d.line,
+                d.end_line,
+                d.name_line,
+                d.body.map(|b| b.0),
+                d.body.map(|b| b.1),
+                d.signature,
+                d.doc,
+                d.doc_line,
+                d.parent,
+            ])?;
+        }
+        let mut r = self.tx.prepare_cached("INSERT INTO refs(blob_id, name, kind, line, col, enclosing) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        for rf in &a.references {
+            r.execute(params![
+                id,
+                rf.name,
+                ref_kind_code(rf.kind),
+                rf.line,
+                rf.column,
+                rf.enclosing
+            ])?;
+        }
+        let mut im = self.tx.prepare_cached(
+            "INSERT INTO imports(blob_id, ord, text, module, line) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (ord, i) in a.imports.iter().enumerate() {
+            im.execute(params![id, ord as i64, i.text, i.module, i.line])?;
+        }
+        Ok(id)
+    }
+
+    pub fn upsert_file(
+        &self,
+        path: &str,
+        blob_id: i64,
+        size: u64,
+        mtime_ns: i64,
+        lossy: bool,
+    ) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO files(path, blob_id, size, mtime_ns, lossy) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(path) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size, mtime_ns = excluded.mtime_ns, lossy = excluded.lossy",
+            )
+            .and_then(|mut s| s.execute(params![path, blob_id, size as i64, mtime_ns, lossy]))
+            .map_err(|e| self.err(e))?;
+        self.tx
+            .prepare_cached("DELETE FROM skipped WHERE path = ?1")
+            .and_then(|mut s| s.execute([path]))
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn upsert_skip(
+        &self,
+        path: &str,
+        code: &str,
+        reason: &str,
+        size: u64,
+        mtime_ns: i64,
+    ) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO skipped(path, code, reason, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(path) DO UPDATE SET code = excluded.code, reason = excluded.reason, size = excluded.size, mtime_ns = excluded.mtime_ns",
+            )
+            .and_then(|mut s| s.execute(params![path, code, reason, size as i64, mtime_ns]))
+            .map_err(|e| self.err(e))?;
+        self.tx
+            .prepare_cached("DELETE FROM files WHERE path = ?1")
+            .and_then(|mut s| s.execute([path]))
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn delete_path(&self, path: &str) -> Result<()> {
+        for sql in ["DELETE FROM files WHERE path = ?1", "DELETE FROM skipped WHERE path = ?1"] {
+            self.tx
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute([path]))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes blobs no file points at any more, with their rows.
+    pub fn collect_garbage(&self) -> Result<u64> {
+        let sql = "
+            CREATE TEMP TABLE IF NOT EXISTS orphans(id INTEGER PRIMARY KEY);
+            DELETE FROM orphans;
+            INSERT INTO orphans SELECT id FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);
+            DELETE FROM symbols WHERE blob_id IN (SELECT id FROM orphans);
+            DELETE FROM refs WHERE blob_id IN (SELECT id FROM orphans);
+            DELETE FROM imports WHERE blob_id IN (SELECT id FROM orphans);
+            DELETE FROM blobs WHERE id IN (SELECT id FROM orphans);";
+        self.tx.execute_batch(sql).map_err(|e| self.err(e))?;
+        self.tx
+            .query_row("SELECT count(*) FROM orphans", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Forgets every parse result (the extractor changed): files will be re-parsed.
+    pub fn clear_parse_results(&self) -> Result<()> {
+        self.tx
+            .execute_batch("DELETE FROM symbols; DELETE FROM refs; DELETE FROM imports; DELETE FROM files; DELETE FROM blobs;")
+            .map_err(|e| self.err(e))
+    }
+}
+
+pub(crate) fn ref_kind_code(kind: RefKind) -> i64 {
+    match kind {
+        RefKind::Call => 0,
+        RefKind::Type => 1,
+        RefKind::Use => 2,
+    }
+}

@@ -1,0 +1,140 @@
+use serde::{Deserialize, Serialize};
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $text:literal, )*) => {
+        /// Stable machine codes for every error that crosses a boundary.
+        ///
+        /// The text form (`HASH_MISMATCH`) is what clients match on; it never changes
+        /// once released. Each variant says who returns it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $( $(#[$doc])* #[serde(rename = $text)] $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $text,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // --- files and the index -------------------------------------------------------
+    /// A path names nothing on disk, or nothing in the index.
+    NotFound = "NOT_FOUND",
+    /// `-C DIR` or a root that exists but is not a directory.
+    NotADirectory = "NOT_A_DIRECTORY",
+    /// A file looks binary (NUL bytes or mostly non-text); skipped by the indexer.
+    BinaryFile = "BINARY_FILE",
+    /// A file is larger than the configured limit; skipped by the indexer.
+    FileTooLarge = "FILE_TOO_LARGE",
+    /// A file is not valid UTF-8; skipped by the indexer, refused by the edit engine.
+    InvalidUtf8 = "INVALID_UTF8",
+    /// No grammar for the file's extension; skipped and counted by the indexer.
+    UnknownLanguage = "UNKNOWN_LANGUAGE",
+    /// A directory symlink points back into its own ancestry.
+    SymlinkLoop = "SYMLINK_LOOP",
+    /// Permission denied or another I/O error while reading one file.
+    Unreadable = "UNREADABLE",
+    /// The file parsed with syntax errors; indexed as far as it parsed.
+    SyntaxError = "SYNTAX_ERROR",
+    /// The index is older than the files on disk and could not be refreshed.
+    IndexStale = "INDEX_STALE",
+    /// The index database is damaged or from an unknown (newer) schema.
+    IndexCorrupt = "INDEX_CORRUPT",
+    /// A path escapes the project root (`..`, absolute, or through a symlink).
+    PathOutsideRoot = "PATH_OUTSIDE_ROOT",
+    /// The operation was cancelled (Ctrl-C, client cancel); state is consistent.
+    Cancelled = "CANCELLED",
+    /// An argument is malformed (bad glob, unknown kind, bad range).
+    InvalidArgument = "INVALID_ARGUMENT",
+    /// An I/O error not tied to one skippable file (disk full, database locked).
+    Io = "IO_ERROR",
+
+    // --- edits ---------------------------------------------------------------------
+    /// The text to replace was not found; the error carries the closest candidates.
+    NoMatch = "NO_MATCH",
+    /// The text to replace matches in more than one place.
+    AmbiguousMatch = "AMBIGUOUS_MATCH",
+    /// The file changed since the caller read it (`expectedHash` differs).
+    HashMismatch = "HASH_MISMATCH",
+
+    // --- workflows, tools, agents --------------------------------------------------
+    StateNotFound = "STATE_NOT_FOUND",
+    InvalidState = "INVALID_STATE",
+    ToolNotFound = "TOOL_NOT_FOUND",
+    ToolExecutionFailed = "TOOL_EXECUTION_FAILED",
+    AgentExecutionFailed = "AGENT_EXECUTION_FAILED",
+    GuardrailBlocked = "GUARDRAIL_BLOCKED",
+
+    // --- models --------------------------------------------------------------------
+    LlmUnavailable = "LLM_UNAVAILABLE",
+    LlmRateLimited = "LLM_RATE_LIMITED",
+    LlmBadResponse = "LLM_BAD_RESPONSE",
+    BudgetExceeded = "BUDGET_EXCEEDED",
+
+    // --- processes -----------------------------------------------------------------
+    /// A sandbox limit fired (timeout, memory, processes, output).
+    SandboxLimit = "SANDBOX_LIMIT",
+
+    /// A bug in ironbees; the message says where.
+    Internal = "INTERNAL",
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error as it crosses the wire: a machine code, a sentence for people, and
+/// optional structured details (closest candidates for NO_MATCH, the current hash
+/// for HASH_MISMATCH, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub details: serde_json::Value,
+}
+
+impl ErrorInfo {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), path: None, details: serde_json::Value::Null }
+    }
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+}
+
+impl std::fmt::Display for ErrorInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "[{}] {p}: {}", self.code, self.message),
+            None => write!(f, "[{}] {}", self.code, self.message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_form_matches_serde_form_for_every_code() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            let back: ErrorCode = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, *code);
+        }
+    }
+}

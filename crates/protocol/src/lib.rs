@@ -1,0 +1,25 @@
+//! The ironbees vocabulary.
+//!
+//! Every driver (the CLI, the MCP server, the HTTP API, the agent) speaks these types,
+//! and every library crate returns them at its boundary. They are plain serde data: no
+//! I/O, no behaviour beyond small conversions, and no dependency on any other ironbees
+//! crate, so the vocabulary can be read, versioned and reviewed on its own.
+//!
+//! Enums that cross the wire are `#[non_exhaustive]`: adding a symbol kind or an error
+//! code is not a breaking change for clients that match with a wildcard.
+//!
+//! ```
+//! use protocol::ErrorCode;
+//! assert_eq!(ErrorCode::HashMismatch.as_str(), "HASH_MISMATCH");
+//! let json = serde_json::to_string(&ErrorCode::PathOutsideRoot).unwrap();
+//! assert_eq!(json, "\"PATH_OUTSIDE_ROOT\"");
+//! ```
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod error;
+mod index;
+
+pub use crate::{
+    error::{ErrorCode, ErrorInfo},
+    index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
+};

@@ -1,0 +1,108 @@
+use std::{
+    fs::File,
+    io::{self, Read, Write},
+    path::Path,
+};
+
+/// Replaces `path` with `bytes` so that a reader (or a crash) sees either the old
+/// content or the new one, never a mix.
+///
+/// Writes a temporary file in the same directory (same filesystem, so the rename is
+/// atomic), flushes it to disk, keeps the old file's permissions, renames it over the
+/// target and syncs the directory so the rename itself survives a power cut.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".ironbees-tmp-").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(dir);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) {
+    // Best effort: some filesystems refuse fsync on directories; the rename already happened.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) {}
+
+/// What [`read_to_end_limited`] found.
+#[derive(Debug)]
+pub enum ReadLimited {
+    /// The whole file, no longer than the limit.
+    Complete(Vec<u8>),
+    /// The file is longer than the limit; only its size is known.
+    TooLarge { size: u64 },
+}
+
+/// Reads a whole file unless it is larger than `limit` bytes.
+///
+/// The size is checked on the open handle and enforced while reading, so a file that
+/// grows between `stat` and `read` cannot make us allocate without bound.
+pub fn read_to_end_limited(path: &Path, limit: u64) -> io::Result<ReadLimited> {
+    let file = File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Ok(ReadLimited::TooLarge { size });
+    }
+    let mut buf = Vec::with_capacity(size as usize);
+    file.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Ok(ReadLimited::TooLarge { size: buf.len() as u64 });
+    }
+    Ok(ReadLimited::Complete(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_keeps_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "old").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o750)).unwrap();
+        }
+        atomic_write(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o750);
+        }
+        // No temporary file is left behind.
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn read_limited_reports_large_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        std::fs::write(&p, vec![b'x'; 100]).unwrap();
+        assert!(matches!(
+            read_to_end_limited(&p, 99).unwrap(),
+            ReadLimited::TooLarge { size: 100 }
+        ));
+        assert!(
+            matches!(read_to_end_limited(&p, 100).unwrap(), ReadLimited::Complete(v) if v.len() == 100)
+        );
+    }
+}

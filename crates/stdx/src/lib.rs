@@ -1,0 +1,22 @@
+//! Small helpers shared by every ironbees crate.
+//!
+//! Nothing here knows about code, indexes or agents; these are the few things that
+//! would otherwise be written three times: how a file's content is hashed (the key of
+//! the index and the edit engine's precondition), how a file is replaced without a
+//! reader ever seeing half of it, and how paths are shown (always relative, always `/`).
+//!
+//! ```
+//! let h = stdx::sha256_hex(b"hello");
+//! assert_eq!(h.len(), 64);
+//! ```
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod fs;
+mod hash;
+mod path;
+
+pub use crate::{
+    fs::{ReadLimited, atomic_write, read_to_end_limited},
+    hash::{ContentHasher, sha256_hex},
+    path::{normalize_rel, to_slash},
+};
