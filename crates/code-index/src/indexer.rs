@@ -59,7 +59,8 @@ enum Work {
         lang: Language,
         size: u64,
         mtime_ns: i64,
-        is_new: bool,
+        /// The content hash the index has for this path, if any.
+        old_hash: Option<String>,
     },
 }
 
@@ -74,7 +75,7 @@ enum Outcome {
         lossy: bool,
         /// None: a stored blob has this content already.
         analysis: Option<FileAnalysis>,
-        is_new: bool,
+        old_hash: Option<String>,
     },
     Skipped {
         rel: String,
@@ -162,14 +163,13 @@ pub(crate) fn update(
                     });
                     continue;
                 }
-                let is_new = !known_files.contains_key(rel);
                 work.push(Work::Read {
                     rel: rel.clone(),
                     abs: abs.clone(),
                     lang: *lang,
                     size: *size,
                     mtime_ns: *mtime_ns,
-                    is_new,
+                    old_hash: known_files.get(rel).map(|f| f.hash.clone()),
                 });
             }
             Entry::Skip { rel, code, reason, size, mtime_ns } => {
@@ -178,6 +178,7 @@ pub(crate) fn update(
                     && k.size == *size
                     && k.mtime_ns == *mtime_ns
                 {
+                    report.unchanged += 1;
                     continue;
                 }
                 direct.push(Outcome::Skipped {
@@ -269,10 +270,23 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
     let batch = store.begin()?;
     for o in outcomes {
         match o {
-            Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, is_new } => {
+            Outcome::Indexed {
+                rel,
+                abs,
+                lang,
+                hash,
+                size,
+                mtime_ns,
+                lossy,
+                analysis,
+                old_hash,
+            } => {
+                let same_content = old_hash.as_deref() == Some(hash.as_str());
                 let blob_id = match (&analysis, batch.find_blob(&hash, lang)?) {
                     (None, Some(id)) => {
-                        report.reused += 1;
+                        if !same_content {
+                            report.reused += 1;
+                        }
                         id
                     }
                     (Some(a), _) => {
@@ -290,10 +304,11 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
                     },
                 };
                 batch.upsert_file(&rel, blob_id, size, mtime_ns, lossy)?;
-                if is_new {
-                    report.added += 1;
-                } else {
-                    report.modified += 1;
+                match old_hash {
+                    None => report.added += 1,
+                    // Touched, or rewritten with the same bytes.
+                    Some(_) if same_content => report.unchanged += 1,
+                    Some(_) => report.modified += 1,
                 }
             }
             Outcome::Skipped { rel, code, reason, size, mtime_ns } => {
@@ -307,7 +322,7 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
 }
 
 fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i64>) -> Outcome {
-    let Work::Read { rel, abs, lang, size, mtime_ns, is_new } = work;
+    let Work::Read { rel, abs, lang, size, mtime_ns, old_hash } = work;
     let bytes = match stdx::read_to_end_limited(&abs, max_size) {
         Ok(stdx::ReadLimited::Complete(b)) => b,
         Ok(stdx::ReadLimited::TooLarge { size }) => {
@@ -348,7 +363,7 @@ fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i6
     } else {
         Some(analyze(lang, &bytes))
     };
-    Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, is_new }
+    Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, old_hash }
 }
 
 /// Git's heuristic: a NUL byte in the first 8000 bytes.

@@ -106,6 +106,8 @@ pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// What the database knows about an indexed file.
 #[derive(Debug, Clone)]
 pub(crate) struct FileRow {
+    /// Content hash of the blob the file points at.
+    pub hash: String,
     pub size: u64,
     pub mtime_ns: i64,
 }
@@ -196,12 +198,16 @@ impl Store {
 
     pub fn files(&self) -> Result<HashMap<String, FileRow>> {
         let mut stmt =
-            self.conn.prepare("SELECT path, size, mtime_ns FROM files").map_err(|e| self.err(e))?;
+            self.conn.prepare("SELECT f.path, b.hash, f.size, f.mtime_ns FROM files f JOIN blobs b ON b.id = f.blob_id").map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    FileRow { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)? },
+                    FileRow {
+                        hash: r.get(1)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ns: r.get(3)?,
+                    },
                 ))
             })
             .map_err(|e| self.err(e))?;
