@@ -1,29 +1,20 @@
 ; C++. Out-of-line member definitions (`void Foo::bar() {}`) are qualified by their
-; scope (@receiver), like Go methods.
+; scope, like Go methods. Export and annotation macros (`class LEVELDB_EXPORT Cache`,
+; `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`) are masked before parsing: see `mask_macros`.
 
-(function_definition
-  declarator: [
-    (function_declarator declarator: [(identifier) (field_identifier) (operator_name) (destructor_name)] @name)
-    (pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name))
-    (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (operator_name)] @name))
-  ]) @definition.function
-(function_definition
-  declarator: [
-    (function_declarator declarator: (qualified_identifier scope: (_) @receiver name: [(identifier) (operator_name) (destructor_name)] @name))
-    (pointer_declarator declarator: (function_declarator declarator: (qualified_identifier scope: (_) @receiver name: [(identifier) (operator_name) (destructor_name)] @name)))
-    (reference_declarator (function_declarator declarator: (qualified_identifier scope: (_) @receiver name: [(identifier) (operator_name) (destructor_name)] @name)))
-  ]) @definition.method
-(template_declaration (function_definition
-  declarator: (function_declarator declarator: (qualified_identifier scope: (_) @receiver name: (identifier) @name))) @definition.method)
-; In-class declarations of methods (bodies elsewhere) count as declarations of members.
-(field_declaration_list (field_declaration declarator: (function_declarator declarator: [(field_identifier) (operator_name) (destructor_name)] @name)) @definition.method)
-(field_declaration_list (declaration declarator: (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name)) @definition.method)
-(class_specifier name: (type_identifier) @name body: (_)) @definition.class
-(struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
+; Function names are found in code by walking the declarator (pointers, references,
+; parentheses, qualified names such as `Foo<T>::Bar::baz`): see `resolve_declarator`.
+; A qualified name makes a method with the scope as receiver.
+(function_definition declarator: (_) @declarator) @definition.function
+; In-class declarations of methods (bodies elsewhere) are definitions of members.
+(field_declaration_list (field_declaration declarator: (_) @declarator) @definition.method)
+(field_declaration_list (declaration declarator: (_) @declarator) @definition.method)
+(class_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.class
+(struct_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.union
-(enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
+(enum_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.enum
 (namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name) @definition.namespace
-(type_definition declarator: (type_identifier) @name) @definition.type_alias
+(type_definition declarator: (_) @declarator) @definition.type_alias
 (alias_declaration name: (type_identifier) @name) @definition.type_alias
 (concept_definition name: (identifier) @name) @definition.type_alias
 (preproc_function_def name: (identifier) @name) @definition.macro

@@ -9,6 +9,8 @@
 (constructor_declaration name: (identifier) @name) @definition.method
 (compact_constructor_declaration name: (identifier) @name) @definition.method
 (annotation_type_element_declaration name: (identifier) @name) @definition.method
+; Enum constants with a body are anonymous classes with methods.
+(enum_constant name: (identifier) @name body: (class_body)) @definition.constant
 (field_declaration
   (modifiers "static" "final")
   declarator: (variable_declarator name: (identifier) @name)) @definition.constant

@@ -2,6 +2,7 @@
 
 (function_signature name: (identifier) @name) @definition.function
 (method_signature name: [(property_identifier) (private_property_identifier) (string)] @name) @definition.method
+(construct_signature "new" @name) @definition.method
 (abstract_method_signature name: [(property_identifier) (private_property_identifier) (string)] @name) @definition.method
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 (interface_declaration name: (type_identifier) @name) @definition.interface

@@ -130,6 +130,8 @@ enum Role {
     Def(SymbolKind),
     Scope,
     Name,
+    /// A C/C++ declarator the name is found in (see `resolve_declarator`).
+    Declarator,
     Receiver,
     Ref(RefKind),
     Import,
@@ -162,6 +164,7 @@ fn compiled(lang: Language) -> &'static Compiled {
 fn role_of(capture: &str) -> Option<Role> {
     Some(match capture {
         "name" => Role::Name,
+        "declarator" => Role::Declarator,
         "scope" => Role::Scope,
         "receiver" => Role::Receiver,
         "import" => Role::Import,
@@ -199,7 +202,12 @@ pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
             p.set_language(&lang.grammar()).expect("grammar ABI is supported");
             p
         });
-        parser.parse(source, None)
+        match lang {
+            // Macros the grammar cannot know about are masked for the parser only;
+            // offsets are unchanged, and all text is read from the original bytes.
+            Language::C | Language::Cpp => parser.parse(mask_macros(source).as_ref(), None),
+            _ => parser.parse(source, None),
+        }
     });
     let lines = count_lines(source);
     let Some(tree) = tree else {
@@ -292,10 +300,11 @@ impl<'s> Extractor<'s> {
         let mut matches = cursor.matches(&compiled.query, root, self.src);
         while let Some(m) = matches.next() {
             let mut main: Option<(Role, Node<'_>)> = None;
-            let (mut name, mut receiver, mut module) = (None, None, None);
+            let (mut name, mut receiver, mut module, mut declarator) = (None, None, None, None);
             for cap in m.captures() {
                 match compiled.roles[cap.index as usize] {
                     Role::Name => name = Some(cap.node),
+                    Role::Declarator => declarator = Some(cap.node),
                     Role::Receiver => receiver = Some(cap.node),
                     Role::ImportModule => module = Some(cap.node),
                     Role::Ignore => {}
@@ -304,6 +313,13 @@ impl<'s> Extractor<'s> {
             }
             match main {
                 Some((Role::Def(kind), node)) => {
+                    let name = name.or_else(|| {
+                        let (n, is_function) = resolve_declarator(declarator?)?;
+                        // A function pattern needs a function declarator; a data member
+                        // or variable declared the same way is not a definition here.
+                        let wants_function = matches!(kind, SymbolKind::Function | SymbolKind::Method);
+                        (is_function || !wants_function).then_some(n)
+                    });
                     if let Some(name) = name {
                         items.push(self.item(node, Some(kind), name, receiver, m.pattern_index));
                     }
@@ -383,6 +399,24 @@ impl<'s> Extractor<'s> {
             _ => node.end_byte(),
         };
         let raw = self.text(name);
+        // `Foo<T>::Bar::baz` as a name: `baz`, qualified by `Foo::Bar`.
+        let mut receiver = receiver.map(|r| strip_generics(&self.text(r)));
+        let raw = match name.kind() {
+            "qualified_identifier" => {
+                let flat = strip_generics(&raw);
+                match flat.rsplit_once("::") {
+                    Some((scope, last)) => {
+                        if !scope.is_empty() {
+                            receiver = Some(scope.trim_start_matches("::").to_owned());
+                        }
+                        Cow::Owned(last.to_owned())
+                    }
+                    None => Cow::Owned(flat),
+                }
+            }
+            "template_function" => Cow::Owned(strip_generics(&raw)),
+            _ => raw,
+        };
         let name_text = match (node.kind(), name.kind()) {
             // `module "foo"` in TypeScript declarations
             (_, "string") => unquote(&raw).to_owned(),
@@ -398,7 +432,7 @@ impl<'s> Extractor<'s> {
             kind,
             name: name_text,
             name_line: name.start_position().row as u32 + 1,
-            receiver: receiver.map(|r| strip_generics(&self.text(r))),
+            receiver,
             pattern,
         }
     }
@@ -644,6 +678,88 @@ impl<'s> Extractor<'s> {
     }
 }
 
+/// Walks a C/C++ declarator (`*f(int)`, `(*cb)(void)`, `&Foo::operator=(...)`) down
+/// to the node that names it. Returns the name node and whether a function
+/// declarator was on the way (a function rather than a variable or field).
+fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
+    let mut is_function = false;
+    for _ in 0..32 {
+        match node.kind() {
+            "function_declarator" => {
+                is_function = true;
+                node = node.child_by_field_name("declarator")?;
+            }
+            "pointer_declarator" | "reference_declarator" | "attributed_declarator" | "array_declarator"
+            | "init_declarator" | "parenthesized_declarator" => {
+                node = match node.child_by_field_name("declarator") {
+                    Some(d) => d,
+                    None => {
+                        let n = node.named_child_count();
+                        (0..n).rev().filter_map(|i| node.named_child(i as u32)).find(|c| c.kind() != "type_qualifier")?
+                    }
+                };
+            }
+            "identifier" | "field_identifier" | "type_identifier" | "qualified_identifier" | "operator_name"
+            | "destructor_name" | "template_function" | "operator_cast" => return Some((node, is_function)),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Blanks C/C++ macros that the grammar would misparse, keeping every byte offset:
+///
+/// - export macros in class heads: `class LEVELDB_EXPORT Cache {`;
+/// - annotations after a parameter list: `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`;
+/// - annotations after a member: `int count_ GUARDED_BY(mu_);`.
+///
+/// Without this, tree-sitter reads `class LEVELDB_EXPORT Cache {...}` as a function
+/// named `Cache`, and everything after it in the file goes wrong with it. Only
+/// ALL_CAPS identifiers (with an underscore, for the annotations) in those positions
+/// are touched, which is how such macros are written.
+fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
+    use regex::bytes::Regex;
+    static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
+    let [class_head, after_params, after_member] = PATTERNS.get_or_init(|| {
+        // ASCII mode (`(?-u)`): C and C++ identifiers are ASCII.
+        [
+            Regex::new(r"(?-u)\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]{2,})\s+([A-Za-z_]\w*)\s*(?:\{|:[^:]|final\b)")
+                .unwrap(),
+            Regex::new(
+                r"(?-u)\)\s*(?:const\s*)?(?:noexcept\s*)?([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\s*\([^()\n]*\))?)\s*(?:\{|;|=|->|override\b|final\b)",
+            )
+            .unwrap(),
+            Regex::new(r"(?-u)\b([A-Za-z_]\w*)\s+([A-Z][A-Z0-9]*_[A-Z0-9_]*\s*\([^()\n]*\))\s*[;=]").unwrap(),
+        ]
+    });
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    for c in class_head.captures_iter(src) {
+        if c.get(2).is_some_and(|n| n.as_bytes() != b"final") {
+            spans.extend(c.get(1).map(|m| m.range()));
+        }
+    }
+    spans.extend(after_params.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
+    for c in after_member.captures_iter(src) {
+        let word = c.get(1).map_or(&b""[..], |m| m.as_bytes());
+        // `return FOO_BAR(x);` is an expression, not a member with an annotation.
+        if !matches!(word, b"return" | b"case" | b"else" | b"do" | b"throw" | b"goto" | b"co_return" | b"co_yield" | b"delete" | b"new") {
+            spans.extend(c.get(2).map(|m| m.range()));
+        }
+    }
+    if spans.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mut out = src.to_vec();
+    for span in spans {
+        for b in &mut out[span] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Wrapper nodes that own a definition's leading comment, decorators or `export`.
 fn is_wrapper(kind: &str) -> bool {
     matches!(
@@ -823,3 +939,46 @@ fn end_line(node: Node<'_>) -> u32 {
 
 #[cfg(test)]
 mod tests;
+
+/// The parse tree as an indented S-expression (named nodes, field names, line
+/// numbers), optionally only nodes overlapping 1-based lines `range`. A tool for
+/// writing query patterns.
+pub fn debug_tree(lang: Language, source: &[u8], range: Option<(usize, usize)>) -> String {
+    let mut parser = Parser::new();
+    parser.set_language(&lang.grammar()).expect("grammar ABI is supported");
+    let masked = match lang {
+        Language::C | Language::Cpp => mask_macros(source),
+        _ => Cow::Borrowed(source),
+    };
+    let Some(tree) = parser.parse(masked.as_ref(), None) else { return String::new() };
+    let mut out = String::new();
+    let mut cursor = tree.walk();
+    let mut depth = 0usize;
+    loop {
+        let node = cursor.node();
+        let (start, end) = (node.start_position().row + 1, node.end_position().row + 1);
+        let visible = range.is_none_or(|(a, b)| end >= a && start <= b);
+        if node.is_named() && visible {
+            let field = cursor.field_name().map(|f| format!("{f}: ")).unwrap_or_default();
+            let text = if node.child_count() == 0 {
+                format!(" {:?}", String::from_utf8_lossy(&source[node.byte_range()]))
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("{}{field}({}) L{start}-{end}{text}\n", "  ".repeat(depth), node.kind()));
+        }
+        if visible && cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+            depth -= 1;
+        }
+    }
+}

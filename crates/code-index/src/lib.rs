@@ -45,7 +45,7 @@ use std::{
 
 pub use crate::{
     error::{Error, Result},
-    extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze},
+    extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     indexer::UpdateReport,
     lang::Language,
     query::{ParseProblem, SkipGroup, Staleness, Status, SymbolQuery},

@@ -241,8 +241,9 @@ const obj = {
               method Animal.create L18-18 `static create()`
               method Animal.age L19-19 `get age()`
             function util L22-22 `module.exports.util = function ()`
-            method method L24-24 `method()`
-            function prop L25-25 `prop: () =>`
+            constant obj L23-26 `const obj =`
+              method obj.method L24-24 `method()`
+              function obj.prop L25-25 `prop: () =>`
         "#]],
     );
 }
@@ -778,4 +779,84 @@ fn invalid_utf8_is_read_lossily_with_true_offsets() {
 fn empty_file() {
     let a = analyze(Language::Rust, b"");
     assert_eq!(a, FileAnalysis::default());
+}
+
+#[test]
+fn cpp_export_macros_annotations_and_qualified_declarators() {
+    check(
+        Language::Cpp,
+        r#"
+namespace leveldb {
+class LEVELDB_EXPORT Cache {
+ public:
+  void Lock() EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  int count_ GUARDED_BY(mu_);
+  virtual ~Cache();
+};
+struct DBImpl::CompactionState { int n; };
+LRUHandle** FindPointer(const Slice& key) { return nullptr; }
+template <typename Key, class Comparator>
+inline SkipList<Key, Comparator>::Iterator::Iterator(const SkipList* list) { list_ = list; }
+Env* Env::Default() { return nullptr; }
+typedef Iterator* (*BlockFunction)(void*, const ReadOptions&);
+int Compare(int a) {
+  if (a) CHECK_OK(a);
+  return FOO_BAR(a);
+}
+}
+"#,
+        expect![[r#"
+            namespace leveldb L2-19 `namespace leveldb`
+              class leveldb::Cache L3-8 `class LEVELDB_EXPORT Cache`
+                method leveldb::Cache::Lock L5-5 `void Lock() EXCLUSIVE_LOCK_FUNCTION()`
+                method leveldb::Cache::~Cache L7-7 `virtual ~Cache();`
+              struct leveldb::DBImpl::CompactionState L9-9 `struct DBImpl::CompactionState`
+              function leveldb::FindPointer L10-10 `LRUHandle** FindPointer(const Slice& key)`
+              method leveldb::SkipList::Iterator::Iterator L11-12 @12 `template <typename Key, class Comparator> inline SkipList<Key, Comparator>::Iterator::Iterator(const SkipList* list)`
+              method leveldb::Env::Default L13-13 `Env* Env::Default()`
+              type_alias leveldb::BlockFunction L14-14 `typedef Iterator* (*BlockFunction)(void*, const ReadOptions&);`
+              function leveldb::Compare L15-18 `int Compare(int a)`
+        "#]],
+    );
+}
+
+#[test]
+fn js_prototype_methods_ts_construct_signatures_java_enum_bodies() {
+    check(
+        Language::JavaScript,
+        "function Hash(e) {}\nHash.prototype.clear = hashClear;\nHash.prototype.get = function(k) { return 1; };\n",
+        expect![[r#"
+            function Hash L1-1 `function Hash(e)`
+            method Hash.clear L2-2 `Hash.prototype.clear = hashClear`
+            method Hash.get L3-3 `Hash.prototype.get = function(k)`
+        "#]],
+    );
+    check(Language::TypeScript, "interface Ctor {\n  new (x: number): Ctor;\n}\n", expect![[r#"
+        interface Ctor L1-3 `interface Ctor`
+          method Ctor.new L2-2 `new (x: number): Ctor`
+    "#]]);
+    check(
+        Language::Java,
+        "enum Policy {\n  DEFAULT {\n    int f() { return 1; }\n  },\n  PLAIN;\n}\n",
+        expect![[r#"
+            enum Policy L1-6 `enum Policy`
+              constant Policy.DEFAULT L2-4 `DEFAULT`
+                method Policy.DEFAULT.f L3-3 `int f()`
+        "#]],
+    );
+}
+
+#[test]
+fn mask_macros_blanks_only_macros_and_keeps_offsets() {
+    let src = b"class LEVELDB_EXPORT Cache {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION() { }\n  int count_ GUARDED_BY(mu_);\n};\nclass FOO final {};\nreturn FOO_BAR(x);\n";
+    let masked = mask_macros(src);
+    assert_eq!(masked.len(), src.len());
+    expect![[r#"
+        class                Cache {
+          void Lock()                           { }
+          int count_                ;
+        };
+        class FOO final {};
+        return FOO_BAR(x);
+    "#]].assert_eq(&String::from_utf8_lossy(&masked));
 }
