@@ -143,12 +143,53 @@ enum Role {
 struct Compiled {
     query: Query,
     roles: Vec<Role>,
+    /// Per node kind id: the reference kind every node of that kind is. Declared in
+    /// the query file as single-node patterns (`(identifier) @reference.use`) but
+    /// collected by the tree walk, because the query engine costs far more per match.
+    walk_refs: Vec<Option<RefKind>>,
+    /// Per node kind id: whether some pattern is rooted at that kind. The query runs
+    /// only at those nodes, with a start depth of 0 (see `Extractor::run`). `None`
+    /// when a pattern is rooted at a wildcard: then the query runs over the whole tree.
+    roots: Option<Vec<bool>>,
 }
 
 fn compiled(lang: Language) -> &'static Compiled {
     static CACHE: [OnceLock<Compiled>; 10] = [const { OnceLock::new() }; 10];
     CACHE[lang as usize].get_or_init(|| {
-        let query = Query::new(&lang.grammar(), &lang.query_source())
+        let grammar = lang.grammar();
+        let kinds = grammar.node_kind_count();
+        // All ids of a named kind: aliases give one name several ids.
+        let ids_of = |name: &str| -> Vec<usize> {
+            (0..kinds as u16)
+                .filter(|&id| {
+                    grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id) == Some(name)
+                })
+                .map(usize::from)
+                .collect()
+        };
+        let mut walk_refs = vec![None; kinds];
+        let mut source = String::new();
+        for line in lang.query_source().lines() {
+            let single = line.trim().split_once(" @reference.").and_then(|(pat, kind)| {
+                let node = pat.strip_prefix('(')?.strip_suffix(')')?;
+                let simple = node.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                simple.then_some((node, RefKind::parse(kind.trim())?))
+            });
+            match single {
+                Some((node, kind)) => {
+                    let ids = ids_of(node);
+                    assert!(!ids.is_empty(), "unknown node kind ({node}) in {lang} query");
+                    for id in ids {
+                        walk_refs[id] = Some(kind);
+                    }
+                }
+                None => {
+                    source.push_str(line);
+                    source.push('\n');
+                }
+            }
+        }
+        let query = Query::new(&grammar, &source)
             .unwrap_or_else(|e| panic!("invalid query for {lang}: {e}"));
         let roles = query
             .capture_names()
@@ -157,8 +198,115 @@ fn compiled(lang: Language) -> &'static Compiled {
                 role_of(name).unwrap_or_else(|| panic!("unknown capture @{name} in {lang} query"))
             })
             .collect();
-        Compiled { query, roles }
+        let roots = pattern_roots(&source).map(|names| {
+            let mut table = vec![false; kinds];
+            for name in names {
+                let ids = ids_of(&name);
+                assert!(!ids.is_empty(), "unknown root node kind ({name}) in {lang} query");
+                for id in ids {
+                    table[id] = true;
+                }
+            }
+            table
+        });
+        Compiled { query, roles, walk_refs, roots }
     })
+}
+
+/// The node kinds the top-level patterns of a query are rooted at, read from its
+/// source; `None` if a pattern is rooted at a wildcard `(_)`.
+fn pattern_roots(source: &str) -> Option<Vec<String>> {
+    #[derive(PartialEq)]
+    enum Tok<'a> {
+        Open(char),
+        Close,
+        Word(&'a str),
+    }
+    let mut toks = Vec::new();
+    let mut chars = source.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ';' => while chars.next_if(|&(_, c)| c != '\n').is_some() {},
+            '"' => {
+                while let Some((_, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '(' | '[' => toks.push(Tok::Open(c)),
+            ')' | ']' => toks.push(Tok::Close),
+            c if c.is_whitespace() => {}
+            _ => {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if d.is_whitespace() || "()[]\";".contains(d) {
+                        break;
+                    }
+                    end = j + d.len_utf8();
+                    chars.next();
+                }
+                toks.push(Tok::Word(&source[i..end]));
+            }
+        }
+    }
+    // Walk the token tree; `root_of` finds the root kinds of the form starting at `i`.
+    fn root_of(toks: &[Tok<'_>], i: usize, out: &mut Vec<String>) -> Option<()> {
+        match toks.get(i)? {
+            Tok::Open('(') => match toks.get(i + 1)? {
+                Tok::Word(w) if *w == "_" => None,
+                Tok::Word(w) if w.starts_with('#') => Some(()), // a predicate
+                Tok::Word(w) => {
+                    out.push((*w).to_owned());
+                    Some(())
+                }
+                // `((call ...) (#eq? ...))`: a grouping; its first form is the root.
+                Tok::Open(_) => root_of(toks, i + 1, out),
+                Tok::Close => Some(()),
+            },
+            Tok::Open(_) => {
+                // `[(a) (b)]`: every alternative is a root.
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                while let Some(t) = toks.get(j) {
+                    match t {
+                        Tok::Open(_) if depth == 0 => {
+                            root_of(toks, j, out)?;
+                            depth += 1;
+                        }
+                        Tok::Open(_) => depth += 1,
+                        Tok::Close if depth == 0 => break,
+                        Tok::Close => depth -= 1,
+                        Tok::Word(_) => {}
+                    }
+                    j += 1;
+                }
+                Some(())
+            }
+            _ => Some(()),
+        }
+    }
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Open(_) => {
+                if depth == 0 {
+                    root_of(&toks, i, &mut out)?;
+                }
+                depth += 1;
+            }
+            Tok::Close => depth = depth.saturating_sub(1),
+            Tok::Word(_) => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
 }
 
 fn role_of(capture: &str) -> Option<Role> {
@@ -257,6 +405,26 @@ fn count_error_nodes(root: Node<'_>) -> u32 {
 /// qualified name, kind or None for a scope, index into the definitions).
 type Open = (usize, usize, String, Option<SymbolKind>, Option<u32>);
 
+/// What the walk and the query matches collect for one file.
+#[derive(Default)]
+struct Acc<'t> {
+    items: Vec<Item<'t>>,
+    /// Strongest kind per name node (by start byte): call > type > use.
+    refs: HashMap<usize, (RefKind, Node<'t>)>,
+    imports: Vec<Import>,
+    import_nodes: std::collections::HashSet<usize>,
+    package: Option<String>,
+}
+
+impl<'t> Acc<'t> {
+    fn add_ref(&mut self, kind: RefKind, node: Node<'t>) {
+        let e = self.refs.entry(node.start_byte()).or_insert((kind, node));
+        if kind < e.0 {
+            *e = (kind, node);
+        }
+    }
+}
+
 /// A definition or scope while the file is being processed.
 struct Item<'t> {
     node: Node<'t>,
@@ -289,69 +457,44 @@ impl<'s> Extractor<'s> {
 
     fn run(&self, root: Node<'_>) -> FileAnalysis {
         let compiled = compiled(self.lang);
-        let mut items: Vec<Item<'_>> = Vec::new();
-        // Strongest kind per name node: call > type > use.
-        let mut refs: HashMap<usize, (RefKind, Node<'_>)> = HashMap::new();
-        let mut imports = Vec::new();
-        let mut import_nodes = std::collections::HashSet::new();
-        let mut package = None;
 
+        let mut acc = Acc::default();
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&compiled.query, root, self.src);
-        while let Some(m) = matches.next() {
-            let mut main: Option<(Role, Node<'_>)> = None;
-            let (mut name, mut receiver, mut module, mut declarator) = (None, None, None, None);
-            for cap in m.captures() {
-                match compiled.roles[cap.index as usize] {
-                    Role::Name => name = Some(cap.node),
-                    Role::Declarator => declarator = Some(cap.node),
-                    Role::Receiver => receiver = Some(cap.node),
-                    Role::ImportModule => module = Some(cap.node),
-                    Role::Ignore => {}
-                    role => main = Some((role, cap.node)),
+        if compiled.roots.is_none() {
+            let mut matches = cursor.matches(&compiled.query, root, self.src);
+            while let Some(m) = matches.next() {
+                self.take(compiled, m, &mut acc);
+            }
+            cursor.set_max_start_depth(Some(0));
+        } else {
+            // Only patterns rooted at the node the query runs on: see `Compiled::roots`.
+            cursor.set_max_start_depth(Some(0));
+        }
+        // One walk over the tree: single-node reference kinds are recorded directly,
+        // and the query runs at every node some pattern is rooted at.
+        let mut walk = root.walk();
+        'walk: loop {
+            let node = walk.node();
+            let id = usize::from(node.kind_id());
+            if let Some(kind) = compiled.walk_refs.get(id).copied().flatten() {
+                acc.add_ref(kind, node);
+            }
+            if compiled.roots.as_ref().is_some_and(|r| r.get(id).copied().unwrap_or(false)) {
+                let mut matches = cursor.matches(&compiled.query, node, self.src);
+                while let Some(m) = matches.next() {
+                    self.take(compiled, m, &mut acc);
                 }
             }
-            match main {
-                Some((Role::Def(kind), node)) => {
-                    let name = name.or_else(|| {
-                        let (n, is_function) = resolve_declarator(declarator?)?;
-                        // A function pattern needs a function declarator; a data member
-                        // or variable declared the same way is not a definition here.
-                        let wants_function = matches!(kind, SymbolKind::Function | SymbolKind::Method);
-                        (is_function || !wants_function).then_some(n)
-                    });
-                    if let Some(name) = name {
-                        items.push(self.item(node, Some(kind), name, receiver, m.pattern_index));
-                    }
+            if walk.goto_first_child() {
+                continue;
+            }
+            while !walk.goto_next_sibling() {
+                if !walk.goto_parent() {
+                    break 'walk;
                 }
-                Some((Role::Scope, node)) => {
-                    if let Some(name) = name {
-                        items.push(self.item(node, None, name, None, m.pattern_index));
-                    }
-                }
-                Some((Role::Ref(kind), node)) => {
-                    let e = refs.entry(node.start_byte()).or_insert((kind, node));
-                    if kind < e.0 {
-                        *e = (kind, node);
-                    }
-                }
-                Some((Role::Import, node)) if import_nodes.insert(node.id()) => {
-                    let module =
-                        module.map(|m| unquote(&self.text(m)).to_owned()).unwrap_or_default();
-                    imports.push(Import {
-                        text: collapse_ws(&self.text(node), 500),
-                        module,
-                        line: node.start_position().row as u32 + 1,
-                    });
-                }
-                Some((Role::Package, _)) => {
-                    if let Some(m) = module {
-                        package = Some(self.text(m).into_owned());
-                    }
-                }
-                _ => {}
             }
         }
+        let Acc { items, refs, mut imports, package, .. } = acc;
 
         let scopes = items
             .iter()
@@ -367,6 +510,61 @@ impl<'s> Extractor<'s> {
         let references = self.build_references(refs, &definitions);
         imports.sort_by_key(|i| i.line);
         FileAnalysis { definitions, scopes, references, imports, package, error_nodes: 0, lines: 0 }
+    }
+
+    /// Records what one query match found.
+    fn take<'t>(
+        &self,
+        compiled: &Compiled,
+        m: &tree_sitter::QueryMatch<'_, 't>,
+        acc: &mut Acc<'t>,
+    ) {
+        let mut main: Option<(Role, Node<'t>)> = None;
+        let (mut name, mut receiver, mut module, mut declarator) = (None, None, None, None);
+        for cap in m.captures() {
+            match compiled.roles[cap.index as usize] {
+                Role::Name => name = Some(cap.node),
+                Role::Declarator => declarator = Some(cap.node),
+                Role::Receiver => receiver = Some(cap.node),
+                Role::ImportModule => module = Some(cap.node),
+                Role::Ignore => {}
+                role => main = Some((role, cap.node)),
+            }
+        }
+        match main {
+            Some((Role::Def(kind), node)) => {
+                let name = name.or_else(|| {
+                    let (n, is_function) = resolve_declarator(declarator?)?;
+                    // A function pattern needs a function declarator; a data member or
+                    // variable declared the same way is not a definition here.
+                    let wants_function = matches!(kind, SymbolKind::Function | SymbolKind::Method);
+                    (is_function || !wants_function).then_some(n)
+                });
+                if let Some(name) = name {
+                    acc.items.push(self.item(node, Some(kind), name, receiver, m.pattern_index));
+                }
+            }
+            Some((Role::Scope, node)) => {
+                if let Some(name) = name {
+                    acc.items.push(self.item(node, None, name, None, m.pattern_index));
+                }
+            }
+            Some((Role::Ref(kind), node)) => acc.add_ref(kind, node),
+            Some((Role::Import, node)) if acc.import_nodes.insert(node.id()) => {
+                let module = module.map(|m| unquote(&self.text(m)).to_owned()).unwrap_or_default();
+                acc.imports.push(Import {
+                    text: collapse_ws(&self.text(node), 500),
+                    module,
+                    line: node.start_position().row as u32 + 1,
+                });
+            }
+            Some((Role::Package, _)) => {
+                if let Some(m) = module {
+                    acc.package = Some(self.text(m).into_owned());
+                }
+            }
+            _ => {}
+        }
     }
 
     fn item<'t>(
@@ -689,18 +887,31 @@ fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
                 is_function = true;
                 node = node.child_by_field_name("declarator")?;
             }
-            "pointer_declarator" | "reference_declarator" | "attributed_declarator" | "array_declarator"
-            | "init_declarator" | "parenthesized_declarator" => {
+            "pointer_declarator"
+            | "reference_declarator"
+            | "attributed_declarator"
+            | "array_declarator"
+            | "init_declarator"
+            | "parenthesized_declarator" => {
                 node = match node.child_by_field_name("declarator") {
                     Some(d) => d,
                     None => {
                         let n = node.named_child_count();
-                        (0..n).rev().filter_map(|i| node.named_child(i as u32)).find(|c| c.kind() != "type_qualifier")?
+                        (0..n)
+                            .rev()
+                            .filter_map(|i| node.named_child(i as u32))
+                            .find(|c| c.kind() != "type_qualifier")?
                     }
                 };
             }
-            "identifier" | "field_identifier" | "type_identifier" | "qualified_identifier" | "operator_name"
-            | "destructor_name" | "template_function" | "operator_cast" => return Some((node, is_function)),
+            "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "qualified_identifier"
+            | "operator_name"
+            | "destructor_name"
+            | "template_function"
+            | "operator_cast" => return Some((node, is_function)),
             _ => return None,
         }
     }
@@ -742,7 +953,19 @@ fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
     for c in after_member.captures_iter(src) {
         let word = c.get(1).map_or(&b""[..], |m| m.as_bytes());
         // `return FOO_BAR(x);` is an expression, not a member with an annotation.
-        if !matches!(word, b"return" | b"case" | b"else" | b"do" | b"throw" | b"goto" | b"co_return" | b"co_yield" | b"delete" | b"new") {
+        if !matches!(
+            word,
+            b"return"
+                | b"case"
+                | b"else"
+                | b"do"
+                | b"throw"
+                | b"goto"
+                | b"co_return"
+                | b"co_yield"
+                | b"delete"
+                | b"new"
+        ) {
             spans.extend(c.get(2).map(|m| m.range()));
         }
     }
@@ -965,7 +1188,11 @@ pub fn debug_tree(lang: Language, source: &[u8], range: Option<(usize, usize)>) 
             } else {
                 String::new()
             };
-            out.push_str(&format!("{}{field}({}) L{start}-{end}{text}\n", "  ".repeat(depth), node.kind()));
+            out.push_str(&format!(
+                "{}{field}({}) L{start}-{end}{text}\n",
+                "  ".repeat(depth),
+                node.kind()
+            ));
         }
         if visible && cursor.goto_first_child() {
             depth += 1;

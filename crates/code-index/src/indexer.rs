@@ -115,14 +115,12 @@ pub(crate) fn update(
     }
     let last_started: i64 =
         store.meta("last_update_started_ns")?.and_then(|v| v.parse().ok()).unwrap_or(0);
-
     progress.phase("walking", None);
     let entries = walk(root, opts.exclude, cancel)?;
     report.files_seen = entries.len() as u64;
     let known_files = store.files()?;
     let known_skips = store.skipped()?;
     let known_blobs = store.blobs()?;
-
     let mut work = Vec::new();
     let mut direct: Vec<Outcome> = Vec::new();
     let mut seen: HashSet<&str> = HashSet::with_capacity(entries.len());

@@ -32,6 +32,7 @@ mod extract;
 mod indexer;
 mod lang;
 mod query;
+mod refcodec;
 mod skeleton;
 mod store;
 mod tokens;
@@ -48,7 +49,7 @@ pub use crate::{
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     indexer::UpdateReport,
     lang::Language,
-    query::{ParseProblem, SkipGroup, Staleness, Status, SymbolQuery},
+    query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
     skeleton::{Skeleton, render as render_skeleton},
     tokens::count_tokens,
 };
@@ -205,9 +206,22 @@ impl Index {
         query::symbols(&self.store, query)
     }
 
+    /// Every use of `name` in the project (calls, type uses, other identifier uses),
+    /// with the definition each is in, ordered by path and position.
+    pub fn references(&self, name: &str) -> Result<Vec<ReferenceHit>> {
+        query::references(&self.store, name)
+    }
+
     /// Counts, languages, skipped files and staleness. Walks the tree (without
     /// reading files) to find what changed since the last update.
     pub fn status(&self) -> Result<Status> {
+        let mut status = self.summary()?;
+        status.stale = Some(self.staleness()?);
+        Ok(status)
+    }
+
+    /// Like [`Index::status`] without staleness: database reads only, no walk.
+    pub fn summary(&self) -> Result<Status> {
         let (files, symbols, references, imports) = query::counts(&self.store)?;
         let (files_with_syntax_errors, syntax_errors) = query::syntax_errors(&self.store)?;
         let last_update = self
@@ -229,7 +243,7 @@ impl Index {
             syntax_errors,
             invalid_utf8: query::lossy_files(&self.store)?,
             last_update,
-            stale: self.staleness()?,
+            stale: None,
         })
     }
 

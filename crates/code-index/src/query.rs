@@ -71,7 +71,59 @@ pub struct Status {
     pub invalid_utf8: Vec<String>,
     /// Unix time (seconds) the last complete update finished; None if never.
     pub last_update: Option<i64>,
-    pub stale: Staleness,
+    /// Files changed on disk since the last update; None when not computed
+    /// ([`crate::Index::summary`] skips the walk it needs).
+    pub stale: Option<Staleness>,
+}
+
+/// One use of a name somewhere in the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReferenceHit {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: crate::RefKind,
+    /// Qualified name of the innermost definition containing the use.
+    pub enclosing: Option<String>,
+}
+
+pub(crate) fn references(store: &Store, name: &str) -> Result<Vec<ReferenceHit>> {
+    let conn = store.conn();
+    let err = |e| Error::db(store.path(), e);
+    let mut stmt = conn
+        .prepare(
+            "SELECT f.path, b.id, b.refs FROM ref_names rn JOIN blobs b ON b.id = rn.blob_id
+             JOIN files f ON f.blob_id = b.id WHERE rn.name = ?1 ORDER BY f.path",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([name], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, Vec<u8>>(2)?))
+        })
+        .map_err(err)?;
+    let mut names_stmt =
+        conn.prepare("SELECT ord, qualified_name FROM symbols WHERE blob_id = ?1").map_err(err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (path, blob, bytes) = row.map_err(err)?;
+        let refs = crate::refcodec::decode(&bytes).ok_or_else(|| Error::Corrupt {
+            path: store.path().to_owned(),
+            reason: format!("references of {path} cannot be decoded"),
+        })?;
+        let qualified: std::collections::HashMap<u32, String> = names_stmt
+            .query_map([blob], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))
+            .map_err(err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(err)?;
+        out.extend(refs.into_iter().filter(|r| r.name == name).map(|r| ReferenceHit {
+            path: path.clone(),
+            line: r.line,
+            column: r.column,
+            kind: r.kind,
+            enclosing: r.enclosing.and_then(|e| qualified.get(&e).cloned()),
+        }));
+    }
+    Ok(out)
 }
 
 fn glob_meta(s: &str) -> bool {
@@ -147,9 +199,9 @@ pub(crate) fn counts(store: &Store) -> Result<(u64, u64, u64, u64)> {
         |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(err);
     Ok((
         one("SELECT count(*) FROM files")?,
-        one("SELECT count(*) FROM files f JOIN symbols s ON s.blob_id = f.blob_id")?,
-        one("SELECT count(*) FROM files f JOIN refs r ON r.blob_id = f.blob_id")?,
-        one("SELECT count(*) FROM files f JOIN imports i ON i.blob_id = f.blob_id")?,
+        one("SELECT coalesce(sum(b.n_symbols), 0) FROM files f JOIN blobs b ON b.id = f.blob_id")?,
+        one("SELECT coalesce(sum(b.n_refs), 0) FROM files f JOIN blobs b ON b.id = f.blob_id")?,
+        one("SELECT coalesce(sum(b.n_imports), 0) FROM files f JOIN blobs b ON b.id = f.blob_id")?,
     ))
 }
 
@@ -158,8 +210,7 @@ pub(crate) fn languages(store: &Store) -> Result<Vec<LanguageStats>> {
     let err = |e| Error::db(store.path(), e);
     let mut stmt = conn
         .prepare(
-            "SELECT b.language, count(*), sum(b.lines), sum(b.error_nodes > 0),
-                    sum((SELECT count(*) FROM symbols s WHERE s.blob_id = b.id))
+            "SELECT b.language, count(*), sum(b.lines), sum(b.error_nodes > 0), sum(b.n_symbols)
              FROM files f JOIN blobs b ON b.id = f.blob_id GROUP BY b.language ORDER BY count(*) DESC, b.language",
         )
         .map_err(err)?;

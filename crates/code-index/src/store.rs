@@ -22,11 +22,7 @@ use std::{
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::{
-    Error, Language,
-    error::Result,
-    extract::{FileAnalysis, RefKind},
-};
+use crate::{Error, Language, error::Result, extract::FileAnalysis};
 
 /// Bump when extraction changes in a way the query files don't show.
 pub(crate) const EXTRACTOR_REVISION: u32 = 1;
@@ -43,6 +39,11 @@ const MIGRATIONS: &[&str] = &[
         lines INTEGER NOT NULL,
         error_nodes INTEGER NOT NULL,
         package TEXT,
+        n_symbols INTEGER NOT NULL,
+        n_refs INTEGER NOT NULL,
+        n_imports INTEGER NOT NULL,
+        -- every reference, encoded by refcodec.rs
+        refs BLOB NOT NULL,
         UNIQUE(hash, language)
     );
     CREATE TABLE files(
@@ -73,16 +74,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY(blob_id, ord)
     ) WITHOUT ROWID;
     CREATE INDEX symbols_name ON symbols(name);
-    CREATE TABLE refs(
-        blob_id INTEGER NOT NULL,
+    -- Which files use a name: each distinct name once per blob.
+    CREATE TABLE ref_names(
         name TEXT NOT NULL,
-        kind INTEGER NOT NULL,
-        line INTEGER NOT NULL,
-        col INTEGER NOT NULL,
-        enclosing INTEGER
-    );
-    CREATE INDEX refs_blob ON refs(blob_id);
-    CREATE INDEX refs_name ON refs(name);
+        blob_id INTEGER NOT NULL,
+        PRIMARY KEY(name, blob_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX ref_names_blob ON ref_names(blob_id);
     CREATE TABLE imports(
         blob_id INTEGER NOT NULL,
         ord INTEGER NOT NULL,
@@ -294,8 +292,21 @@ impl Batch<'_> {
 
     fn insert_blob(&self, hash: &str, lang: Language, a: &FileAnalysis) -> rusqlite::Result<i64> {
         self.tx
-            .prepare_cached("INSERT INTO blobs(hash, language, lines, error_nodes, package) VALUES (?1, ?2, ?3, ?4, ?5)")?
-            .execute(params![hash, lang.name(), a.lines, a.error_nodes, a.package])?;
+            .prepare_cached(
+                "INSERT INTO blobs(hash, language, lines, error_nodes, package, n_symbols, n_refs, n_imports, refs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                hash,
+                lang.name(),
+                a.lines,
+                a.error_nodes,
+                a.package,
+                a.definitions.len() as i64,
+                a.references.len() as i64,
+                a.imports.len() as i64,
+                crate::refcodec::encode(&a.references),
+            ])?;
         let id = self.tx.last_insert_rowid();
         let mut sym = self.tx.prepare_cached(
             "INSERT INTO symbols(blob_id, ord, name, qualified_name, kind, start_byte, end_byte, line, end_line, name_line, body_start, body_end, signature, doc, doc_line, parent)
@@ -321,16 +332,13 @@ impl Batch<'_> {
                 d.parent,
             ])?;
         }
-        let mut r = self.tx.prepare_cached("INSERT INTO refs(blob_id, name, kind, line, col, enclosing) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-        for rf in &a.references {
-            r.execute(params![
-                id,
-                rf.name,
-                ref_kind_code(rf.kind),
-                rf.line,
-                rf.column,
-                rf.enclosing
-            ])?;
+        let mut names: Vec<&str> = a.references.iter().map(|r| r.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut rn =
+            self.tx.prepare_cached("INSERT INTO ref_names(name, blob_id) VALUES (?1, ?2)")?;
+        for name in names {
+            rn.execute(params![name, id])?;
         }
         let mut im = self.tx.prepare_cached(
             "INSERT INTO imports(blob_id, ord, text, module, line) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -402,7 +410,7 @@ impl Batch<'_> {
             DELETE FROM orphans;
             INSERT INTO orphans SELECT id FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);
             DELETE FROM symbols WHERE blob_id IN (SELECT id FROM orphans);
-            DELETE FROM refs WHERE blob_id IN (SELECT id FROM orphans);
+            DELETE FROM ref_names WHERE blob_id IN (SELECT id FROM orphans);
             DELETE FROM imports WHERE blob_id IN (SELECT id FROM orphans);
             DELETE FROM blobs WHERE id IN (SELECT id FROM orphans);";
         self.tx.execute_batch(sql).map_err(|e| self.err(e))?;
@@ -415,15 +423,7 @@ impl Batch<'_> {
     /// Forgets every parse result (the extractor changed): files will be re-parsed.
     pub fn clear_parse_results(&self) -> Result<()> {
         self.tx
-            .execute_batch("DELETE FROM symbols; DELETE FROM refs; DELETE FROM imports; DELETE FROM files; DELETE FROM blobs;")
+            .execute_batch("DELETE FROM symbols; DELETE FROM ref_names; DELETE FROM imports; DELETE FROM files; DELETE FROM blobs;")
             .map_err(|e| self.err(e))
-    }
-}
-
-pub(crate) fn ref_kind_code(kind: RefKind) -> i64 {
-    match kind {
-        RefKind::Call => 0,
-        RefKind::Type => 1,
-        RefKind::Use => 2,
     }
 }

@@ -93,66 +93,70 @@ pub(crate) fn walk(root: &Path, exclude: &[String], cancel: &AtomicBool) -> Resu
                 true
             }
         })
-        .build();
+        .build_parallel();
 
-    let mut out = Vec::new();
-    for item in walker {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let entry = match item {
-            Ok(e) => e,
-            Err(err) => {
-                out.push(walk_error(root, err));
-                continue;
+    // Parallel: the walk of a large tree is mostly `stat` calls, which overlap well.
+    let found: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+    walker.run(|| {
+        let found = &found;
+        Box::new(move |item| {
+            if cancel.load(Ordering::Relaxed) {
+                return ignore::WalkState::Quit;
             }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let rel = rel_path(root, entry.path());
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(err) => {
-                out.push(Entry::Skip {
-                    rel,
-                    code: ErrorCode::Unreadable,
-                    reason: err.to_string(),
-                    size: 0,
-                    mtime_ns: 0,
-                });
-                continue;
+            if let Some(entry) = classify(root, item) {
+                found.lock().expect("not poisoned").push(entry);
             }
-        };
-        let size = meta.len();
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64);
-        match Language::from_path(entry.path()) {
-            Some(lang) => {
-                out.push(Entry::File { rel, abs: entry.into_path(), lang, size, mtime_ns })
-            }
-            None => {
-                let reason = match entry.path().extension() {
-                    Some(ext) => format!("no grammar for .{} files", ext.to_string_lossy()),
-                    None => "no grammar for files without an extension".to_owned(),
-                };
-                out.push(Entry::Skip {
-                    rel,
-                    code: ErrorCode::UnknownLanguage,
-                    reason,
-                    size,
-                    mtime_ns,
-                });
-            }
-        }
+            ignore::WalkState::Continue
+        })
+    });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
     }
+    let mut out = found.into_inner().expect("not poisoned");
     out.extend(std::mem::take(&mut *escapes.lock().expect("not poisoned")));
     out.sort_by(|a, b| a.rel().cmp(b.rel()));
     out.dedup_by(|a, b| a.rel() == b.rel());
     Ok(out)
+}
+
+/// One walked item: a file to index, a file to skip, or nothing (directories).
+fn classify(root: &Path, item: Result<ignore::DirEntry, ignore::Error>) -> Option<Entry> {
+    let entry = match item {
+        Ok(e) => e,
+        Err(err) => return Some(walk_error(root, err)),
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let rel = rel_path(root, entry.path());
+    let meta = match entry.metadata() {
+        Ok(m) => m,
+        Err(err) => {
+            return Some(Entry::Skip {
+                rel,
+                code: ErrorCode::Unreadable,
+                reason: err.to_string(),
+                size: 0,
+                mtime_ns: 0,
+            });
+        }
+    };
+    let size = meta.len();
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    Some(match Language::from_path(entry.path()) {
+        Some(lang) => Entry::File { rel, abs: entry.into_path(), lang, size, mtime_ns },
+        None => {
+            let reason = match entry.path().extension() {
+                Some(ext) => format!("no grammar for .{} files", ext.to_string_lossy()),
+                None => "no grammar for files without an extension".to_owned(),
+            };
+            Entry::Skip { rel, code: ErrorCode::UnknownLanguage, reason, size, mtime_ns }
+        }
+    })
 }
 
 fn walk_error(root: &Path, err: ignore::Error) -> Entry {

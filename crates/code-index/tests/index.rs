@@ -63,12 +63,13 @@ fn second_run_reparses_only_what_changed() {
         ]
     );
 
+    // README.md is skipped (unknown language), and unchanged too.
     let again = update(&mut index);
-    assert_eq!((again.parsed, again.unchanged, again.added, again.modified), (0, 3, 0, 0));
+    assert_eq!((again.parsed, again.unchanged, again.added, again.modified), (0, 4, 0, 0));
 
     p.write("src/app.py", "def helper():\n    return 2\n\ndef extra():\n    pass\n");
     let changed = update(&mut index);
-    assert_eq!((changed.parsed, changed.modified, changed.unchanged), (1, 1, 2));
+    assert_eq!((changed.parsed, changed.modified, changed.unchanged), (1, 1, 3));
     assert_eq!(names(&index, Some("src/app.py")), ["src/app.py:helper", "src/app.py:extra"]);
 }
 
@@ -81,7 +82,7 @@ fn touching_a_file_rehashes_but_does_not_reparse() {
     f.set_modified(SystemTime::now() + Duration::from_secs(5)).unwrap();
     let r = update(&mut index);
     assert_eq!((r.parsed, r.modified, r.reused), (0, 0, 0));
-    assert_eq!(r.unchanged, 3);
+    assert_eq!(r.unchanged, 4);
 }
 
 #[test]
@@ -294,7 +295,7 @@ fn cancelled_update_leaves_a_consistent_index_that_the_next_run_completes() {
     assert_eq!(r.added + st.files, 1500);
     let st = index.status().unwrap();
     assert_eq!((st.files, st.symbols), (1500, 3000));
-    assert!(st.stale.is_fresh());
+    assert!(st.stale.unwrap().is_fresh());
 }
 
 #[test]
@@ -386,4 +387,39 @@ fn state_dir_is_created_and_git_ignored() {
     let p = project();
     let _ = Index::open(p.root(), IndexConfig::default()).unwrap();
     assert_eq!(p.read(".ironbees/.gitignore"), "*\n");
+}
+
+#[test]
+fn references_name_their_file_line_kind_and_enclosing_definition() {
+    let p = project();
+    p.write(
+        "src/other.py",
+        "from app import helper\n\ndef caller():\n    return helper() + helper()\n",
+    );
+    let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    let hits: Vec<String> = index
+        .references("helper")
+        .unwrap()
+        .into_iter()
+        .map(|h| {
+            format!(
+                "{}:{}:{} {:?} in {}",
+                h.path,
+                h.line,
+                h.column,
+                h.kind,
+                h.enclosing.unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            "src/app.py:3:16 Call in App.run",
+            "src/other.py:1:17 Use in ",
+            "src/other.py:4:12 Call in caller",
+            "src/other.py:4:23 Call in caller",
+        ]
+    );
 }

@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &IndexArgs) -> Result<i32> {
     let report = index.update(&bar, &ctx.cancel);
     bar.finish();
     let report = report?;
-    let status = index.status()?;
+    let status = index.summary()?;
     if out.json {
         out.json(&IndexOutput {
             root: status.root.clone(),

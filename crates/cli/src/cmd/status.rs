@@ -49,17 +49,17 @@ pub fn run(ctx: &Ctx, out: &Output, _args: &StatusArgs) -> Result<i32> {
             }
         ));
     }
-    if st.stale.is_fresh() {
-        out.line(format!("{} up to date", bold.apply_to("staleness:")));
-    } else {
-        out.line(format!(
+    match &st.stale {
+        Some(stale) if stale.is_fresh() => out.line(format!("{} up to date", bold.apply_to("staleness:"))),
+        Some(stale) => out.line(format!(
             "{} {} modified, {} added, {} deleted since the last update (e.g. {}); run `ironbees index`",
             warn.apply_to("staleness:"),
-            st.stale.modified,
-            st.stale.added,
-            st.stale.deleted,
-            st.stale.examples.join(", ")
-        ));
+            stale.modified,
+            stale.added,
+            stale.deleted,
+            stale.examples.join(", ")
+        )),
+        None => {}
     }
     if !st.skipped.is_empty() {
         out.line(bold.apply_to("skipped:").to_string());

@@ -831,10 +831,14 @@ fn js_prototype_methods_ts_construct_signatures_java_enum_bodies() {
             method Hash.get L3-3 `Hash.prototype.get = function(k)`
         "#]],
     );
-    check(Language::TypeScript, "interface Ctor {\n  new (x: number): Ctor;\n}\n", expect![[r#"
+    check(
+        Language::TypeScript,
+        "interface Ctor {\n  new (x: number): Ctor;\n}\n",
+        expect![[r#"
         interface Ctor L1-3 `interface Ctor`
           method Ctor.new L2-2 `new (x: number): Ctor`
-    "#]]);
+    "#]],
+    );
     check(
         Language::Java,
         "enum Policy {\n  DEFAULT {\n    int f() { return 1; }\n  },\n  PLAIN;\n}\n",
@@ -858,5 +862,6 @@ fn mask_macros_blanks_only_macros_and_keeps_offsets() {
         };
         class FOO final {};
         return FOO_BAR(x);
-    "#]].assert_eq(&String::from_utf8_lossy(&masked));
+    "#]]
+    .assert_eq(&String::from_utf8_lossy(&masked));
 }
