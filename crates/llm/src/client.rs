@@ -164,7 +164,7 @@ impl Llm {
                 ProviderInfo {
                     name: n.clone(),
                     kind: s.http.kind.as_str(),
-                    base_url: s.http.base_url.clone(),
+                    base_url: crate::http::redact_url(&s.http.base_url),
                     model: s.http.model.clone(),
                     has_key: s.http.has_key(),
                     chain_position: self.chain.iter().position(|c| c == n),

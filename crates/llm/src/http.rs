@@ -272,7 +272,8 @@ impl HttpProvider {
             src = s.source();
         }
         parts.dedup();
-        let mut message = parts.join(": ");
+        let url = self.url();
+        let mut message = parts.join(": ").replace(&url, &redact_url(&url));
         if let Some(k) = &self.key {
             message = message.replace(k.expose(), "***");
         }
@@ -299,6 +300,21 @@ impl HttpProvider {
             }
         }
     }
+}
+
+/// A URL fit to show: a password and query values (`?api-key=...`, as some
+/// gateways take keys) become `***`.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Ok(mut u) = reqwest::Url::parse(url) else { return url.to_owned() };
+    if u.password().is_some() {
+        let _ = u.set_password(Some("***"));
+    }
+    if u.query().is_some() {
+        let pairs: Vec<(String, String)> =
+            u.query_pairs().map(|(k, _)| (k.into_owned(), "***".to_owned())).collect();
+        u.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    u.to_string()
 }
 
 /// `Retry-After` (seconds or a date), or OpenAI's `retry-after-ms`.
@@ -359,6 +375,15 @@ mod tests {
                 "{status} {msg}"
             );
         }
+    }
+
+    #[test]
+    fn urls_are_shown_without_credentials() {
+        assert_eq!(
+            redact_url("https://u:pw@x.example/v1?api-key=k&v=2"),
+            "https://u:***@x.example/v1?api-key=***&v=***"
+        );
+        assert_eq!(redact_url("https://api.openai.com/v1"), "https://api.openai.com/v1");
     }
 
     #[test]
