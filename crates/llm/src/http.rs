@@ -263,17 +263,22 @@ impl HttpProvider {
         if e.is_connect() && e.is_timeout() {
             return self.timeout(TimeoutPhase::Connect, self.timeouts.connect_secs);
         }
-        // The innermost cause says what happened ("connection reset by peer"); the
-        // URL is left out in case a user put a key into it.
-        let mut parts = vec![e.to_string()];
+        // The innermost cause says what happened ("Connection refused", "connection
+        // reset by peer"); reqwest's own wrapper adds only the URL.
+        let mut inner = e.to_string();
         let mut src = std::error::Error::source(e);
         while let Some(s) = src {
-            parts.push(s.to_string());
+            inner = s.to_string();
             src = s.source();
         }
-        parts.dedup();
-        let url = self.url();
-        let mut message = parts.join(": ").replace(&url, &redact_url(&url));
+        let what = if e.is_connect() {
+            format!("cannot connect to {}", redact_url(&self.base_url))
+        } else if e.is_body() || e.is_decode() {
+            "reading the response".to_owned()
+        } else {
+            "sending the request".to_owned()
+        };
+        let mut message = format!("{what}: {inner}");
         if let Some(k) = &self.key {
             message = message.replace(k.expose(), "***");
         }

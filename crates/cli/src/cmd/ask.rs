@@ -81,6 +81,14 @@ pub fn run(ctx: &Ctx, out: &Output, args: &AskArgs) -> Result<i32> {
         let mut bar = spinner(out, "asking");
         let mut stdout = std::io::stdout();
         let mut printed = false;
+        // A note on stderr, above the spinner when there is one.
+        let say = |bar: &Option<indicatif::ProgressBar>, msg: String| {
+            let line = note.apply_to(msg).to_string();
+            match bar {
+                Some(b) => b.suspend(|| eprintln!("{line}")),
+                None => eprintln!("{line}"),
+            }
+        };
         let mut on_event = |ev: &llm::StreamEvent| {
             use llm::StreamEvent as E;
             match ev {
@@ -104,25 +112,12 @@ pub fn run(ctx: &Ctx, out: &Output, args: &AskArgs) -> Result<i32> {
                         let _ = writeln!(stdout);
                         printed = false;
                     }
-                    eprintln!(
-                        "{}",
-                        note.apply_to(format!(
-                            "[answer interrupted: {reason}; the answer restarts below]"
-                        ))
-                    );
+                    say(&bar, format!("[answer interrupted: {reason}; the answer restarts below]"));
                 }
                 E::Retrying { delay_ms, reason, .. } if !json => {
-                    eprintln!(
-                        "{}",
-                        note.apply_to(format!(
-                            "[{reason}; retrying in {:.1}s]",
-                            *delay_ms as f64 / 1000.0
-                        ))
-                    );
+                    say(&bar, format!("[{reason}; retrying in {:.1}s]", *delay_ms as f64 / 1000.0));
                 }
-                E::Fallback { to, .. } if !json => {
-                    eprintln!("{}", note.apply_to(format!("[falling back to {to}]")));
-                }
+                E::Fallback { to, .. } if !json => say(&bar, format!("[falling back to {to}]")),
                 _ => {}
             }
         };
