@@ -300,3 +300,55 @@ fn config_show_masks_secrets_and_names_its_sources() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_during_ask_cancels_cleanly_and_closes_the_connection() {
+    use std::{io::Read, process::Stdio, time::Duration};
+
+    use test_support::mock_llm::Fault;
+
+    let p = project();
+    let a = MockLlm::start();
+    a.set_default(
+        Reply::text("this answer starts and then the server goes quiet").fault(Fault::HangAfter(5)),
+    );
+    let mut c = ironbees(p.root());
+    with_anthropic(&mut c, &a);
+    c.args(["ask", "--no-context", "hi"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        let n = stdout.read(&mut buf).unwrap_or(0);
+        let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+        let mut rest = String::new();
+        let _ = stdout.read_to_string(&mut rest);
+    });
+    let first = rx.recv_timeout(Duration::from_secs(30)).expect("the answer starts streaming");
+    assert!(first.starts_with("this"), "{first}");
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    // A hang guard, not a speed assertion.
+    let mut status = None;
+    for _ in 0..300 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = status.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("ironbees ask did not end after Ctrl-C");
+    });
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("error[CANCELLED]"), "{stderr}");
+    assert!(
+        a.wait_for_disconnects(1, Duration::from_secs(10)),
+        "the server saw the connection close"
+    );
+    assert_eq!(a.request_count(), 1);
+}

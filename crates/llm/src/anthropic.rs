@@ -308,3 +308,62 @@ pub(crate) fn structured(content: &[Content], name: &str) -> Option<Value> {
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::settings::ProviderKind;
+
+    #[test]
+    fn without_caching_no_cache_control_and_required_max_tokens() {
+        let shape = CallShape {
+            kind: ProviderKind::Anthropic,
+            model: "claude-haiku-4-5",
+            max_tokens: None,
+            temperature: None,
+            prompt_caching: false,
+            stream: false,
+        };
+        let b = body(&Request::new("hi").with_system("sys"), &shape);
+        assert_eq!(b["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert_eq!(b["system"], json!([{"type": "text", "text": "sys"}]));
+        assert_eq!(b.get("temperature"), None);
+        assert_eq!(b.get("tools"), None);
+        assert!(!b.to_string().contains("cache_control"));
+    }
+
+    #[test]
+    fn json_answers() {
+        let ok = br#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
+            "content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Hi"},
+                       {"type":"tool_use","id":"toolu_1","name":"w","input":{"city":"Oslo"}}],
+            "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":3,"cache_read_input_tokens":7,"cache_creation_input_tokens":2}}"#;
+        let p = parse(ok).unwrap();
+        assert_eq!(p.content.len(), 2, "thinking blocks are not content");
+        assert_eq!(p.stop_reason, StopReason::ToolUse);
+        let u = p.usage.unwrap();
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens),
+            (10, 3, 7, 2)
+        );
+        let err = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert!(matches!(parse(err), Err(DecodeError::Server(m)) if m == "Overloaded"));
+        assert!(matches!(parse(b"<html>"), Err(DecodeError::Bad(_))));
+    }
+
+    #[test]
+    fn a_stream_without_message_stop_is_truncated() {
+        let mut d = Box::<StreamDecoder>::default();
+        let mut out = Vec::new();
+        let ev = |data: serde_json::Value| SseEvent { event: "x".into(), data: data.to_string() };
+        d.event(&ev(json!({"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 3}}})), &mut out).unwrap();
+        d.event(&ev(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})), &mut out)
+            .unwrap();
+        d.event(&ev(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "par"}})), &mut out)
+            .unwrap();
+        assert_eq!(out, vec![StreamEvent::TextDelta { text: "par".into() }]);
+        assert!(matches!(d.finish(), Err(DecodeError::Bad(m)) if m.contains("truncated")));
+    }
+}

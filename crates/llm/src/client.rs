@@ -233,8 +233,15 @@ impl Llm {
         let mut tried: Vec<String> = Vec::new();
         let mut last: Option<Error> = None;
         let mut attempts_total = 0u32;
+        let without_model = req.model.as_ref().map(|_| Request { model: None, ..req.clone() });
         for (pos, name) in chain.iter().enumerate() {
             let slot = self.slot(name)?;
+            // A model named in the request is the first provider's; a fallback from
+            // another vendor would refuse it, so fallbacks use their own model.
+            let req: &Request = match &without_model {
+                Some(r) if pos > 0 => r,
+                _ => req,
+            };
             if pos > 0 {
                 let reason = last.as_ref().map(ToString::to_string).unwrap_or_default();
                 warn!(from = %chain[pos - 1], to = %name, %reason, "falling back");
@@ -279,12 +286,13 @@ impl Llm {
                     };
                     slot.http.attempt(req, stream, &mut sink, &opts.cancel).await
                 };
+                let result = result.and_then(|a| check_structured(name, slot.http.kind, req, a));
                 let err = match result {
                     Ok(a) => {
                         if let Some(s) = slot.breaker.record(false, Instant::now()) {
                             info!(provider = %name, state = ?s, "circuit closed");
                         }
-                        return self.finish_checked(name, &slot, req, a, workflow, attempts_total);
+                        return Ok(self.finish(name, &slot, req, a, workflow, attempts_total));
                     }
                     Err(e) => e,
                 };
@@ -342,25 +350,6 @@ impl Llm {
         Err(Error::Exhausted { tried, last: Box::new(last) })
     }
 
-    fn finish_checked(
-        &self,
-        name: &str,
-        slot: &Slot,
-        req: &Request,
-        a: Attempt,
-        workflow: Option<&str>,
-        attempts: u32,
-    ) -> Result<Response> {
-        let resp = self.finish(name, slot, req, a, workflow, attempts);
-        if let Some(schema) = req.output_schema.as_ref().filter(|_| resp.structured.is_none()) {
-            return Err(Error::BadResponse {
-                provider: name.to_owned(),
-                message: format!("no structured answer for schema {:?}", schema.name),
-            });
-        }
-        Ok(resp)
-    }
-
     /// Books the usage and assembles the response.
     fn finish(
         &self,
@@ -394,10 +383,10 @@ impl Llm {
             .or(slot.price);
         let cost_usd = price.map(|pr| pr.cost(&usage));
         self.ledger.record(workflow, &usage, cost_usd);
-        let structured = req.output_schema.as_ref().and_then(|s| match slot.http.kind {
-            ProviderKind::Anthropic => anthropic::structured(&p.content, &s.name),
-            _ => openai::structured(&p.content).ok(),
-        });
+        let structured = req
+            .output_schema
+            .as_ref()
+            .and_then(|s| structured(slot.http.kind, &s.name, &p.content));
         Response {
             provider: name.to_owned(),
             model,
@@ -409,6 +398,34 @@ impl Llm {
             latency_ms: a.latency.as_millis() as u64,
             attempts,
         }
+    }
+}
+
+fn structured(
+    kind: ProviderKind,
+    name: &str,
+    content: &[crate::types::Content],
+) -> Option<serde_json::Value> {
+    match kind {
+        ProviderKind::Anthropic => anthropic::structured(content, name),
+        _ => openai::structured(content).ok(),
+    }
+}
+
+/// A request with an output schema must get a structured answer; one that is
+/// missing or not JSON is a bad response (and retried like one).
+fn check_structured(name: &str, kind: ProviderKind, req: &Request, a: Attempt) -> Result<Attempt> {
+    match &req.output_schema {
+        Some(s) if structured(kind, &s.name, &a.parsed.content).is_none() => {
+            Err(Error::BadResponse {
+                provider: name.to_owned(),
+                message: format!(
+                    "no structured answer (JSON for schema {:?}) in the response",
+                    s.name
+                ),
+            })
+        }
+        _ => Ok(a),
     }
 }
 

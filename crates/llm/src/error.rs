@@ -55,8 +55,12 @@ pub enum Error {
     /// fallback provider takes over. `LLM_UNAVAILABLE`.
     #[error("{provider}: not authorized (HTTP {status}): {message}")]
     Unauthorized { provider: String, status: u16, message: String },
-    /// Another 4xx: the request itself was refused (unknown model, context too long,
-    /// bad schema). Not retried, no fallback. `INVALID_ARGUMENT`.
+    /// HTTP 404: a wrong base URL or an unknown model. Not retried; the fallback
+    /// provider takes over. `LLM_UNAVAILABLE`.
+    #[error("{provider}: endpoint or model not found (HTTP 404): {message}")]
+    NotFound { provider: String, message: String },
+    /// Another 4xx: the request itself was refused (malformed, context too long,
+    /// a schema the server rejects). Not retried, no fallback. `INVALID_ARGUMENT`.
     #[error("{provider}: request refused (HTTP {status}): {message}")]
     Rejected { provider: String, status: u16, message: String },
     /// The response was not what the wire format promises (malformed JSON, a
@@ -92,6 +96,7 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Server { .. }
             | Error::Unauthorized { .. }
+            | Error::NotFound { .. }
             | Error::CircuitOpen { .. } => ErrorCode::LlmUnavailable,
             Error::RateLimited { .. } => ErrorCode::LlmRateLimited,
             Error::BadResponse { .. } => ErrorCode::LlmBadResponse,
@@ -114,7 +119,9 @@ impl Error {
             | Error::Server { .. }
             | Error::BadResponse { .. } => ErrorClass::Transient,
             Error::RateLimited { retry_after, .. } => ErrorClass::RateLimited(*retry_after),
-            Error::Unauthorized { .. } | Error::CircuitOpen { .. } => ErrorClass::ProviderDown,
+            Error::Unauthorized { .. } | Error::NotFound { .. } | Error::CircuitOpen { .. } => {
+                ErrorClass::ProviderDown
+            }
             Error::Rejected { .. } | Error::Config(_) => ErrorClass::Caller,
             Error::BudgetExceeded { .. } | Error::Cancelled => ErrorClass::Stop,
             Error::Exhausted { last, .. } => last.class(),
@@ -129,8 +136,7 @@ pub(crate) enum ErrorClass {
     Transient,
     /// Like `Transient`, waiting at least the server's `Retry-After`.
     RateLimited(Option<Duration>),
-    /// Do not retry this provider; fall back. (Unauthorized counts against the
-    /// breaker; an open circuit does not count again.)
+    /// Do not retry this provider; fall back. Counts against the breaker.
     ProviderDown,
     /// The request is at fault: no retry, no fallback, no breaker count.
     Caller,

@@ -348,6 +348,7 @@ pub(crate) fn classify_status(
         429 if message.contains("quota") => Error::Unauthorized { provider, status, message },
         429 => Error::RateLimited { provider, retry_after, message },
         401 | 403 => Error::Unauthorized { provider, status, message },
+        404 => Error::NotFound { provider, message },
         // Timeout, conflict (OpenAI says retry), and every server error incl. 529.
         408 | 409 | 500..=599 => Error::Server { provider, status, message },
         _ => Error::Rejected { provider, status, message },
@@ -368,7 +369,8 @@ mod tests {
             (401, "bad key", ErrorCode::LlmUnavailable),
             (403, "forbidden", ErrorCode::LlmUnavailable),
             (400, "bad schema", ErrorCode::InvalidArgument),
-            (404, "no such model", ErrorCode::InvalidArgument),
+            (404, "no such model", ErrorCode::LlmUnavailable),
+            (422, "bad schema", ErrorCode::InvalidArgument),
             (500, "oops", ErrorCode::LlmUnavailable),
             (529, "overloaded", ErrorCode::LlmUnavailable),
             (408, "timeout", ErrorCode::LlmUnavailable),

@@ -279,3 +279,114 @@ pub(crate) fn structured(content: &[Content]) -> Result<Value, String> {
         .collect();
     serde_json::from_str(text.trim()).map_err(|e| format!("structured answer is not JSON ({e})"))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::types::ToolDef;
+
+    fn shape(kind: ProviderKind, stream: bool) -> CallShape<'static> {
+        CallShape {
+            kind,
+            model: "m",
+            max_tokens: Some(100),
+            temperature: Some(0.0),
+            prompt_caching: true,
+            stream,
+        }
+    }
+
+    #[test]
+    fn a_tool_conversation_maps_to_tool_messages() {
+        let mut req = Request::new("weather?").with_system("sys").with_tool(ToolDef {
+            name: "w".into(),
+            description: "weather".into(),
+            input_schema: json!({"type": "object"}),
+        });
+        req.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                Content::Text { text: "checking".into() },
+                Content::ToolUse {
+                    id: "c1".into(),
+                    name: "w".into(),
+                    input: json!({"city": "Oslo"}),
+                },
+            ],
+        });
+        req.messages.push(Message {
+            role: Role::User,
+            content: vec![
+                Content::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "sunny".into(),
+                    is_error: false,
+                },
+                Content::Text { text: "and tomorrow?".into() },
+            ],
+        });
+        req.tool_choice = ToolChoice::Tool("w".into());
+        let b = body(&req, &shape(ProviderKind::OpenaiCompatible, false));
+        assert_eq!(
+            b["messages"],
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": "checking", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{\"city\":\"Oslo\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                {"role": "user", "content": "and tomorrow?"},
+            ])
+        );
+        assert_eq!(b["tool_choice"], json!({"type": "function", "function": {"name": "w"}}));
+        assert_eq!(b["max_tokens"], 100);
+        assert_eq!(b["temperature"], 0.0);
+        assert_eq!(b.get("stream"), None);
+        assert_eq!(b.get("response_format"), None);
+    }
+
+    #[test]
+    fn json_answers_with_tool_calls_and_refusals() {
+        let ok = br#"{"model":"gpt-4o-2024-08-06","choices":[{"message":{"role":"assistant","content":null,
+            "tool_calls":[{"id":"call_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Oslo\"}"}}]},
+            "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":20}}}"#;
+        let p = parse(ok).unwrap();
+        assert_eq!(p.model, "gpt-4o-2024-08-06");
+        assert_eq!(p.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            p.content,
+            vec![Content::ToolUse {
+                id: "call_1".into(),
+                name: "w".into(),
+                input: json!({"city": "Oslo"})
+            }]
+        );
+        let u = p.usage.unwrap();
+        assert_eq!((u.input_tokens, u.cache_read_tokens, u.output_tokens), (30, 20, 5));
+
+        let bad_args = br#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"w","arguments":"{\"ci"}}]},"finish_reason":"tool_calls"}]}"#;
+        assert!(matches!(parse(bad_args), Err(DecodeError::Bad(m)) if m.contains("not JSON")));
+        assert!(
+            matches!(parse(br#"{"error":{"message":"boom"}}"#), Err(DecodeError::Server(m)) if m == "boom")
+        );
+        assert!(matches!(parse(br#"{"choices":[]}"#), Err(DecodeError::Bad(_))));
+    }
+
+    #[test]
+    fn a_stream_ending_after_finish_reason_without_done_is_complete() {
+        let mut d = Box::<StreamDecoder>::default();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"choices":[{"delta":{"content":"hi"}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+        ] {
+            d.event(&SseEvent { event: "message".into(), data: data.into() }, &mut out).unwrap();
+        }
+        let p = d.finish().unwrap();
+        assert_eq!(p.content, vec![Content::Text { text: "hi".into() }]);
+        assert_eq!(p.usage, None, "no usage chunk: the client estimates");
+    }
+}

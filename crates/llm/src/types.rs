@@ -8,7 +8,8 @@ use serde_json::Value;
 /// One model call. Build it with [`Request::new`] and the `with_*` methods.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Request {
-    /// The model; `None` means the provider's configured model.
+    /// The model of the first provider tried (fallbacks from other vendors use
+    /// their own configured model); `None` means the configured model.
     pub model: Option<String>,
     pub system: Option<String>,
     pub messages: Vec<Message>,

@@ -64,6 +64,9 @@ pub enum Fault {
     TruncateAfter(usize),
     /// Keep the connection open, sending nothing, until the client closes it.
     HangAfter(usize),
+    /// Send the format's in-stream error (Anthropic `event: error` with
+    /// `overloaded_error`; OpenAI `data: {"error": ...}`), then end the body.
+    ErrorEventAfter(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -456,6 +459,25 @@ async fn send_stream(sock: &mut TcpStream, ctx: &Ctx, reply: &Reply) -> bool {
             }
             Some(Fault::TruncateAfter(n)) if i == n => break,
             Some(Fault::HangAfter(n)) if i == n => return true,
+            Some(Fault::ErrorEventAfter(n)) if i == n => {
+                let ev = match ctx.format {
+                    Format::Anthropic => format!(
+                        "event: error\ndata: {}\n\n",
+                        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    ),
+                    Format::OpenAi => format!(
+                        "data: {}\n\n",
+                        json!({"error": {"message": "The server had an error while processing your request.", "type": "server_error"}})
+                    ),
+                };
+                let mut chunk = format!("{:x}\r\n", ev.len()).into_bytes();
+                chunk.extend_from_slice(ev.as_bytes());
+                chunk.extend_from_slice(b"\r\n");
+                if !write_all(sock, &chunk, None).await {
+                    return false;
+                }
+                break;
+            }
             _ => {}
         }
         let mut chunk = format!("{:x}\r\n", ev.len()).into_bytes();

@@ -114,6 +114,51 @@ async fn reset_mid_stream_withdraws_partial_output_and_retries() {
 }
 
 #[tokio::test]
+async fn an_error_event_inside_a_stream_is_retried() {
+    for llm_of in [anthropic as fn(&MockLlm) -> Llm, openai] {
+        let mock = MockLlm::start();
+        mock.push(Reply::text("partial then overloaded").fault(Fault::ErrorEventAfter(3)));
+        mock.push(Reply::text("complete"));
+        let (r, ev) = stream(&llm_of(&mock)).await;
+        assert_eq!(r.unwrap().text(), "complete");
+        let reason = ev.0.iter().find_map(|e| match e {
+            StreamEvent::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        });
+        let reason = reason.expect("retried");
+        assert!(reason.contains("server error"), "{reason}");
+        assert_eq!(ev.text(), "complete");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_structured_answer_is_retried_as_a_bad_response() {
+    let mock = MockLlm::start();
+    mock.push(Reply::text("Sure! Here is the plan: step one...")); // prose, not JSON
+    mock.push(Reply::structured(serde_json::json!({"steps": 2})));
+    let llm = openai(&mock);
+    let req =
+        Request::new("plan").with_output_schema("plan", serde_json::json!({"type": "object"}));
+    let resp = llm.complete(&req, &CallOptions::default()).await.unwrap();
+    assert_eq!(resp.structured, Some(serde_json::json!({"steps": 2})));
+    assert_eq!(resp.attempts, 2);
+}
+
+#[tokio::test]
+async fn a_model_override_is_for_the_primary_only() {
+    let a = MockLlm::start();
+    a.set_default(Reply::status(404));
+    let o = MockLlm::start();
+    let llm = Llm::new(&env_settings(base(), Some(&a), Some(&o))).unwrap();
+    let req = Request::new("hi").with_model("claude-opus-4-5");
+    let resp = llm.complete(&req, &CallOptions::default()).await.unwrap();
+    assert_eq!(resp.provider, "openai", "a 404 (wrong URL or model) hands over at once");
+    assert_eq!(a.request_count(), 1);
+    assert_eq!(a.requests()[0].body["model"], "claude-opus-4-5");
+    assert_eq!(o.requests()[0].body["model"], "qwen2.5-coder:7b", "the fallback's own model");
+}
+
+#[tokio::test]
 async fn truncated_stream_is_a_bad_response_not_a_short_answer() {
     for llm_of in [anthropic as fn(&MockLlm) -> Llm, openai] {
         let mock = MockLlm::start();
