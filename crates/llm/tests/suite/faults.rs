@@ -218,7 +218,7 @@ async fn breaker_opens_after_repeated_failures_and_recovers_after_a_probe() {
     mock.set_default(Reply::status(500));
     let mut s = env_settings(base(), Some(&mock), None);
     s.retry = RetryPolicy { max_attempts: 1, ..s.retry };
-    s.breaker = BreakerPolicy { failure_threshold: 2, open_secs: 0.5 };
+    s.breaker = BreakerPolicy { failure_threshold: 2, open_secs: 1.5 };
     let llm = Llm::new(&s).unwrap();
     let req = Request::new("hi");
     let opts = CallOptions::default();
@@ -234,7 +234,7 @@ async fn breaker_opens_after_repeated_failures_and_recovers_after_a_probe() {
     assert_eq!(mock.request_count(), 2, "an open circuit sends nothing");
 
     // After open_secs one probe goes through; it fails, so the circuit opens again.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     let e = llm.complete(&req, &opts).await.unwrap_err();
     assert!(matches!(e, Error::Server { .. }), "{e}");
     assert_eq!(mock.request_count(), 3);
@@ -242,7 +242,7 @@ async fn breaker_opens_after_repeated_failures_and_recovers_after_a_probe() {
 
     // The server recovers; the next probe succeeds and closes the circuit.
     mock.set_default(Reply::text("back"));
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     assert_eq!(llm.complete(&req, &opts).await.unwrap().text(), "back");
     assert_eq!(llm.breaker_state("anthropic"), Some(BreakerState::Closed { failures: 0 }));
     assert_eq!(llm.complete(&req, &opts).await.unwrap().text(), "back");
