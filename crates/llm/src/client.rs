@@ -110,7 +110,12 @@ impl Llm {
                     )));
                 }
             };
-            if kind != ProviderKind::OpenaiCompatible && p.api_key.is_none() {
+            // Without a key, the vendor's own endpoint can only say 401; a gateway at
+            // another base URL may add credentials itself.
+            let own_endpoint = p.base_url.is_none()
+                || base_url.contains("api.anthropic.com")
+                || base_url.contains("api.openai.com");
+            if kind != ProviderKind::OpenaiCompatible && p.api_key.is_none() && own_endpoint {
                 return Err(Error::Config(format!(
                     "provider {name:?} has no API key (set {} or llm.providers.{name}.api_key)",
                     if kind == ProviderKind::Anthropic {

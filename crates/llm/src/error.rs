@@ -11,8 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum TimeoutPhase {
     /// Establishing the TCP/TLS connection.
     Connect,
-    /// From sending the request to the response headers and, when streaming, the
-    /// first event.
+    /// Streaming: from sending the request to the first event.
     FirstToken,
     /// Silence between two chunks of a stream.
     Idle,
@@ -48,9 +47,10 @@ pub enum Error {
     #[error("{provider}: rate limited (HTTP 429){}: {message}", retry_after.map(|d| format!(", retry after {:.1}s", d.as_secs_f64())).unwrap_or_default())]
     RateLimited { provider: String, retry_after: Option<Duration>, message: String },
     /// HTTP 5xx (including Anthropic's 529 "overloaded"), or an error event inside a
-    /// stream. Retried; counts against the breaker. `LLM_UNAVAILABLE`.
+    /// stream (status 200). Retried, after `Retry-After` when the server sent one;
+    /// counts against the breaker. `LLM_UNAVAILABLE`.
     #[error("{provider}: server error (HTTP {status}): {message}")]
-    Server { provider: String, status: u16, message: String },
+    Server { provider: String, status: u16, message: String, retry_after: Option<Duration> },
     /// HTTP 401/403: the key is missing, wrong or not allowed. Not retried; the
     /// fallback provider takes over. `LLM_UNAVAILABLE`.
     #[error("{provider}: not authorized (HTTP {status}): {message}")]
@@ -114,11 +114,12 @@ impl Error {
     /// The retry class, used by [`crate::retry::decide`] and the breaker.
     pub(crate) fn class(&self) -> ErrorClass {
         match self {
-            Error::Network { .. }
-            | Error::Timeout { .. }
-            | Error::Server { .. }
-            | Error::BadResponse { .. } => ErrorClass::Transient,
-            Error::RateLimited { retry_after, .. } => ErrorClass::RateLimited(*retry_after),
+            Error::Network { .. } | Error::Timeout { .. } | Error::BadResponse { .. } => {
+                ErrorClass::Transient(None)
+            }
+            Error::Server { retry_after, .. } | Error::RateLimited { retry_after, .. } => {
+                ErrorClass::Transient(*retry_after)
+            }
             Error::Unauthorized { .. } | Error::NotFound { .. } | Error::CircuitOpen { .. } => {
                 ErrorClass::ProviderDown
             }
@@ -132,10 +133,9 @@ impl Error {
 /// How the client reacts to an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ErrorClass {
-    /// Retry on this provider, then fall back. Counts against the breaker.
-    Transient,
-    /// Like `Transient`, waiting at least the server's `Retry-After`.
-    RateLimited(Option<Duration>),
+    /// Retry on this provider (waiting at least the server's `Retry-After` when
+    /// given), then fall back. Counts against the breaker.
+    Transient(Option<Duration>),
     /// Do not retry this provider; fall back. Counts against the breaker.
     ProviderDown,
     /// The request is at fault: no retry, no fallback, no breaker count.

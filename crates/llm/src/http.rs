@@ -190,10 +190,15 @@ impl HttpProvider {
         debug!(provider = %self.name, model, stream, bytes = bytes.len(), "sending request");
         let first_deadline = start + secs(self.timeouts.first_token_secs);
         let send = self.client.post(self.url()).headers(self.headers(stream)?).body(bytes).send();
-        let resp = match tokio::time::timeout_at(first_deadline.into(), send).await {
-            Err(_) => {
+        // Without streaming, a server sends nothing until the whole answer is ready:
+        // only the total timeout applies.
+        let headers_deadline =
+            if stream { first_deadline } else { start + secs(self.timeouts.total_secs) };
+        let resp = match tokio::time::timeout_at(headers_deadline.into(), send).await {
+            Err(_) if stream => {
                 return Err(self.timeout(TimeoutPhase::FirstToken, self.timeouts.first_token_secs));
             }
+            Err(_) => return Err(self.timeout(TimeoutPhase::Total, self.timeouts.total_secs)),
             Ok(Err(e)) => return Err(self.transport_error(&e)),
             Ok(Ok(r)) => r,
         };
@@ -301,7 +306,12 @@ impl HttpProvider {
                     None => message,
                 };
                 // Anthropic's mid-stream `overloaded_error` is its 529.
-                Error::Server { provider: self.name.clone(), status: 200, message }
+                Error::Server {
+                    provider: self.name.clone(),
+                    status: 200,
+                    message,
+                    retry_after: None,
+                }
             }
         }
     }
@@ -350,7 +360,7 @@ pub(crate) fn classify_status(
         401 | 403 => Error::Unauthorized { provider, status, message },
         404 => Error::NotFound { provider, message },
         // Timeout, conflict (OpenAI says retry), and every server error incl. 529.
-        408 | 409 | 500..=599 => Error::Server { provider, status, message },
+        408 | 409 | 500..=599 => Error::Server { provider, status, message, retry_after },
         _ => Error::Rejected { provider, status, message },
     }
 }

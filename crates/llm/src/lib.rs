@@ -13,11 +13,12 @@
 //! usage fields are exactly what the providers document, and every failure is
 //! classified into one [`Error`] whose [`Error::code`] is a stable machine code
 //! (`LLM_UNAVAILABLE`, `LLM_RATE_LIMITED`, `LLM_BAD_RESPONSE`, `BUDGET_EXCEEDED`).
-//! Around each attempt sit the policies, each a pure function tested as a table:
-//! [`retry::decide`] (exponential backoff with jitter, honoring `Retry-After`),
-//! [`breaker`] (per-provider circuit with a half-open probe), the fallback chain,
-//! and [`accounting::over_budget`] (hard token or USD budgets per session and per
-//! workflow, checked before a call and while it streams).
+//! Around each attempt sit the policies, each a pure function tested as a table
+//! in its module: `retry::decide` (exponential backoff with jitter, never sooner
+//! than `Retry-After`), `breaker::{admit, record}` (a circuit per provider with a
+//! half-open probe), the fallback chain, and `accounting::over_budget` (hard token
+//! or USD budgets per session and per workflow, checked before a call and while it
+//! streams).
 //!
 //! The crate reads no environment variable and no file: the binary builds
 //! [`Settings`] (its `llm:` config section plus [`StandardEnv`]) and passes them in.
@@ -40,14 +41,14 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod accounting;
+mod accounting;
 mod anthropic;
-pub mod breaker;
+mod breaker;
 mod client;
 mod error;
 mod http;
 mod openai;
-pub mod retry;
+mod retry;
 mod secret;
 mod settings;
 mod sse;

@@ -57,9 +57,8 @@ pub fn decide(err: &Error, attempt: u32, policy: &RetryPolicy, jitter: f64) -> R
         ErrorClass::Stop | ErrorClass::Caller => RetryDecision::Stop,
         ErrorClass::ProviderDown => RetryDecision::NextProvider,
         _ if attempt >= policy.max_attempts => RetryDecision::NextProvider,
-        ErrorClass::Transient => RetryDecision::RetryAfter(backoff()),
-        ErrorClass::RateLimited(None) => RetryDecision::RetryAfter(backoff()),
-        ErrorClass::RateLimited(Some(after)) => {
+        ErrorClass::Transient(None) => RetryDecision::RetryAfter(backoff()),
+        ErrorClass::Transient(Some(after)) => {
             if after.as_secs_f64() > policy.max_retry_after_secs {
                 RetryDecision::NextProvider
             } else {
@@ -119,7 +118,12 @@ mod tests {
             // capped at max_delay
             (net(), 2, 0.5, RetryAfter(ms(150))),
             (
-                Error::Server { provider: "p".into(), status: 503, message: String::new() },
+                Error::Server {
+                    provider: "p".into(),
+                    status: 503,
+                    message: String::new(),
+                    retry_after: None,
+                },
                 1,
                 0.0,
                 RetryAfter(ms(50)),
@@ -134,6 +138,18 @@ mod tests {
             (limited(Some(2.0)), 1, 0.0, RetryAfter(ms(2000))),
             (limited(Some(2.0)), 1, 0.5, RetryAfter(ms(2050))),
             (limited(None), 1, 0.0, RetryAfter(ms(50))),
+            // a 503 with Retry-After is honored too
+            (
+                Error::Server {
+                    provider: "p".into(),
+                    status: 503,
+                    message: String::new(),
+                    retry_after: Some(ms(1500)),
+                },
+                1,
+                0.0,
+                RetryAfter(ms(1500)),
+            ),
             // too long to wait: hand over
             (limited(Some(30.0)), 1, 0.0, NextProvider),
             (limited(Some(2.0)), 3, 0.0, NextProvider),

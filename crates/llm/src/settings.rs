@@ -76,7 +76,8 @@ impl ProviderSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct Timeouts {
     pub connect_secs: f64,
-    /// Until the response headers and, when streaming, the first event.
+    /// Streaming: from sending the request to the first event. (A call without
+    /// streaming gets its answer all at once; only `total_secs` applies to it.)
     pub first_token_secs: f64,
     /// Longest silence between two chunks of a stream.
     pub idle_secs: f64,

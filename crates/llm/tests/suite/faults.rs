@@ -313,3 +313,27 @@ async fn connection_refused_is_a_network_error() {
     assert!(matches!(err, Error::Network { .. }), "{err}");
     assert_eq!(err.code(), ErrorCode::LlmUnavailable);
 }
+
+#[tokio::test]
+async fn a_non_streaming_answer_may_take_longer_than_the_first_token_timeout() {
+    // Without streaming the server is silent until the whole answer is ready.
+    let mock = MockLlm::start();
+    mock.push(Reply::text("slow but whole").first_byte_delay(Duration::from_millis(800)));
+    let mut s = env_settings(base(), Some(&mock), None);
+    s.timeouts = Timeouts { first_token_secs: 0.2, ..s.timeouts };
+    let resp =
+        Llm::new(&s).unwrap().complete(&Request::new("hi"), &CallOptions::default()).await.unwrap();
+    assert_eq!(resp.text(), "slow but whole");
+    assert_eq!(mock.request_count(), 1);
+}
+
+#[test]
+fn a_missing_key_is_a_configuration_error_for_the_vendors_own_endpoint_only() {
+    let mut s = base();
+    s.providers.insert("anthropic".into(), llm::ProviderSettings::default());
+    let err = Llm::new(&s.clone().with_standard_env(&Default::default())).unwrap_err();
+    assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+    // A gateway that adds credentials itself.
+    s.providers.get_mut("anthropic").unwrap().base_url = Some("http://127.0.0.1:4000".into());
+    assert!(Llm::new(&s.with_standard_env(&Default::default())).is_ok());
+}
