@@ -369,6 +369,17 @@ mod tests {
     }
 
     #[test]
+    fn a_typo_in_the_llm_section_is_an_error_naming_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(&p, "llm:\n  fallbak: [openai]\n").unwrap();
+        let cfg = Config::from_layers(&[p], &[]).unwrap();
+        let err = llm_settings(&cfg, &[]).unwrap_err();
+        assert!(format!("{err:#}").contains("fallbak"), "{err:#}");
+        assert_eq!(crate::exit::error_info(&err).code, ErrorCode::InvalidArgument);
+    }
+
+    #[test]
     fn unknown_keys_in_a_section_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.yaml");

@@ -74,10 +74,10 @@ pub enum Command {
     #[command(after_help = cmd::ask::AFTER_HELP)]
     Ask(cmd::ask::AskArgs),
     /// Model providers: `llm check` calls each configured provider.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  ironbees llm check --json")]
     Llm(cmd::llm::LlmCommand),
     /// Configuration: `config show` prints the merged configuration, secrets masked.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  ironbees config show --json")]
     Config(cmd::config::ConfigCommand),
 }
 

@@ -213,13 +213,13 @@ fn ask_falls_back_when_the_primary_is_down_and_logs_hold_no_secret() {
     let mut c = ironbees(p.root());
     with_anthropic(&mut c, &a);
     with_openai(&mut c, &o);
-    c.env("IRONBEES_LOG", "debug").env("IRONBEES_LLM__RETRY__BASE_DELAY_MS", "10");
+    c.env("IRONBEES_LOG", "trace").env("IRONBEES_LLM__RETRY__BASE_DELAY_MS", "10");
     c.args(["ask", "hello?"]);
     let out = run(c);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "answer from the fallback\n");
     assert!(out.stderr.contains("[falling back to openai]"), "{}", out.stderr);
-    assert!(out.stderr.contains("retrying"), "debug logs are on: {}", out.stderr);
+    assert!(out.stderr.contains("retrying"), "logs are on: {}", out.stderr);
     assert_eq!(a.request_count(), 4, "default retry policy: 4 attempts");
     assert_no_secret(&out);
 }

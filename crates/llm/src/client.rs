@@ -82,6 +82,19 @@ impl Llm {
         // means another provider was installed first, which serves as well.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let chain = settings.chain()?;
+        let t = &settings.timeouts;
+        for (name, v) in [
+            ("connect_secs", t.connect_secs),
+            ("first_token_secs", t.first_token_secs),
+            ("idle_secs", t.idle_secs),
+            ("total_secs", t.total_secs),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::Config(format!(
+                    "llm.timeouts.{name} must be a positive number of seconds, not {v}"
+                )));
+            }
+        }
         let prices = PriceTable::new(&settings.prices);
         let mut slots = BTreeMap::new();
         for (name, p) in &settings.providers {

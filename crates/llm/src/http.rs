@@ -229,6 +229,8 @@ impl HttpProvider {
         let mut body = resp.bytes_stream();
         let mut first = true;
         let mut finished = false;
+        // The start of the body, to show when it held no events at all.
+        let mut head: Vec<u8> = Vec::new();
         let mut events = Vec::new();
         while !finished {
             let (deadline, phase, limit) = if first {
@@ -246,6 +248,9 @@ impl HttpProvider {
                 Ok(Some(Err(e))) => return Err(self.transport_error(&e)),
                 Ok(Some(Ok(c))) => c,
             };
+            if head.len() < 300 {
+                head.extend(chunk.iter().take(300 - head.len()));
+            }
             for ev in parser.feed(&chunk) {
                 first = false;
                 finished = decoder.event(&ev, &mut events).map_err(|e| self.decode_error(e))?;
@@ -256,6 +261,14 @@ impl HttpProvider {
                     break;
                 }
             }
+        }
+        if first {
+            // Not one event: the server did not speak SSE (a proxy's page, a JSON error).
+            let got = scrub_body(&head, self.key.as_ref().map(Secret::expose));
+            return Err(Error::BadResponse {
+                provider: self.name.clone(),
+                message: format!("expected server-sent events, got: {got}"),
+            });
         }
         decoder.finish().map_err(|e| self.decode_error(e))
     }

@@ -337,3 +337,30 @@ fn a_missing_key_is_a_configuration_error_for_the_vendors_own_endpoint_only() {
     s.providers.get_mut("anthropic").unwrap().base_url = Some("http://127.0.0.1:4000".into());
     assert!(Llm::new(&s.with_standard_env(&Default::default())).is_ok());
 }
+
+#[tokio::test]
+async fn a_stream_request_answered_without_events_says_what_came_instead() {
+    let mock = MockLlm::start();
+    mock.set_default(Reply::status_body(
+        200,
+        "<html><body>Please log in to the proxy</body></html>",
+    ));
+    let mut s = env_settings(base(), Some(&mock), None);
+    s.retry = RetryPolicy { max_attempts: 1, ..s.retry };
+    let (r, _) = stream(&Llm::new(&s).unwrap()).await;
+    let err = r.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::LlmBadResponse);
+    assert!(
+        err.to_string().contains("expected server-sent events, got: <html><body>Please log in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeouts_must_be_positive() {
+    let mock = MockLlm::start();
+    let mut s = env_settings(base(), Some(&mock), None);
+    s.timeouts.total_secs = 0.0;
+    let err = Llm::new(&s).unwrap_err();
+    assert!(err.to_string().contains("llm.timeouts.total_secs"), "{err}");
+}
