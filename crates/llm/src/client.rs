@@ -277,9 +277,12 @@ impl Llm {
                 )));
             }
             let mut attempt = 0u32;
+            let mut previous: Option<Error> = None;
             let err = loop {
                 attempt += 1;
                 match slot.breaker.admit(Instant::now()) {
+                    // Opened by this call's own failures: the last real error says more.
+                    Admit::No(_) if previous.is_some() => break previous.take().expect("checked"),
                     Admit::No(retry_in) => {
                         break Error::CircuitOpen { provider: name.clone(), retry_in };
                     }
@@ -352,6 +355,7 @@ impl Llm {
                             () = opts.cancel.cancelled() => return Err(Error::Cancelled),
                             () = tokio::time::sleep(delay) => {}
                         }
+                        previous = Some(err);
                     }
                     RetryDecision::NextProvider => break err,
                     RetryDecision::Stop => return Err(err),

@@ -334,6 +334,9 @@ impl HttpProvider {
 /// gateways take keys) become `***`.
 pub(crate) fn redact_url(url: &str) -> String {
     let Ok(mut u) = reqwest::Url::parse(url) else { return url.to_owned() };
+    if u.password().is_none() && u.query().is_none() {
+        return url.to_owned(); // as the user wrote it (no normalizing slash)
+    }
     if u.password().is_some() {
         let _ = u.set_password(Some("***"));
     }
@@ -414,6 +417,7 @@ mod tests {
             "https://u:***@x.example/v1?api-key=***&v=***"
         );
         assert_eq!(redact_url("https://api.openai.com/v1"), "https://api.openai.com/v1");
+        assert_eq!(redact_url("https://api.anthropic.com"), "https://api.anthropic.com");
     }
 
     #[test]

@@ -364,3 +364,19 @@ fn timeouts_must_be_positive() {
     let err = Llm::new(&s).unwrap_err();
     assert!(err.to_string().contains("llm.timeouts.total_secs"), "{err}");
 }
+
+#[tokio::test]
+async fn a_circuit_opened_by_the_call_itself_stops_its_retries_with_the_real_error() {
+    let mock = MockLlm::start();
+    mock.set_default(Reply::status(502));
+    let mut s = env_settings(base(), Some(&mock), None);
+    s.retry = RetryPolicy { max_attempts: 4, ..s.retry };
+    s.breaker = BreakerPolicy { failure_threshold: 2, open_secs: 60.0 };
+    let err = Llm::new(&s)
+        .unwrap()
+        .complete(&Request::new("hi"), &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Server { status: 502, .. }), "{err}");
+    assert_eq!(mock.request_count(), 2, "the open circuit ends the retries");
+}
