@@ -209,7 +209,7 @@ async fn stalled_stream_hits_the_idle_timeout() {
     let err = r.unwrap_err();
     assert!(matches!(err, Error::Timeout { phase: llm::TimeoutPhase::Idle, .. }), "{err}");
     assert_eq!(err.code(), ErrorCode::LlmUnavailable);
-    assert!(mock.disconnected(1, Duration::from_secs(10)).await, "the connection was closed");
+    assert!(mock.disconnected(1, Duration::from_secs(30)).await, "the connection was closed");
 }
 
 #[tokio::test]

@@ -70,7 +70,7 @@ async fn a_token_budget_stops_a_stream_and_refuses_the_next_call() {
     assert!(!text.is_empty() && text.len() < 2000, "stopped part-way: {} bytes", text.len());
     assert_eq!(mock.request_count(), 2, "a budget stop is not retried");
     assert!(
-        mock.disconnected(1, Duration::from_secs(10)).await,
+        mock.disconnected(1, Duration::from_secs(30)).await,
         "the stream's connection was closed"
     );
     assert!(llm.ledger().session().usage.total() > 100, "the partial call is booked");
@@ -147,13 +147,13 @@ async fn cancellation_ends_an_open_stream_and_closes_the_connection() {
         };
         let call = llm.stream(&req, &opts, &mut on);
         // A hang guard, not a speed assertion: the stream would otherwise stay open.
-        let r = tokio::time::timeout(Duration::from_secs(10), call)
+        let r = tokio::time::timeout(Duration::from_secs(30), call)
             .await
             .expect("cancel ends the stream");
         assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
         assert!(got_text);
         assert!(
-            mock.disconnected(1, Duration::from_secs(10)).await,
+            mock.disconnected(1, Duration::from_secs(30)).await,
             "the server saw the connection close"
         );
         assert_eq!(mock.request_count(), 1, "a cancelled call is not retried");
@@ -173,7 +173,7 @@ async fn cancellation_during_a_retry_wait_returns_at_once() {
         }
     };
     let req = Request::new("hi");
-    let r = tokio::time::timeout(Duration::from_secs(10), llm.stream(&req, &opts, &mut on))
+    let r = tokio::time::timeout(Duration::from_secs(30), llm.stream(&req, &opts, &mut on))
         .await
         .expect("hang guard");
     assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
