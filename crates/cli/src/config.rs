@@ -20,6 +20,8 @@ use crate::exit::cli_error;
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub value: Value,
+    /// What contributed, in order: files that exist, then `environment (NAMES)`.
+    pub sources: Vec<String>,
 }
 
 /// `index:` — how the project is walked and read.
@@ -44,6 +46,7 @@ impl Config {
     /// The layered load, with the environment passed in (so tests need not set it).
     pub fn from_layers(files: &[PathBuf], env: &[(String, String)]) -> Result<Config> {
         let mut merged = Value::Object(Map::new());
+        let mut sources = Vec::new();
         for path in files {
             let text = match std::fs::read_to_string(path) {
                 Ok(t) => t,
@@ -66,7 +69,9 @@ impl Config {
                 ));
             }
             merge(&mut merged, layer);
+            sources.push(path.display().to_string());
         }
+        let mut env_keys = Vec::new();
         for (key, raw) in env {
             let Some(path) = key.strip_prefix("IRONBEES_") else { continue };
             if !path.contains("__") {
@@ -79,9 +84,14 @@ impl Config {
                 layer = Value::Object(m);
             }
             merge(&mut merged, layer);
+            env_keys.push(key.clone());
+        }
+        if !env_keys.is_empty() {
+            env_keys.sort();
+            sources.push(format!("environment ({})", env_keys.join(", ")));
         }
         substitute(&mut merged, env)?;
-        Ok(Config { value: merged })
+        Ok(Config { value: merged, sources })
     }
 
     /// Deserializes one top-level section (missing means its defaults).
@@ -93,6 +103,83 @@ impl Config {
             }),
         }
     }
+}
+
+/// The `llm:` section completed by the ecosystem's variables (`ANTHROPIC_API_KEY`,
+/// `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+/// `OPENAI_MODEL`) and the proxy variables. The `llm` crate reads no environment;
+/// this is where its settings come from.
+pub fn llm_settings(config: &Config, env: &[(String, String)]) -> Result<llm::Settings> {
+    let get = |name: &str| {
+        env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+    };
+    let mut settings: llm::Settings = config.section("llm")?;
+    let std_env = llm::StandardEnv {
+        anthropic_api_key: get("ANTHROPIC_API_KEY").map(llm::Secret::new),
+        anthropic_base_url: get("ANTHROPIC_BASE_URL"),
+        anthropic_model: get("ANTHROPIC_MODEL"),
+        openai_api_key: get("OPENAI_API_KEY").map(llm::Secret::new),
+        openai_base_url: get("OPENAI_BASE_URL"),
+        openai_model: get("OPENAI_MODEL"),
+    };
+    if settings.proxy.is_none() {
+        settings.proxy =
+            ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"].iter().find_map(|n| get(n));
+    }
+    if settings.no_proxy.is_none() {
+        settings.no_proxy = get("NO_PROXY").or_else(|| get("no_proxy"));
+    }
+    Ok(settings.with_standard_env(&std_env))
+}
+
+/// Key names whose values are secrets wherever they appear in the configuration.
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    k == "key"
+        || k.ends_with("api_key")
+        || k.ends_with("apikey")
+        || k.ends_with("_key") && !k.ends_with("_keys")
+        || k.contains("token") && !k.contains("tokens")
+        || k.contains("secret")
+        || k.contains("password")
+        || k == "authorization"
+}
+
+/// Environment variable names that hold secrets; their values are masked wherever
+/// they were substituted (`${VAR}` inside a URL, a header...).
+fn is_secret_var(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.ends_with("_KEY") || n.ends_with("_TOKEN") || n.contains("SECRET") || n.contains("PASSWORD")
+}
+
+/// The configuration with every secret replaced by `***`: values under secret-like
+/// keys, and any occurrence of a secret environment variable's value.
+pub fn masked(value: &Value, env: &[(String, String)]) -> Value {
+    let secrets: Vec<&str> = env
+        .iter()
+        .filter(|(k, v)| is_secret_var(k) && v.len() >= 4)
+        .map(|(_, v)| v.as_str())
+        .collect();
+    fn walk(v: &Value, secrets: &[&str], under_secret: bool) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter().map(|(k, v)| (k.clone(), walk(v, secrets, is_secret_key(k)))).collect(),
+            ),
+            Value::Array(a) => {
+                Value::Array(a.iter().map(|v| walk(v, secrets, under_secret)).collect())
+            }
+            Value::String(s) if under_secret && !s.is_empty() => Value::String("***".into()),
+            Value::String(s) => {
+                let mut s = s.clone();
+                for secret in secrets {
+                    s = s.replace(secret, "***");
+                }
+                Value::String(s)
+            }
+            other => other.clone(),
+        }
+    }
+    walk(value, &secrets, false)
 }
 
 fn user_config_path() -> Option<PathBuf> {
@@ -216,6 +303,80 @@ mod tests {
         std::fs::write(&p, "index: [unclosed\n").unwrap();
         let err = Config::from_layers(std::slice::from_ref(&p), &[]).unwrap_err();
         assert!(format!("{err:#}").contains(&p.display().to_string()));
+    }
+
+    #[test]
+    fn sources_name_the_files_and_variables_that_contributed() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        let missing = dir.path().join("missing.yaml");
+        std::fs::write(&user, "index: {}\n").unwrap();
+        let cfg = Config::from_layers(
+            &[user.clone(), missing],
+            &env(&[("IRONBEES_LLM__DEFAULT", "openai"), ("IRONBEES_LOG", "debug")]),
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.sources,
+            vec![user.display().to_string(), "environment (IRONBEES_LLM__DEFAULT)".to_owned()]
+        );
+    }
+
+    #[test]
+    fn masking_hides_secret_keys_and_substituted_secret_values() {
+        let v: Value = serde_json::json!({
+            "llm": {
+                "providers": {
+                    "anthropic": {"api_key": "sk-ant-123456", "model": "claude"},
+                    "azure": {"base_url": "https://x.example/v1?api-key=tok-98765", "headers": {"Authorization": "Bearer x"}}
+                },
+                "budget": {"session": {"max_tokens": 100}}
+            },
+            "tokens_total": 5,
+        });
+        let e = env(&[("AZURE_OPENAI_KEY", "tok-98765"), ("HOME", "/root")]);
+        let m = masked(&v, &e);
+        let text = m.to_string();
+        assert!(!text.contains("sk-ant-123456") && !text.contains("tok-98765"), "{text}");
+        assert_eq!(m["llm"]["providers"]["anthropic"]["api_key"], "***");
+        assert_eq!(m["llm"]["providers"]["anthropic"]["model"], "claude");
+        assert_eq!(m["llm"]["providers"]["azure"]["base_url"], "https://x.example/v1?api-key=***");
+        assert_eq!(m["llm"]["providers"]["azure"]["headers"]["Authorization"], "***");
+        assert_eq!(
+            m["llm"]["budget"]["session"]["max_tokens"], 100,
+            "token counts are not secrets"
+        );
+        assert_eq!(m["tokens_total"], 5);
+    }
+
+    #[test]
+    fn llm_settings_come_from_the_section_and_the_standard_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(&p, "llm:\n  providers:\n    openai:\n      model: gpt-4o-mini\n").unwrap();
+        let e = env(&[
+            ("OPENAI_API_KEY", "sk-o"),
+            ("ANTHROPIC_API_KEY", "sk-a"),
+            ("HTTPS_PROXY", "http://proxy:3128"),
+        ]);
+        let cfg = Config::from_layers(&[p], &e).unwrap();
+        let s = llm_settings(&cfg, &e).unwrap();
+        assert_eq!(s.default.as_deref(), Some("anthropic"));
+        assert_eq!(s.fallback, vec!["openai"]);
+        assert_eq!(s.providers["openai"].model.as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(s.providers["openai"].api_key.as_ref().map(llm::Secret::expose), Some("sk-o"));
+        assert_eq!(s.proxy.as_deref(), Some("http://proxy:3128"));
+    }
+
+    #[test]
+    fn a_typo_in_the_llm_section_is_an_error_naming_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(&p, "llm:\n  fallbak: [openai]\n").unwrap();
+        let cfg = Config::from_layers(&[p], &[]).unwrap();
+        let err = llm_settings(&cfg, &[]).unwrap_err();
+        assert!(format!("{err:#}").contains("fallbak"), "{err:#}");
+        assert_eq!(crate::exit::error_info(&err).code, ErrorCode::InvalidArgument);
     }
 
     #[test]

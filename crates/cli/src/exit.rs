@@ -14,6 +14,11 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
+        if let Some(e) = cause.downcast_ref::<llm::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
         if let Some(info) = cause.downcast_ref::<CliError>() {
             return info.0.clone();
         }
@@ -34,6 +39,8 @@ pub fn exit_code(code: ErrorCode) -> i32 {
         ErrorCode::PathOutsideRoot => 4,
         ErrorCode::IndexCorrupt | ErrorCode::IndexStale => 5,
         ErrorCode::SandboxLimit => 6,
+        ErrorCode::LlmUnavailable | ErrorCode::LlmRateLimited | ErrorCode::LlmBadResponse => 7,
+        ErrorCode::BudgetExceeded => 8,
         ErrorCode::Cancelled => 130,
         _ => 1,
     }

@@ -10,6 +10,7 @@ mod cmd;
 mod config;
 mod exit;
 mod output;
+mod repo_context;
 
 use std::path::PathBuf;
 
@@ -21,12 +22,17 @@ Examples:
   ironbees -C ~/src/flask symbols --name 'Flask*' --kind class
   ironbees skeleton src/app.py            signatures only, bodies elided
   ironbees status --json                  counts, languages, skipped files
+  ironbees ask 'where are routes registered?'   streamed answer, repository map as context
+  ironbees llm check                      call each configured model provider
+  ironbees config show                    effective configuration, secrets masked
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
   4 path outside the project root    5 index corrupt or stale
-  6 a sandbox limit fired    130 cancelled (Ctrl-C)
-Errors print `error[CODE]: message` on stderr (a JSON object with --json).";
+  6 a sandbox limit fired    7 model provider unavailable, rate limited or bad response
+  8 budget exceeded    130 cancelled (Ctrl-C)
+Errors print `error[CODE]: message` on stderr (a JSON object with --json).
+IRONBEES_LOG=debug (a tracing filter) writes logs to stderr; secrets never appear.";
 
 /// Code intelligence, safe edits and agents for real repositories.
 #[derive(Debug, Parser)]
@@ -64,10 +70,20 @@ pub enum Command {
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),
+    /// Ask a model a one-shot question, with the repository map as context when an index exists.
+    #[command(after_help = cmd::ask::AFTER_HELP)]
+    Ask(cmd::ask::AskArgs),
+    /// Model providers: `llm check` calls each configured provider.
+    #[command(subcommand, after_help = "Example:\n  ironbees llm check --json")]
+    Llm(cmd::llm::LlmCommand),
+    /// Configuration: `config show` prints the merged configuration, secrets masked.
+    #[command(subcommand, after_help = "Example:\n  ironbees config show --json")]
+    Config(cmd::config::ConfigCommand),
 }
 
 fn main() {
     let cli = Cli::parse();
+    init_logging();
     let out = output::Output::new(cli.json, cli.color);
     let result = cmd::run(&cli, &out);
     match result {
@@ -78,4 +94,18 @@ fn main() {
             std::process::exit(exit::exit_code(info.code));
         }
     }
+}
+
+/// `IRONBEES_LOG=debug` (any `tracing` filter, e.g. `llm=trace`) logs to stderr.
+fn init_logging() {
+    let Some(filter) = std::env::var("IRONBEES_LOG").ok().filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
 }

@@ -9,7 +9,14 @@
 //! //- src/b.py
 //! def b(): pass
 //! ```
+//!
+//! With the `mock-llm` feature, [`mock_llm`] is a local HTTP server that speaks the
+//! Anthropic Messages and OpenAI Chat Completions wire formats (JSON and SSE) and
+//! injects faults: the only fake in ironbees' tests, and only at the wire.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+
+#[cfg(feature = "mock-llm")]
+pub mod mock_llm;
 
 use std::path::{Path, PathBuf};
 

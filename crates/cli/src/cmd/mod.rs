@@ -1,6 +1,9 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
+pub mod ask;
+pub mod config;
 pub mod index;
+pub mod llm;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -57,6 +60,34 @@ fn install_ctrl_c() -> Arc<AtomicBool> {
     flag
 }
 
+/// A runtime for the async `llm` client. The CLI stays synchronous; commands that
+/// talk to models block on one current-thread runtime.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// A cancellation token that fires when Ctrl-C sets the context's flag. Must be
+/// called inside the runtime (it spawns the watcher).
+pub fn cancel_token(ctx: &Ctx) -> ::llm::CancellationToken {
+    let token = ::llm::CancellationToken::new();
+    let (flag, t) = (Arc::clone(&ctx.cancel), token.clone());
+    tokio::spawn(async move {
+        while !flag.load(Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        t.cancel();
+    });
+    token
+}
+
+/// The environment as pairs (config substitution and the LLM variables).
+pub fn env_pairs() -> Vec<(String, String)> {
+    std::env::vars().collect()
+}
+
 /// Runs the parsed command and returns the exit code.
 pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
     let ctx = Ctx::new(cli)?;
@@ -65,5 +96,8 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Symbols(args) => symbols::run(&ctx, out, args),
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
+        Command::Ask(args) => ask::run(&ctx, out, args),
+        Command::Llm(c) => llm::run(&ctx, out, c),
+        Command::Config(c) => config::run(&ctx, out, c),
     }
 }

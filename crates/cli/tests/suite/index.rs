@@ -1,5 +1,4 @@
-//! End-to-end tests of the `ironbees` binary on temporary projects.
-#![allow(clippy::disallowed_methods)] // tests start the binary and helpers as processes
+//! Indexing commands: index, symbols, skeleton, status.
 
 use std::{
     path::Path,

@@ -1,0 +1,79 @@
+//! `ironbees config show`: the merged configuration, where it came from, and the
+//! model providers it resolves to. Secrets are masked.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{Ctx, env_pairs};
+use crate::{config, output::Output};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCommand {
+    /// Print the merged configuration (YAML; `--json` for JSON), secrets masked.
+    #[command(after_help = "Example:\n  ironbees config show --json")]
+    Show,
+}
+
+pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
+    let ConfigCommand::Show = cmd;
+    let env = env_pairs();
+    let value = config::masked(&ctx.config.value, &env);
+    // The providers as the `llm` crate sees them (keys: only whether one is set).
+    let llm = config::llm_settings(&ctx.config, &env).and_then(|s| Ok(llm::Llm::new(&s)?));
+    let (providers, llm_error) = match &llm {
+        Ok(l) => (Some(l.providers()), None),
+        Err(e) => (None, Some(crate::exit::error_info(e))),
+    };
+    if out.json {
+        out.json(&json!({
+            "sources": ctx.config.sources,
+            "config": value,
+            "llm": {"providers": providers, "error": llm_error},
+        }))?;
+        return Ok(0);
+    }
+    let dim = out.style_out().dim();
+    if ctx.config.sources.is_empty() {
+        out.line(dim.apply_to("# sources: none (built-in defaults)").to_string());
+    } else {
+        out.line(dim.apply_to("# sources, later wins:").to_string());
+        for s in &ctx.config.sources {
+            out.line(dim.apply_to(format!("#   {s}")).to_string());
+        }
+    }
+    let yaml = if value.as_object().is_some_and(|m| m.is_empty()) {
+        "{}\n".to_owned()
+    } else {
+        yaml_serde::to_string(&value)?
+    };
+    for l in yaml.lines() {
+        out.line(l);
+    }
+    out.line(dim.apply_to("# model providers (after ANTHROPIC_*/OPENAI_* variables):").to_string());
+    match (providers, llm_error) {
+        (Some(ps), _) => {
+            for p in ps {
+                let role = match p.chain_position {
+                    Some(0) => "default".to_owned(),
+                    Some(n) => format!("fallback {n}"),
+                    None => "not in chain".to_owned(),
+                };
+                out.line(
+                    dim.apply_to(format!(
+                        "#   {} ({role}): {} {} model {} key {}",
+                        p.name,
+                        p.kind,
+                        p.base_url,
+                        p.model,
+                        if p.has_key { "set" } else { "not set" }
+                    ))
+                    .to_string(),
+                );
+            }
+        }
+        (None, Some(e)) => out
+            .line(dim.apply_to(format!("#   not usable: [{}] {}", e.code, e.message)).to_string()),
+        (None, None) => {}
+    }
+    Ok(0)
+}

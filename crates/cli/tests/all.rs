@@ -1,0 +1,5 @@
+//! The one integration-test binary of the `ironbees` CLI: end-to-end tests that run
+//! the real binary, grouped by feature in `suite/`.
+#![allow(clippy::disallowed_methods)] // tests start the binary and helpers as processes
+
+mod suite;

@@ -1,0 +1,2 @@
+mod index;
+mod llm;

@@ -1,0 +1,506 @@
+//! [`Llm`]: the fallback chain, with retries, a circuit breaker per provider and
+//! the budget ledger around every attempt.
+
+use std::{collections::BTreeMap, sync::Arc, time::Instant};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use crate::{
+    accounting::{Ledger, Price, PriceTable},
+    anthropic,
+    breaker::{Admit, Breaker, BreakerState},
+    error::{Error, ErrorClass, Result},
+    http::{Attempt, HttpProvider},
+    openai,
+    retry::{RetryDecision, RetryPolicy, decide},
+    settings::{
+        ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, OPENAI_BASE_URL, OPENAI_MODEL, ProviderKind, Settings,
+    },
+    types::{Request, Response, StreamEvent, Usage},
+};
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Cancelling ends the call promptly (the connection is closed) with
+    /// [`Error::Cancelled`].
+    pub cancel: CancellationToken,
+    /// Accounting key: calls with the same workflow share its budget.
+    pub workflow: Option<String>,
+    /// Use only this provider: no fallback.
+    pub provider: Option<String>,
+}
+
+/// A configured provider as `ironbees config show` / `llm check` describe it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderInfo {
+    pub name: String,
+    pub kind: &'static str,
+    pub base_url: String,
+    pub model: String,
+    pub has_key: bool,
+    /// Position in the chain (0 = default), `None` when not in it.
+    pub chain_position: Option<usize>,
+    pub price: Option<Price>,
+}
+
+struct Slot {
+    http: HttpProvider,
+    breaker: Breaker,
+    price: Option<Price>,
+}
+
+/// The model client: every call goes through the chain `default → fallback…`.
+///
+/// For each provider in turn: the breaker is asked first (an open circuit skips
+/// the provider without a request); the budget is checked; the attempt runs; a
+/// retryable failure waits (exponential backoff with jitter, at least the server's
+/// `Retry-After`) and tries again, up to `retry.max_attempts`; then the next
+/// provider takes over. Output already streamed from a failed attempt is
+/// withdrawn with [`StreamEvent::Reset`].
+pub struct Llm {
+    slots: BTreeMap<String, Arc<Slot>>,
+    chain: Vec<String>,
+    retry: RetryPolicy,
+    prices: PriceTable,
+    ledger: Arc<Ledger>,
+}
+
+impl std::fmt::Debug for Llm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Llm").field("chain", &self.chain).finish_non_exhaustive()
+    }
+}
+
+impl Llm {
+    /// Builds the client from settings (after [`Settings::with_standard_env`]).
+    pub fn new(settings: &Settings) -> Result<Llm> {
+        // reqwest is built without a default TLS provider so the slow-to-build
+        // aws-lc-sys stays out; ring is installed once for the process. An error
+        // means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let chain = settings.chain()?;
+        let t = &settings.timeouts;
+        for (name, v) in [
+            ("connect_secs", t.connect_secs),
+            ("first_token_secs", t.first_token_secs),
+            ("idle_secs", t.idle_secs),
+            ("total_secs", t.total_secs),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::Config(format!(
+                    "llm.timeouts.{name} must be a positive number of seconds, not {v}"
+                )));
+            }
+        }
+        let prices = PriceTable::new(&settings.prices);
+        let mut slots = BTreeMap::new();
+        for (name, p) in &settings.providers {
+            let kind = p.kind_for(name).ok_or_else(|| {
+                Error::Config(format!(
+                    "provider {name:?} needs `kind: anthropic | openai | openai-compatible`"
+                ))
+            })?;
+            let base_url = match (kind, &p.base_url) {
+                (_, Some(u)) => u.clone(),
+                (ProviderKind::Anthropic, None) => ANTHROPIC_BASE_URL.to_owned(),
+                (ProviderKind::Openai, None) => OPENAI_BASE_URL.to_owned(),
+                (ProviderKind::OpenaiCompatible, None) => {
+                    return Err(Error::Config(format!(
+                        "provider {name:?} (openai-compatible) needs a base_url"
+                    )));
+                }
+            };
+            let model = match (kind, &p.model) {
+                (_, Some(m)) => m.clone(),
+                (ProviderKind::Anthropic, None) => ANTHROPIC_MODEL.to_owned(),
+                (ProviderKind::Openai, None) => OPENAI_MODEL.to_owned(),
+                (ProviderKind::OpenaiCompatible, None) => {
+                    return Err(Error::Config(format!(
+                        "provider {name:?} (openai-compatible) needs a model (llm.providers.{name}.model, or OPENAI_MODEL)"
+                    )));
+                }
+            };
+            // Without a key, the vendor's own endpoint can only say 401; a gateway at
+            // another base URL may add credentials itself.
+            let own_endpoint = p.base_url.is_none()
+                || base_url.contains("api.anthropic.com")
+                || base_url.contains("api.openai.com");
+            if kind != ProviderKind::OpenaiCompatible && p.api_key.is_none() && own_endpoint {
+                return Err(Error::Config(format!(
+                    "provider {name:?} has no API key (set {} or llm.providers.{name}.api_key)",
+                    if kind == ProviderKind::Anthropic {
+                        "ANTHROPIC_API_KEY"
+                    } else {
+                        "OPENAI_API_KEY"
+                    }
+                )));
+            }
+            let price = p.price.or_else(|| prices.lookup(&model));
+            let http = HttpProvider::new(
+                name.clone(),
+                kind,
+                base_url,
+                p.api_key.clone(),
+                model,
+                p.max_tokens,
+                p.temperature,
+                p.prompt_caching.unwrap_or(true),
+                settings.timeouts.clone(),
+                settings.proxy.as_deref(),
+                settings.no_proxy.as_deref(),
+            )?;
+            slots.insert(
+                name.clone(),
+                Arc::new(Slot { http, breaker: Breaker::new(settings.breaker.clone()), price }),
+            );
+        }
+        Ok(Llm {
+            slots,
+            chain,
+            retry: settings.retry.clone(),
+            prices,
+            ledger: Arc::new(Ledger::new(settings.budget.clone())),
+        })
+    }
+
+    /// The session's books: totals per session and per workflow.
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+
+    /// Every configured provider, chain members first.
+    pub fn providers(&self) -> Vec<ProviderInfo> {
+        let mut names: Vec<&String> = self.chain.iter().collect();
+        names.extend(self.slots.keys().filter(|k| !self.chain.contains(k)));
+        names
+            .into_iter()
+            .map(|n| {
+                let s = &self.slots[n];
+                ProviderInfo {
+                    name: n.clone(),
+                    kind: s.http.kind.as_str(),
+                    base_url: crate::http::redact_url(&s.http.base_url),
+                    model: s.http.model.clone(),
+                    has_key: s.http.has_key(),
+                    chain_position: self.chain.iter().position(|c| c == n),
+                    price: s.price,
+                }
+            })
+            .collect()
+    }
+
+    /// The circuit state of a provider (for status displays and tests).
+    pub fn breaker_state(&self, provider: &str) -> Option<BreakerState> {
+        self.slots.get(provider).map(|s| s.breaker.state())
+    }
+
+    /// A complete answer (non-streaming requests).
+    pub async fn complete(&self, req: &Request, opts: &CallOptions) -> Result<Response> {
+        self.run(req, false, opts, &mut |_| {}).await
+    }
+
+    /// A streamed answer: `on_event` sees text and tool-call deltas as they
+    /// arrive; the returned [`Response`] is the assembled whole.
+    pub async fn stream(
+        &self,
+        req: &Request,
+        opts: &CallOptions,
+        on_event: &mut (dyn FnMut(&StreamEvent) + Send),
+    ) -> Result<Response> {
+        self.run(req, true, opts, on_event).await
+    }
+
+    /// One attempt on one provider, no retry, breaker or fallback: what
+    /// `ironbees llm check` measures. Usage is still booked.
+    pub async fn probe(
+        &self,
+        provider: &str,
+        req: &Request,
+        cancel: &CancellationToken,
+    ) -> Result<Response> {
+        let slot = self.slot(provider)?;
+        let mut sink = |_: StreamEvent| Ok(());
+        let a = slot.http.attempt(req, false, &mut sink, cancel).await?;
+        Ok(self.finish(provider, &slot, req, a, None, 1))
+    }
+
+    fn slot(&self, name: &str) -> Result<Arc<Slot>> {
+        self.slots.get(name).cloned().ok_or_else(|| {
+            Error::Config(format!(
+                "unknown provider {name:?} (configured: {})",
+                self.slots.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    async fn run(
+        &self,
+        req: &Request,
+        stream: bool,
+        opts: &CallOptions,
+        on_event: &mut (dyn FnMut(&StreamEvent) + Send),
+    ) -> Result<Response> {
+        let chain: Vec<String> = match &opts.provider {
+            Some(p) => vec![self.slot(p).map(|_| p.clone())?],
+            None => self.chain.clone(),
+        };
+        let workflow = opts.workflow.as_deref();
+        let mut tried: Vec<String> = Vec::new();
+        let mut last: Option<Error> = None;
+        let mut attempts_total = 0u32;
+        let without_model = req.model.as_ref().map(|_| Request { model: None, ..req.clone() });
+        for (pos, name) in chain.iter().enumerate() {
+            let slot = self.slot(name)?;
+            // A model named in the request is the first provider's; a fallback from
+            // another vendor would refuse it, so fallbacks use their own model.
+            let req: &Request = match &without_model {
+                Some(r) if pos > 0 => r,
+                _ => req,
+            };
+            if pos > 0 {
+                let reason = last.as_ref().map(ToString::to_string).unwrap_or_default();
+                warn!(from = %chain[pos - 1], to = %name, %reason, "falling back");
+                on_event(&StreamEvent::Fallback {
+                    from: chain[pos - 1].clone(),
+                    to: name.clone(),
+                    reason,
+                });
+            }
+            if self.ledger.budgets().limits_usd() && slot.price.is_none() {
+                return Err(Error::Config(format!(
+                    "a USD budget is set but model {:?} of provider {name:?} has no price; \
+                     add it to llm.prices (or set llm.providers.{name}.price)",
+                    req.model.as_deref().unwrap_or(&slot.http.model)
+                )));
+            }
+            let mut attempt = 0u32;
+            let mut previous: Option<Error> = None;
+            let err = loop {
+                attempt += 1;
+                match slot.breaker.admit(Instant::now()) {
+                    // Opened by this call's own failures: the last real error says more.
+                    Admit::No(_) if previous.is_some() => break previous.take().expect("checked"),
+                    Admit::No(retry_in) => {
+                        break Error::CircuitOpen { provider: name.clone(), retry_in };
+                    }
+                    Admit::Probe => info!(provider = %name, "circuit half-open: probing"),
+                    Admit::Yes => {}
+                }
+                if let Err(e) = self.ledger.check(workflow, 0, 0.0) {
+                    slot.breaker.release(Instant::now());
+                    return Err(e);
+                }
+                attempts_total += 1;
+                let model = req.model.clone().unwrap_or_else(|| slot.http.model.clone());
+                on_event(&StreamEvent::Started { provider: name.clone(), model });
+                let mut meter = Meter::new(req, slot.price, &self.ledger, workflow);
+                let mut emitted = false;
+                let result = {
+                    let mut sink = |ev: StreamEvent| {
+                        emitted = true;
+                        meter.on(&ev)?;
+                        on_event(&ev);
+                        Ok(())
+                    };
+                    slot.http.attempt(req, stream, &mut sink, &opts.cancel).await
+                };
+                let result = result.and_then(|a| check_structured(name, slot.http.kind, req, a));
+                let err = match result {
+                    Ok(a) => {
+                        if let Some(s) = slot.breaker.record(false, Instant::now()) {
+                            info!(provider = %name, state = ?s, "circuit closed");
+                        }
+                        return Ok(self.finish(name, &slot, req, a, workflow, attempts_total));
+                    }
+                    Err(e) => e,
+                };
+                match err.class() {
+                    ErrorClass::Stop => {
+                        slot.breaker.release(Instant::now());
+                        if matches!(err, Error::BudgetExceeded { .. }) {
+                            // The stream was stopped part-way: book what it used.
+                            let (usage, cost) = meter.estimate();
+                            self.ledger.record(workflow, &usage, cost);
+                        }
+                        return Err(err);
+                    }
+                    // The server answered, so it is up.
+                    ErrorClass::Caller => {
+                        slot.breaker.record(false, Instant::now());
+                        return Err(err);
+                    }
+                    _ => {
+                        if let Some(s) = slot.breaker.record(true, Instant::now()) {
+                            warn!(provider = %name, state = ?s, "circuit opened after repeated failures");
+                        }
+                    }
+                }
+                if emitted {
+                    on_event(&StreamEvent::Reset { reason: err.to_string() });
+                }
+                match decide(&err, attempt, &self.retry, fastrand::f64()) {
+                    RetryDecision::RetryAfter(delay) => {
+                        warn!(provider = %name, attempt, delay_ms = delay.as_millis() as u64, error = %err, "retrying");
+                        on_event(&StreamEvent::Retrying {
+                            provider: name.clone(),
+                            attempt,
+                            delay_ms: delay.as_millis() as u64,
+                            reason: err.to_string(),
+                        });
+                        tokio::select! {
+                            biased;
+                            () = opts.cancel.cancelled() => return Err(Error::Cancelled),
+                            () = tokio::time::sleep(delay) => {}
+                        }
+                        previous = Some(err);
+                    }
+                    RetryDecision::NextProvider => break err,
+                    RetryDecision::Stop => return Err(err),
+                }
+            };
+            debug!(provider = %name, error = %err, "provider gave up");
+            tried.push(err.to_string());
+            last = Some(err);
+        }
+        let last = last.expect("the chain is never empty");
+        if tried.len() == 1 {
+            return Err(last);
+        }
+        Err(Error::Exhausted { tried, last: Box::new(last) })
+    }
+
+    /// Books the usage and assembles the response.
+    fn finish(
+        &self,
+        name: &str,
+        slot: &Slot,
+        req: &Request,
+        a: Attempt,
+        workflow: Option<&str>,
+        attempts: u32,
+    ) -> Response {
+        let p = a.parsed;
+        let usage = p.usage.unwrap_or_else(|| {
+            let out: usize = p.content.iter().map(content_len).sum();
+            Usage {
+                input_tokens: estimate_tokens(req.text_len()),
+                output_tokens: estimate_tokens(out),
+                estimated: true,
+                ..Usage::default()
+            }
+        });
+        let model = if p.model.is_empty() {
+            req.model.clone().unwrap_or_else(|| slot.http.model.clone())
+        } else {
+            p.model
+        };
+        // The price of the model that answered (a server may name a dated snapshot).
+        let price = slot
+            .price
+            .filter(|_| req.model.is_none())
+            .or_else(|| self.prices.lookup(&model))
+            .or(slot.price);
+        let cost_usd = price.map(|pr| pr.cost(&usage));
+        self.ledger.record(workflow, &usage, cost_usd);
+        let structured = req
+            .output_schema
+            .as_ref()
+            .and_then(|s| structured(slot.http.kind, &s.name, &p.content));
+        Response {
+            provider: name.to_owned(),
+            model,
+            content: p.content,
+            structured,
+            stop_reason: p.stop_reason,
+            usage,
+            cost_usd,
+            latency_ms: a.latency.as_millis() as u64,
+            attempts,
+        }
+    }
+}
+
+fn structured(
+    kind: ProviderKind,
+    name: &str,
+    content: &[crate::types::Content],
+) -> Option<serde_json::Value> {
+    match kind {
+        ProviderKind::Anthropic => anthropic::structured(content, name),
+        _ => openai::structured(content).ok(),
+    }
+}
+
+/// A request with an output schema must get a structured answer; one that is
+/// missing or not JSON is a bad response (and retried like one).
+fn check_structured(name: &str, kind: ProviderKind, req: &Request, a: Attempt) -> Result<Attempt> {
+    match &req.output_schema {
+        Some(s) if structured(kind, &s.name, &a.parsed.content).is_none() => {
+            Err(Error::BadResponse {
+                provider: name.to_owned(),
+                message: format!(
+                    "no structured answer (JSON for schema {:?}) in the response",
+                    s.name
+                ),
+            })
+        }
+        _ => Ok(a),
+    }
+}
+
+fn content_len(c: &crate::types::Content) -> usize {
+    match c {
+        crate::types::Content::Text { text } => text.len(),
+        crate::types::Content::ToolUse { input, .. } => input.to_string().len(),
+        crate::types::Content::ToolResult { content, .. } => content.len(),
+    }
+}
+
+/// About four bytes of English or code per token: used only when a server reports
+/// no usage, and to meter a stream against the budget before its usage arrives.
+fn estimate_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+/// Meters a stream against the budget as deltas arrive.
+struct Meter<'a> {
+    input_est: u64,
+    out_bytes: usize,
+    price: Option<Price>,
+    ledger: &'a Ledger,
+    workflow: Option<&'a str>,
+}
+
+impl<'a> Meter<'a> {
+    fn new(
+        req: &Request,
+        price: Option<Price>,
+        ledger: &'a Ledger,
+        workflow: Option<&'a str>,
+    ) -> Meter<'a> {
+        Meter { input_est: estimate_tokens(req.text_len()), out_bytes: 0, price, ledger, workflow }
+    }
+
+    fn on(&mut self, ev: &StreamEvent) -> Result<()> {
+        match ev {
+            StreamEvent::TextDelta { text } => self.out_bytes += text.len(),
+            StreamEvent::ToolCallDelta { json, .. } => self.out_bytes += json.len(),
+            _ => return Ok(()),
+        }
+        let (usage, cost) = self.estimate();
+        self.ledger.check(self.workflow, usage.total(), cost.unwrap_or(0.0))
+    }
+
+    fn estimate(&self) -> (Usage, Option<f64>) {
+        let usage = Usage {
+            input_tokens: self.input_est,
+            output_tokens: estimate_tokens(self.out_bytes),
+            estimated: true,
+            ..Usage::default()
+        };
+        (usage, self.price.map(|p| p.cost(&usage)))
+    }
+}

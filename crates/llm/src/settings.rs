@@ -1,0 +1,315 @@
+//! The `llm:` configuration section, and how the ecosystem's standard variables
+//! (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, ...) fill it in. The binary reads files
+//! and the environment; this module only combines the values it is given.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    accounting::{Budgets, Price},
+    breaker::BreakerPolicy,
+    error::Error,
+    retry::RetryPolicy,
+    secret::Secret,
+};
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// Anthropic Messages API (`POST {base}/v1/messages`).
+    Anthropic,
+    /// OpenAI Chat Completions (`POST {base}/chat/completions`).
+    Openai,
+    /// Ollama, vLLM, llama.cpp server, LM Studio...: Chat Completions at a base URL,
+    /// key optional, `max_tokens` instead of `max_completion_tokens`.
+    OpenaiCompatible,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiCompatible => "openai-compatible",
+        }
+    }
+}
+
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const OPENAI_MODEL: &str = "gpt-4.1";
+
+/// One entry of `llm.providers`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// Defaults from the entry's name when it is `anthropic` or `openai`.
+    pub kind: Option<ProviderKind>,
+    /// Anthropic: without `/v1` (as `ANTHROPIC_BASE_URL`); OpenAI: with it (as
+    /// `OPENAI_BASE_URL`).
+    pub base_url: Option<String>,
+    pub api_key: Option<Secret>,
+    pub model: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// Anthropic prompt caching of the system prompt and tools (default on).
+    pub prompt_caching: Option<bool>,
+    /// This provider's price, ahead of the price table (e.g. 0 for a local server).
+    pub price: Option<Price>,
+}
+
+impl ProviderSettings {
+    pub fn kind_for(&self, name: &str) -> Option<ProviderKind> {
+        self.kind.or(match name {
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "openai" => Some(ProviderKind::Openai),
+            _ => None,
+        })
+    }
+}
+
+/// `llm.timeouts`, in seconds (fractions allowed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Timeouts {
+    pub connect_secs: f64,
+    /// Streaming: from sending the request to the first event. (A call without
+    /// streaming gets its answer all at once; only `total_secs` applies to it.)
+    pub first_token_secs: f64,
+    /// Longest silence between two chunks of a stream.
+    pub idle_secs: f64,
+    /// One attempt, start to end.
+    pub total_secs: f64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { connect_secs: 10.0, first_token_secs: 120.0, idle_secs: 90.0, total_secs: 900.0 }
+    }
+}
+
+/// The `llm:` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// The primary provider (a key of `providers`).
+    pub default: Option<String>,
+    /// Providers tried in order when the primary fails (seed 001 `FallbackProvider`).
+    pub fallback: Vec<String>,
+    pub providers: BTreeMap<String, ProviderSettings>,
+    pub timeouts: Timeouts,
+    pub retry: RetryPolicy,
+    pub breaker: BreakerPolicy,
+    /// Overrides and additions to the built-in price table (USD per million tokens).
+    pub prices: BTreeMap<String, Price>,
+    pub budget: Budgets,
+    /// An HTTP(S) proxy for every provider. The binary fills it from `HTTPS_PROXY` /
+    /// `ALL_PROXY` when unset.
+    pub proxy: Option<String>,
+    /// Hosts that bypass the proxy (`NO_PROXY` syntax).
+    pub no_proxy: Option<String>,
+}
+
+/// The ecosystem's variables, as the binary read them.
+#[derive(Debug, Clone, Default)]
+pub struct StandardEnv {
+    pub anthropic_api_key: Option<Secret>,
+    pub anthropic_base_url: Option<String>,
+    pub anthropic_model: Option<String>,
+    pub openai_api_key: Option<Secret>,
+    pub openai_base_url: Option<String>,
+    pub openai_model: Option<String>,
+}
+
+impl Settings {
+    /// Fills the `anthropic` and `openai` providers from the standard variables
+    /// (values in the configuration win, field by field), and picks the default
+    /// and fallback when the configuration does not: with one provider it is the
+    /// default; with both Anthropic and OpenAI, Anthropic is the default and
+    /// OpenAI the fallback (seed 001).
+    pub fn with_standard_env(mut self, env: &StandardEnv) -> Settings {
+        let nonempty = |s: &Option<String>| s.clone().filter(|v| !v.trim().is_empty());
+        let nonempty_secret = |s: &Option<Secret>| s.clone().filter(|v| !v.is_empty());
+        for p in self.providers.values_mut() {
+            if p.api_key.as_ref().is_some_and(Secret::is_empty) {
+                p.api_key = None; // `${VAR:-}` with VAR unset
+            }
+        }
+        let anthropic_key = nonempty_secret(&env.anthropic_api_key);
+        let anthropic_url = nonempty(&env.anthropic_base_url);
+        if anthropic_key.is_some() || anthropic_url.is_some() {
+            let p = self.providers.entry("anthropic".into()).or_default();
+            if p.kind_for("anthropic") == Some(ProviderKind::Anthropic) {
+                p.api_key = p.api_key.take().or(anthropic_key);
+                p.base_url = p.base_url.take().or(anthropic_url);
+                p.model = p.model.take().or_else(|| nonempty(&env.anthropic_model));
+            }
+        }
+        let openai_key = nonempty_secret(&env.openai_api_key);
+        let openai_url = nonempty(&env.openai_base_url);
+        if openai_key.is_some() || openai_url.is_some() {
+            let p = self.providers.entry("openai".into()).or_default();
+            if p.kind.is_none() {
+                // A base URL that is not OpenAI's own is a compatible server.
+                let own = openai_url.as_deref().is_none_or(|u| u.contains("api.openai.com"));
+                p.kind =
+                    Some(if own { ProviderKind::Openai } else { ProviderKind::OpenaiCompatible });
+            }
+            if matches!(p.kind, Some(ProviderKind::Openai | ProviderKind::OpenaiCompatible)) {
+                p.api_key = p.api_key.take().or(openai_key);
+                p.base_url = p.base_url.take().or(openai_url);
+                p.model = p.model.take().or_else(|| nonempty(&env.openai_model));
+            }
+        }
+        if self.default.is_none() {
+            let has = |n: &str| self.providers.contains_key(n);
+            self.default = if has("anthropic") {
+                Some("anthropic".into())
+            } else if has("openai") {
+                Some("openai".into())
+            } else if self.providers.len() == 1 {
+                self.providers.keys().next().cloned()
+            } else {
+                None
+            };
+            if self.fallback.is_empty() && has("anthropic") && has("openai") {
+                self.fallback = vec!["openai".into()];
+            }
+        }
+        self
+    }
+
+    /// The providers in the order they are tried: the default, then the fallbacks.
+    pub fn chain(&self) -> Result<Vec<String>, Error> {
+        let Some(first) = &self.default else {
+            return Err(Error::Config(if self.providers.is_empty() {
+                "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY \
+                 (or OPENAI_BASE_URL for a local server), or add llm.providers to the config"
+                    .into()
+            } else {
+                "several providers are configured; choose one with llm.default".into()
+            }));
+        };
+        let mut chain = vec![first.clone()];
+        for f in &self.fallback {
+            if !chain.contains(f) {
+                chain.push(f.clone());
+            }
+        }
+        for name in &chain {
+            if !self.providers.contains_key(name) {
+                return Err(Error::Config(format!(
+                    "provider {name:?} is named in llm.default/llm.fallback but not configured \
+                     (known: {})",
+                    self.providers.keys().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        Ok(chain)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(ak: Option<&str>, au: Option<&str>, ok: Option<&str>, ou: Option<&str>) -> StandardEnv {
+        StandardEnv {
+            anthropic_api_key: ak.map(Secret::new),
+            anthropic_base_url: au.map(str::to_owned),
+            openai_api_key: ok.map(Secret::new),
+            openai_base_url: ou.map(str::to_owned),
+            ..StandardEnv::default()
+        }
+    }
+
+    fn summary(s: &Settings) -> String {
+        let kinds: Vec<String> = s
+            .providers
+            .iter()
+            .map(|(n, p)| format!("{n}:{}", p.kind_for(n).map_or("?", ProviderKind::as_str)))
+            .collect();
+        format!("default={:?} fallback={:?} [{}]", s.default, s.fallback, kinds.join(" "))
+    }
+
+    #[test]
+    fn standard_variables_choose_the_default() {
+        let table = [
+            (
+                env(Some("a"), None, None, None),
+                r#"default=Some("anthropic") fallback=[] [anthropic:anthropic]"#,
+            ),
+            (
+                env(None, None, Some("o"), None),
+                r#"default=Some("openai") fallback=[] [openai:openai]"#,
+            ),
+            (
+                env(Some("a"), None, Some("o"), None),
+                r#"default=Some("anthropic") fallback=["openai"] [anthropic:anthropic openai:openai]"#,
+            ),
+            // a base URL alone is a provider (a local server needs no key)
+            (
+                env(None, None, None, Some("http://localhost:11434/v1")),
+                r#"default=Some("openai") fallback=[] [openai:openai-compatible]"#,
+            ),
+            (
+                env(None, None, Some("o"), Some("https://api.openai.com/v1")),
+                r#"default=Some("openai") fallback=[] [openai:openai]"#,
+            ),
+            (env(Some(""), None, None, None), "default=None fallback=[] []"),
+            (env(None, None, None, None), "default=None fallback=[] []"),
+        ];
+        for (e, want) in table {
+            assert_eq!(summary(&Settings::default().with_standard_env(&e)), want, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn configuration_wins_over_variables() {
+        let mut s = Settings { default: Some("local".into()), ..Settings::default() };
+        s.providers.insert(
+            "anthropic".into(),
+            ProviderSettings { model: Some("claude-haiku-4-5".into()), ..Default::default() },
+        );
+        s.providers.insert(
+            "local".into(),
+            ProviderSettings {
+                kind: Some(ProviderKind::OpenaiCompatible),
+                base_url: Some("http://127.0.0.1:8080/v1".into()),
+                api_key: Some(Secret::new("")),
+                ..Default::default()
+            },
+        );
+        let mut e = env(Some("key-a"), Some("http://proxy.example"), None, None);
+        e.anthropic_model = Some("claude-opus-4-5".into());
+        let s = s.with_standard_env(&e);
+        let a = &s.providers["anthropic"];
+        assert_eq!(a.model.as_deref(), Some("claude-haiku-4-5"));
+        assert_eq!(a.api_key.as_ref().map(Secret::expose), Some("key-a"));
+        assert_eq!(a.base_url.as_deref(), Some("http://proxy.example"));
+        assert_eq!(s.providers["local"].api_key, None, "an empty key is no key");
+        assert_eq!(s.chain().unwrap(), vec!["local"]);
+    }
+
+    #[test]
+    fn chain_errors() {
+        let err = Settings::default().chain().unwrap_err();
+        assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+        let mut s = Settings {
+            default: Some("anthropic".into()),
+            fallback: vec!["nope".into()],
+            ..Settings::default()
+        };
+        s.providers.insert("anthropic".into(), ProviderSettings::default());
+        let err = s.chain().unwrap_err();
+        assert!(err.to_string().contains("\"nope\""), "{err}");
+        let mut s = Settings::default();
+        s.providers.insert("a".into(), ProviderSettings::default());
+        s.providers.insert("b".into(), ProviderSettings::default());
+        let err = s.with_standard_env(&StandardEnv::default()).chain().unwrap_err();
+        assert!(err.to_string().contains("llm.default"), "{err}");
+    }
+}
