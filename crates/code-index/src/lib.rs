@@ -29,10 +29,15 @@
 
 mod error;
 mod extract;
+mod graph;
 mod indexer;
 mod lang;
+mod project;
 mod query;
+mod rank;
 mod refcodec;
+mod resolve;
+mod search;
 mod skeleton;
 mod store;
 mod tokens;
@@ -47,9 +52,14 @@ use std::{
 pub use crate::{
     error::{Error, Result},
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
+    graph::{Graphs, Resolution, SymbolEdge},
     indexer::UpdateReport,
     lang::Language,
+    project::{Def, DefId, FileId, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
+    rank::pagerank,
+    resolve::{ImportTarget, Manifest, ResolvedImport},
+    search::{ChunkHit, SearchIndex},
     skeleton::{Skeleton, render as render_skeleton},
     tokens::count_tokens,
 };
@@ -206,6 +216,34 @@ impl Index {
         query::symbols(&self.store, query)
     }
 
+    /// Everything in memory: files, definitions, references, resolved imports,
+    /// graphs and the global file ranking. The input of retrieval.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let project = project::Project::load(&self.store)?;
+        let manifests = self.manifests()?;
+        Ok(Snapshot::build(project, manifests))
+    }
+
+    /// The small non-code files import resolution reads (Cargo.toml, go.mod,
+    /// tsconfig.json, jsconfig.json), found by the walk and read now.
+    fn manifests(&self) -> Result<Vec<resolve::Manifest>> {
+        let mut out = Vec::new();
+        for path in self.store.skipped()?.into_keys() {
+            let name = path.rsplit('/').next().unwrap_or(&path);
+            if !resolve::MANIFEST_NAMES.contains(&name) {
+                continue;
+            }
+            if let Ok(stdx::ReadLimited::Complete(bytes)) =
+                stdx::read_to_end_limited(&self.root.join(&path), 1 << 20)
+                && let Ok(text) = String::from_utf8(bytes)
+            {
+                out.push(resolve::Manifest { path, text });
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
     /// Every use of `name` in the project (calls, type uses, other identifier uses),
     /// with the definition each is in, ordered by path and position.
     pub fn references(&self, name: &str) -> Result<Vec<ReferenceHit>> {
@@ -343,6 +381,22 @@ impl Index {
     pub fn skeleton(&self, rel: &str) -> Result<Skeleton> {
         let (_, bytes, analysis) = self.analyze_file(rel)?;
         Ok(render_skeleton(&bytes, &analysis))
+    }
+}
+
+/// The project in memory with its graphs: what retrieval computes from.
+pub struct Snapshot {
+    pub project: project::Project,
+    pub graphs: graph::Graphs,
+    /// PageRank of every file over the file graph (sums to 1).
+    pub file_rank: Vec<f64>,
+}
+
+impl Snapshot {
+    pub fn build(project: project::Project, manifests: Vec<resolve::Manifest>) -> Snapshot {
+        let graphs = graph::Graphs::build(&project, &manifests);
+        let file_rank = rank::pagerank(&graphs.file_out, None, 0.85);
+        Snapshot { project, graphs, file_rank }
     }
 }
 

@@ -1,0 +1,385 @@
+//! Dependency, reference and call graphs.
+//!
+//! Built in memory from a [`Project`] and its resolved imports:
+//!
+//! - **symbol edges**: every reference resolved to the definitions it may mean, in
+//!   order of confidence: the enclosing scope (a method of the same class), the same
+//!   file, a name the file imports (or any name of a file it imports), the unique
+//!   definition of that name in the project, or, failing all, every definition of the
+//!   name with a weight split between them (ambiguous; kept, but weak);
+//! - **call edges**: the symbol edges of call references, between definitions;
+//! - **file edges**: imports plus references to names defined in another file, each
+//!   name's contribution damped (`sqrt` of its count, less for short, private or
+//!   dunder names), as Aider's repository map does.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use protocol::SymbolKind;
+use serde::Serialize;
+
+use crate::{
+    RefKind,
+    project::{DefId, FileId, NameId, Project},
+    resolve::{ImportTarget, Manifest, ResolvedImport, resolve_imports},
+};
+
+/// How a reference was tied to a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Defined in the same class/module scope as the reference.
+    Local,
+    SameFile,
+    /// Imported by name, or defined in a file this file imports.
+    Imported,
+    /// The only definition of that name in the project.
+    Global,
+    /// One of several definitions of that name; the weight is split.
+    Ambiguous,
+}
+
+impl Resolution {
+    fn weight(self) -> f64 {
+        match self {
+            Resolution::Local => 1.0,
+            Resolution::SameFile => 1.0,
+            Resolution::Imported => 1.0,
+            Resolution::Global => 0.7,
+            Resolution::Ambiguous => 0.3,
+        }
+    }
+}
+
+/// A reference from a definition (or a file's top level) to a definition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SymbolEdge {
+    pub from_file: FileId,
+    /// The enclosing definition of the reference; None at a file's top level.
+    pub from: Option<DefId>,
+    pub to: DefId,
+    pub kind: RefKind,
+    pub resolution: Resolution,
+    pub weight: f64,
+    pub line: u32,
+}
+
+/// All graphs of a project.
+#[derive(Debug, Default)]
+pub struct Graphs {
+    pub imports: Vec<Vec<ResolvedImport>>,
+    pub symbol_edges: Vec<SymbolEdge>,
+    /// Weighted file adjacency (both directions), import and reference edges merged.
+    pub file_out: Vec<Vec<(FileId, f64)>>,
+    pub file_in: Vec<Vec<(FileId, f64)>>,
+    /// Files each file imports (resolved imports only).
+    pub file_imports: Vec<Vec<FileId>>,
+    /// External modules each file imports.
+    pub externals: Vec<Vec<String>>,
+    calls_out: HashMap<DefId, Vec<usize>>,
+    calls_in: HashMap<DefId, Vec<usize>>,
+}
+
+/// The definitions a reference may mean, with how and how strongly.
+type Resolved = Vec<(DefId, Resolution, f64)>;
+
+/// Names too generic to tie files together when they are ambiguous.
+const MAX_CANDIDATES: usize = 12;
+
+impl Graphs {
+    pub fn build(project: &Project, manifests: &[Manifest]) -> Graphs {
+        let imports = resolve_imports(project, manifests);
+        let n = project.files.len();
+        let mut file_imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
+        let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
+        // Per file: names imported explicitly → files, and every imported file.
+        let mut imported_names: Vec<HashMap<NameId, Vec<FileId>>> = vec![HashMap::new(); n];
+        for (f, imps) in imports.iter().enumerate() {
+            for imp in imps {
+                match &imp.target {
+                    ImportTarget::Files(files) => {
+                        for &t in files {
+                            if t as usize != f && !file_imports[f].contains(&t) {
+                                file_imports[f].push(t);
+                            }
+                        }
+                        for (name, alias) in &imp.names {
+                            for key in [name, alias] {
+                                if let Some(id) = project.names.get(key) {
+                                    imported_names[f]
+                                        .entry(id)
+                                        .or_default()
+                                        .extend(files.iter().copied());
+                                }
+                            }
+                        }
+                    }
+                    ImportTarget::External(e) => {
+                        if !externals[f].contains(e) {
+                            externals[f].push(e.clone());
+                        }
+                    }
+                }
+            }
+        }
+
+        let mut symbol_edges = Vec::new();
+        for (f, file) in project.files.iter().enumerate() {
+            let f = f as FileId;
+            let imported_files: HashSet<FileId> =
+                file_imports[f as usize].iter().copied().collect();
+            // Resolution depends on (name, kind class, enclosing scope): cache it.
+            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> =
+                HashMap::new();
+            for r in &file.refs {
+                let class = kind_class(r.kind);
+                let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);
+                let targets = cache.entry((r.name, class, r.enclosing)).or_insert_with(|| {
+                    resolve_ref(
+                        project,
+                        f,
+                        r.name,
+                        r.kind,
+                        r.enclosing,
+                        scope,
+                        &imported_names[f as usize],
+                        &imported_files,
+                    )
+                });
+                for &(to, resolution, weight) in targets.iter() {
+                    let from = r.enclosing.map(|e| DefId { file: f, ord: e });
+                    if from == Some(to) {
+                        continue; // recursion is not a dependency
+                    }
+                    symbol_edges.push(SymbolEdge {
+                        from_file: f,
+                        from,
+                        to,
+                        kind: r.kind,
+                        resolution,
+                        weight,
+                        line: r.line,
+                    });
+                }
+            }
+        }
+
+        // File edges: imports, plus damped reference weights per (from, to, name).
+        let mut per_name: HashMap<(FileId, FileId, NameId), (f64, u32)> = HashMap::new();
+        for e in &symbol_edges {
+            if e.to.file == e.from_file {
+                continue;
+            }
+            let name = project.def(e.to).name;
+            let kind_weight = match e.kind {
+                RefKind::Call | RefKind::Type => 1.0,
+                RefKind::Use => 0.5,
+            };
+            let entry = per_name.entry((e.from_file, e.to.file, name)).or_insert((0.0, 0));
+            entry.0 = entry.0.max(e.weight * kind_weight);
+            entry.1 += 1;
+        }
+        let mut file_w: HashMap<(FileId, FileId), f64> = HashMap::new();
+        for ((from, to, name), (w, count)) in per_name {
+            let s = name_specificity(project.names.name(name));
+            *file_w.entry((from, to)).or_default() += w * s * f64::from(count).sqrt();
+        }
+        for (f, targets) in file_imports.iter().enumerate() {
+            for &t in targets {
+                *file_w.entry((f as FileId, t)).or_default() += 1.0;
+            }
+        }
+        let mut file_out = vec![Vec::new(); n];
+        let mut file_in = vec![Vec::new(); n];
+        let mut pairs: Vec<_> = file_w.into_iter().collect();
+        pairs.sort_by_key(|p| p.0);
+        for ((from, to), w) in pairs {
+            file_out[from as usize].push((to, w));
+            file_in[to as usize].push((from, w));
+        }
+
+        let mut calls_out: HashMap<DefId, Vec<usize>> = HashMap::new();
+        let mut calls_in: HashMap<DefId, Vec<usize>> = HashMap::new();
+        for (i, e) in symbol_edges.iter().enumerate() {
+            if e.kind != RefKind::Call {
+                continue;
+            }
+            if let Some(from) = e.from {
+                calls_out.entry(from).or_default().push(i);
+            }
+            calls_in.entry(e.to).or_default().push(i);
+        }
+        Graphs {
+            imports,
+            symbol_edges,
+            file_out,
+            file_in,
+            file_imports,
+            externals,
+            calls_out,
+            calls_in,
+        }
+    }
+
+    /// Call edges leaving a definition.
+    pub fn callees(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
+        self.calls_out.get(&def).into_iter().flatten().map(|&i| &self.symbol_edges[i])
+    }
+
+    /// Call edges arriving at a definition.
+    pub fn callers(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
+        self.calls_in.get(&def).into_iter().flatten().map(|&i| &self.symbol_edges[i])
+    }
+
+    /// Definitions reachable from `start` over call edges (callees, or callers when
+    /// `reverse`), with their distance, up to `depth`. Breadth-first; each definition
+    /// once, at its shortest distance.
+    pub fn call_closure(
+        &self,
+        start: DefId,
+        depth: u32,
+        reverse: bool,
+    ) -> Vec<(DefId, u32, Resolution)> {
+        let mut seen: HashSet<DefId> = HashSet::from([start]);
+        let mut out = Vec::new();
+        let mut queue = VecDeque::from([(start, 0u32)]);
+        while let Some((d, dist)) = queue.pop_front() {
+            if dist == depth {
+                continue;
+            }
+            let edges: Vec<&SymbolEdge> =
+                if reverse { self.callers(d).collect() } else { self.callees(d).collect() };
+            for e in edges {
+                let next = if reverse {
+                    match e.from {
+                        Some(from) => from,
+                        None => continue,
+                    }
+                } else {
+                    e.to
+                };
+                if seen.insert(next) {
+                    out.push((next, dist + 1, e.resolution));
+                    queue.push_back((next, dist + 1));
+                }
+            }
+        }
+        out
+    }
+
+    /// Files reachable over file edges (dependencies, or dependents when `reverse`),
+    /// with their distance, up to `depth`.
+    pub fn file_closure(&self, start: &[FileId], depth: u32, reverse: bool) -> Vec<(FileId, u32)> {
+        let mut seen: HashSet<FileId> = start.iter().copied().collect();
+        let mut out = Vec::new();
+        let mut queue: VecDeque<(FileId, u32)> = start.iter().map(|&f| (f, 0)).collect();
+        while let Some((f, dist)) = queue.pop_front() {
+            if dist == depth {
+                continue;
+            }
+            let adj = if reverse { &self.file_in[f as usize] } else { &self.file_out[f as usize] };
+            for &(g, _) in adj {
+                if seen.insert(g) {
+                    out.push((g, dist + 1));
+                    queue.push_back((g, dist + 1));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn kind_class(kind: RefKind) -> u8 {
+    match kind {
+        RefKind::Call => 0,
+        RefKind::Type => 1,
+        RefKind::Use => 2,
+    }
+}
+
+/// Whether a definition of `kind` can be what a reference of `ref_kind` means.
+fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
+    match ref_kind {
+        RefKind::Call => kind.is_callable() || kind.is_container() || kind == SymbolKind::TypeAlias,
+        RefKind::Type => kind.is_container() || kind == SymbolKind::TypeAlias,
+        RefKind::Use => !matches!(kind, SymbolKind::Module | SymbolKind::Namespace),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resolve_ref(
+    project: &Project,
+    file: FileId,
+    name: NameId,
+    kind: RefKind,
+    enclosing: Option<u32>,
+    scope: Option<u32>,
+    imported_names: &HashMap<NameId, Vec<FileId>>,
+    imported_files: &HashSet<FileId>,
+) -> Resolved {
+    let candidates: Vec<DefId> = project
+        .defs_named(name)
+        .iter()
+        .copied()
+        .filter(|&d| compatible(kind, project.def(d).kind))
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
+    // The same scope: a sibling of the enclosing definition (a method of the same
+    // class), or a definition nested in it.
+    let same_file: Vec<DefId> = candidates.iter().copied().filter(|d| d.file == file).collect();
+    if let Some(&d) = same_file.iter().find(|d| {
+        let p = project.def(**d).parent;
+        (scope.is_some() && p == scope) || (enclosing.is_some() && p == enclosing)
+    }) {
+        return one(d, Resolution::Local);
+    }
+    if let Some(&d) =
+        same_file.iter().find(|d| project.def(**d).parent.is_none()).or(same_file.first())
+    {
+        return one(d, Resolution::SameFile);
+    }
+    if let Some(files) = imported_names.get(&name) {
+        let hits: Vec<DefId> =
+            candidates.iter().copied().filter(|d| files.contains(&d.file)).collect();
+        if !hits.is_empty() {
+            let w = Resolution::Imported.weight() / hits.len() as f64;
+            return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+        }
+    }
+    let hits: Vec<DefId> =
+        candidates.iter().copied().filter(|d| imported_files.contains(&d.file)).collect();
+    if !hits.is_empty() {
+        let w = Resolution::Imported.weight() / hits.len() as f64;
+        return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+    }
+    match candidates.len() {
+        1 => one(candidates[0], Resolution::Global),
+        n if n <= MAX_CANDIDATES && kind != RefKind::Use => {
+            let w = Resolution::Ambiguous.weight() / n as f64;
+            candidates.into_iter().map(|d| (d, Resolution::Ambiguous, w)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// How much a shared name says about two files being related.
+pub(crate) fn name_specificity(name: &str) -> f64 {
+    if name.starts_with("__") && name.ends_with("__") {
+        return 0.1; // dunders: everyone has them
+    }
+    let mut s = 1.0;
+    if name.starts_with('_') {
+        s *= 0.5;
+    }
+    match name.chars().count() {
+        0..=2 => s *= 0.2,
+        3..=4 => s *= 0.6,
+        _ => {}
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;

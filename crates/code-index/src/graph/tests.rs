@@ -1,0 +1,153 @@
+use expect_test::{Expect, expect};
+
+use super::*;
+use crate::{Language, analyze, project::Project};
+
+fn project(fixture: &str) -> Project {
+    let mut files = Vec::new();
+    let mut cur: Option<(String, String)> = None;
+    let indent = fixture
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut flush = |cur: &mut Option<(String, String)>| {
+        if let Some((path, text)) = cur.take() {
+            let lang = Language::from_path(std::path::Path::new(&path)).unwrap();
+            files.push((path, lang, analyze(lang, text.as_bytes())));
+        }
+    };
+    for line in fixture.lines() {
+        let line = if line.len() >= indent { &line[indent..] } else { line.trim_start() };
+        if let Some(path) = line.strip_prefix("//- ") {
+            flush(&mut cur);
+            cur = Some((path.trim().to_owned(), String::new()));
+        } else if let Some((_, text)) = cur.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    flush(&mut cur);
+    Project::from_analyses(files)
+}
+
+fn check_calls(fixture: &str, expect: Expect) {
+    let p = project(fixture);
+    let g = Graphs::build(&p, &[]);
+    let mut out = String::new();
+    for e in &g.symbol_edges {
+        if e.kind != RefKind::Call {
+            continue;
+        }
+        let from = e.from.map_or_else(
+            || format!("{}:<top>", p.file(e.from_file).path),
+            |d| p.def(d).qualified_name.clone(),
+        );
+        let to = p.def(e.to);
+        out.push_str(&format!(
+            "{from} -> {}:{} ({:?}, {:.2})\n",
+            p.file(e.to.file).path,
+            to.qualified_name,
+            e.resolution,
+            e.weight
+        ));
+    }
+    expect.assert_eq(&out);
+}
+
+const SHOP: &str = r#"
+    //- shop/__init__.py
+    //- shop/cart.py
+    from shop.pricing import price_of, Discount
+
+    class Cart:
+        def __init__(self):
+            self.items = []
+
+        def add(self, item):
+            self.items.append(item)
+            self.total()
+
+        def total(self):
+            d = Discount()
+            return sum(price_of(i) for i in self.items) - d.amount()
+
+    def helper():
+        return Cart().total()
+    //- shop/pricing.py
+    class Discount:
+        def amount(self):
+            return 0
+
+    def price_of(item):
+        return item.price
+
+    def total():
+        return 1
+    //- shop/report.py
+    import shop.cart
+
+    def report():
+        c = shop.cart.Cart()
+        return c.total() + render()
+
+    def render():
+        return helper()
+    //- other/helpers.py
+    def helper():
+        return 2
+    "#;
+
+#[test]
+fn calls_resolve_by_scope_file_import_and_uniqueness() {
+    check_calls(
+        SHOP,
+        expect![[r#"
+        Cart.add -> shop/cart.py:Cart.total (Local, 1.00)
+        Cart.total -> shop/pricing.py:Discount (Imported, 1.00)
+        Cart.total -> shop/pricing.py:price_of (Imported, 1.00)
+        Cart.total -> shop/pricing.py:Discount.amount (Imported, 1.00)
+        helper -> shop/cart.py:Cart (SameFile, 1.00)
+        helper -> shop/cart.py:Cart.total (SameFile, 1.00)
+        report -> shop/cart.py:Cart (Imported, 1.00)
+        report -> shop/cart.py:Cart.total (Imported, 1.00)
+        report -> shop/report.py:render (SameFile, 1.00)
+        render -> shop/cart.py:helper (Imported, 1.00)
+    "#]],
+    );
+}
+
+#[test]
+fn call_closures_and_file_graph() {
+    let p = project(SHOP);
+    let g = Graphs::build(&p, &[]);
+    let find = |q: &str| p.all_defs().find(|&d| p.def(d).qualified_name == q).unwrap();
+    let show = |v: Vec<(DefId, u32, Resolution)>| -> Vec<String> {
+        v.into_iter().map(|(d, dist, _)| format!("{}@{dist}", p.def(d).qualified_name)).collect()
+    };
+    // `render` calls the `helper` of the module report.py imports, not other/helpers.py.
+    assert_eq!(
+        show(g.call_closure(find("report"), 3, false)),
+        [
+            "Cart@1",
+            "Cart.total@1",
+            "render@1",
+            "Discount@2",
+            "price_of@2",
+            "Discount.amount@2",
+            "helper@2"
+        ]
+    );
+    assert_eq!(
+        show(g.call_closure(find("Discount.amount"), 2, true)),
+        ["Cart.total@1", "Cart.add@2", "helper@2", "report@2"]
+    );
+    let files = |v: Vec<(FileId, u32)>| -> Vec<String> {
+        v.into_iter().map(|(f, d)| format!("{}@{d}", p.file(f).path)).collect()
+    };
+    let report = p.file_id("shop/report.py").unwrap();
+    assert_eq!(files(g.file_closure(&[report], 2, false)), ["shop/cart.py@1", "shop/pricing.py@2"]);
+    let pricing = p.file_id("shop/pricing.py").unwrap();
+    assert_eq!(files(g.file_closure(&[pricing], 5, true)), ["shop/cart.py@1", "shop/report.py@2"]);
+}

@@ -1,0 +1,329 @@
+//! An in-memory snapshot of the whole index, the input of every graph, ranking and
+//! search computation.
+//!
+//! Loaded in one pass from the store: files, their definitions, imports and decoded
+//! references. Names are interned (`NameId`) so that resolving millions of
+//! references against definitions is integer hashing, not string comparison.
+
+use std::collections::HashMap;
+
+use protocol::SymbolKind;
+
+use crate::{Error, Language, RefKind, error::Result, store::Store};
+
+/// Index of a file in [`Project::files`].
+pub type FileId = u32;
+/// An interned name.
+pub type NameId = u32;
+
+/// A definition, by file and position in that file's definition list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DefId {
+    pub file: FileId,
+    pub ord: u32,
+}
+
+/// Interned strings.
+#[derive(Debug, Default)]
+pub struct Interner {
+    ids: HashMap<String, NameId>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> NameId {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.names.len() as NameId;
+        self.names.push(s.to_owned());
+        self.ids.insert(s.to_owned(), id);
+        id
+    }
+
+    pub fn get(&self, s: &str) -> Option<NameId> {
+        self.ids.get(s).copied()
+    }
+
+    pub fn name(&self, id: NameId) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// A definition as the project snapshot holds it.
+#[derive(Debug, Clone)]
+pub struct Def {
+    pub name: NameId,
+    pub qualified_name: String,
+    pub kind: SymbolKind,
+    pub line: u32,
+    pub end_line: u32,
+    pub name_line: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub body: Option<(u32, u32)>,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub parent: Option<u32>,
+}
+
+/// A reference with an interned name.
+#[derive(Debug, Clone, Copy)]
+pub struct Ref {
+    pub name: NameId,
+    pub kind: RefKind,
+    pub line: u32,
+    pub column: u32,
+    pub enclosing: Option<u32>,
+}
+
+/// An import as written.
+#[derive(Debug, Clone)]
+pub struct ImportRow {
+    pub text: String,
+    pub module: String,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    pub path: String,
+    pub language: Language,
+    pub package: Option<String>,
+    pub lines: u32,
+    pub hash: String,
+    pub defs: Vec<Def>,
+    pub imports: Vec<ImportRow>,
+    pub refs: Vec<Ref>,
+}
+
+/// Every indexed file with its definitions, imports and references.
+#[derive(Debug, Default)]
+pub struct Project {
+    pub names: Interner,
+    pub files: Vec<ProjectFile>,
+    by_path: HashMap<String, FileId>,
+    /// Definitions by name.
+    defs_by_name: HashMap<NameId, Vec<DefId>>,
+}
+
+impl Project {
+    pub(crate) fn load(store: &Store) -> Result<Project> {
+        let conn = store.conn();
+        let err = |e| Error::db(store.path(), e);
+        let mut project = Project::default();
+        let mut blob_to_files: HashMap<i64, Vec<FileId>> = HashMap::new();
+        {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT f.path, b.id, b.language, b.package, b.lines, b.hash, b.refs
+                     FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path",
+                )
+                .map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                let path: String = r.get(0).map_err(err)?;
+                let blob: i64 = r.get(1).map_err(err)?;
+                let lang_name: String = r.get(2).map_err(err)?;
+                let Some(language) = Language::from_name(&lang_name) else { continue };
+                let bytes: Vec<u8> = r.get(6).map_err(err)?;
+                let decoded = crate::refcodec::decode(&bytes).ok_or_else(|| Error::Corrupt {
+                    path: store.path().to_owned(),
+                    reason: format!("references of {path} cannot be decoded"),
+                })?;
+                let refs = decoded
+                    .into_iter()
+                    .map(|d| Ref {
+                        name: project.names.intern(&d.name),
+                        kind: d.kind,
+                        line: d.line,
+                        column: d.column,
+                        enclosing: d.enclosing,
+                    })
+                    .collect();
+                let id = project.files.len() as FileId;
+                project.by_path.insert(path.clone(), id);
+                blob_to_files.entry(blob).or_default().push(id);
+                project.files.push(ProjectFile {
+                    path,
+                    language,
+                    package: r.get(3).map_err(err)?,
+                    lines: r.get(4).map_err(err)?,
+                    hash: r.get(5).map_err(err)?,
+                    defs: Vec::new(),
+                    imports: Vec::new(),
+                    refs,
+                });
+            }
+        }
+        {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT blob_id, name, qualified_name, kind, line, end_line, name_line, start_byte, end_byte,
+                            body_start, body_end, signature, doc, parent
+                     FROM symbols ORDER BY blob_id, ord",
+                )
+                .map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                let blob: i64 = r.get(0).map_err(err)?;
+                let Some(files) = blob_to_files.get(&blob) else { continue };
+                let name: String = r.get(1).map_err(err)?;
+                let kind: String = r.get(3).map_err(err)?;
+                let body = match (
+                    r.get::<_, Option<u32>>(9).map_err(err)?,
+                    r.get::<_, Option<u32>>(10).map_err(err)?,
+                ) {
+                    (Some(a), Some(b)) => Some((a, b)),
+                    _ => None,
+                };
+                let def = Def {
+                    name: project.names.intern(&name),
+                    qualified_name: r.get(2).map_err(err)?,
+                    kind: SymbolKind::parse(&kind).unwrap_or(SymbolKind::Function),
+                    line: r.get(4).map_err(err)?,
+                    end_line: r.get(5).map_err(err)?,
+                    name_line: r.get(6).map_err(err)?,
+                    start_byte: r.get(7).map_err(err)?,
+                    end_byte: r.get(8).map_err(err)?,
+                    body,
+                    signature: r.get(11).map_err(err)?,
+                    doc: r.get(12).map_err(err)?,
+                    parent: r.get(13).map_err(err)?,
+                };
+                for &f in files {
+                    project.files[f as usize].defs.push(def.clone());
+                }
+            }
+        }
+        {
+            let mut stmt = conn
+                .prepare("SELECT blob_id, text, module, line FROM imports ORDER BY blob_id, ord")
+                .map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                let blob: i64 = r.get(0).map_err(err)?;
+                let Some(files) = blob_to_files.get(&blob) else { continue };
+                let row = ImportRow {
+                    text: r.get(1).map_err(err)?,
+                    module: r.get(2).map_err(err)?,
+                    line: r.get(3).map_err(err)?,
+                };
+                for &f in files {
+                    project.files[f as usize].imports.push(row.clone());
+                }
+            }
+        }
+        project.index_definitions();
+        Ok(project)
+    }
+
+    /// Builds a project from analyses directly (tests, fixtures).
+    pub fn from_analyses(files: Vec<(String, Language, crate::FileAnalysis)>) -> Project {
+        let mut project = Project::default();
+        for (path, language, a) in files {
+            let refs = a
+                .references
+                .iter()
+                .map(|r| Ref {
+                    name: project.names.intern(&r.name),
+                    kind: r.kind,
+                    line: r.line,
+                    column: r.column,
+                    enclosing: r.enclosing,
+                })
+                .collect();
+            let defs = a
+                .definitions
+                .iter()
+                .map(|d| Def {
+                    name: project.names.intern(&d.name),
+                    qualified_name: d.qualified_name.clone(),
+                    kind: d.kind,
+                    line: d.line,
+                    end_line: d.end_line,
+                    name_line: d.name_line,
+                    start_byte: d.start_byte,
+                    end_byte: d.end_byte,
+                    body: d.body,
+                    signature: d.signature.clone(),
+                    doc: d.doc.clone(),
+                    parent: d.parent,
+                })
+                .collect();
+            let imports = a
+                .imports
+                .iter()
+                .map(|i| ImportRow { text: i.text.clone(), module: i.module.clone(), line: i.line })
+                .collect();
+            let id = project.files.len() as FileId;
+            project.by_path.insert(path.clone(), id);
+            project.files.push(ProjectFile {
+                path,
+                language,
+                package: a.package.clone(),
+                lines: a.lines,
+                hash: String::new(),
+                defs,
+                imports,
+                refs,
+            });
+        }
+        project.index_definitions();
+        project
+    }
+
+    fn index_definitions(&mut self) {
+        self.defs_by_name.clear();
+        for (f, file) in self.files.iter().enumerate() {
+            for (ord, d) in file.defs.iter().enumerate() {
+                self.defs_by_name
+                    .entry(d.name)
+                    .or_default()
+                    .push(DefId { file: f as FileId, ord: ord as u32 });
+            }
+        }
+    }
+
+    pub fn file_id(&self, path: &str) -> Option<FileId> {
+        self.by_path.get(path).copied()
+    }
+
+    pub fn file(&self, id: FileId) -> &ProjectFile {
+        &self.files[id as usize]
+    }
+
+    pub fn def(&self, id: DefId) -> &Def {
+        &self.files[id.file as usize].defs[id.ord as usize]
+    }
+
+    /// Every definition named `name`.
+    pub fn defs_named(&self, name: NameId) -> &[DefId] {
+        self.defs_by_name.get(&name).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn defs_named_str(&self, name: &str) -> &[DefId] {
+        self.names.get(name).map_or(&[], |n| self.defs_named(n))
+    }
+
+    /// All definitions, in file and source order.
+    pub fn all_defs(&self) -> impl Iterator<Item = DefId> + '_ {
+        self.files.iter().enumerate().flat_map(|(f, file)| {
+            (0..file.defs.len() as u32).map(move |ord| DefId { file: f as FileId, ord })
+        })
+    }
+
+    /// The definition at a 1-based line in a file (innermost containing it).
+    pub fn def_at(&self, file: FileId, line: u32) -> Option<DefId> {
+        let defs = &self.files[file as usize].defs;
+        defs.iter()
+            .enumerate()
+            .filter(|(_, d)| d.line <= line && line <= d.end_line)
+            .max_by_key(|(_, d)| (d.line, std::cmp::Reverse(d.end_line)))
+            .map(|(ord, _)| DefId { file, ord: ord as u32 })
+    }
+}

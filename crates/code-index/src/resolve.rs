@@ -1,0 +1,803 @@
+//! Resolving imports to files, per language.
+//!
+//! The input is the project snapshot plus a few manifests (`Cargo.toml`, `go.mod`,
+//! `tsconfig.json`/`jsconfig.json`); the output, for every import of every file,
+//! is the project files it refers to, or an external module name when it refers to
+//! nothing in the project (the standard library, a dependency). Everything here is
+//! a pure function of that input and is tested with text fixtures.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::{
+    Language,
+    project::{FileId, Project},
+};
+
+/// Where an import leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportTarget {
+    /// Files of the project (a package or namespace can be several).
+    Files(Vec<FileId>),
+    /// Nothing in the project: a dependency or the standard library, by top-level name.
+    External(String),
+}
+
+/// One import of one file, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedImport {
+    pub line: u32,
+    pub module: String,
+    pub target: ImportTarget,
+    /// Names the import brings into scope, as (name in the target, local name).
+    pub names: Vec<(String, String)>,
+}
+
+/// A small non-code file the resolver reads: path relative to the root, and text.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    pub path: String,
+    pub text: String,
+}
+
+/// File names read as manifests.
+pub(crate) const MANIFEST_NAMES: &[&str] =
+    &["Cargo.toml", "go.mod", "tsconfig.json", "jsconfig.json"];
+
+/// Resolves every import of every file. `result[f]` lists file `f`'s imports.
+pub fn resolve_imports(project: &Project, manifests: &[Manifest]) -> Vec<Vec<ResolvedImport>> {
+    let ctx = Context::new(project, manifests);
+    project
+        .files
+        .iter()
+        .enumerate()
+        .map(|(f, file)| {
+            let f = f as FileId;
+            file.imports
+                .iter()
+                .map(|imp| {
+                    let (target, names) = match file.language {
+                        Language::Python => ctx.python(f, &imp.module, &imp.text),
+                        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                            ctx.js(f, &imp.module, &imp.text)
+                        }
+                        Language::Rust => ctx.rust(f, &imp.module, &imp.text),
+                        Language::Go => ctx.go(&imp.module),
+                        Language::Java => ctx.java(&imp.module, &imp.text),
+                        Language::CSharp => ctx.csharp(&imp.module),
+                        Language::C | Language::Cpp => ctx.include(f, &imp.module, &imp.text),
+                    };
+                    ResolvedImport { line: imp.line, module: imp.module.clone(), target, names }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+struct Context<'p> {
+    project: &'p Project,
+    paths: HashSet<&'p str>,
+    /// Python dotted module name → file, and each file's package-based name.
+    py_modules: HashMap<String, FileId>,
+    py_module_of: HashMap<FileId, String>,
+    /// Rust: (crate dir, module path like `a::b`) → file; crate name → crate dir.
+    rust_modules: HashMap<(String, String), FileId>,
+    rust_crates: HashMap<String, String>,
+    /// Go: module path → directory of its go.mod; directory → files.
+    go_modules: Vec<(String, String)>,
+    dir_files: HashMap<String, Vec<FileId>>,
+    /// Java: fully qualified class name → file; package → files.
+    java_classes: HashMap<String, FileId>,
+    java_packages: HashMap<String, Vec<FileId>>,
+    /// C#: namespace → files declaring it.
+    cs_namespaces: HashMap<String, Vec<FileId>>,
+    /// C/C++: file name → files with that name.
+    by_file_name: HashMap<&'p str, Vec<FileId>>,
+    /// tsconfig/jsconfig: (directory, base URL dir, paths patterns).
+    ts_configs: Vec<(String, String, TsPaths)>,
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, n)| n)
+}
+
+fn join(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if dir.is_empty() { Vec::new() } else { dir.split('/').collect() };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+impl<'p> Context<'p> {
+    fn new(project: &'p Project, manifests: &[Manifest]) -> Context<'p> {
+        let paths: HashSet<&str> = project.files.iter().map(|f| f.path.as_str()).collect();
+        let mut ctx = Context {
+            project,
+            paths,
+            py_modules: HashMap::new(),
+            py_module_of: HashMap::new(),
+            rust_modules: HashMap::new(),
+            rust_crates: HashMap::new(),
+            go_modules: Vec::new(),
+            dir_files: HashMap::new(),
+            java_classes: HashMap::new(),
+            java_packages: HashMap::new(),
+            cs_namespaces: HashMap::new(),
+            by_file_name: HashMap::new(),
+            ts_configs: Vec::new(),
+        };
+        for (f, file) in project.files.iter().enumerate() {
+            let f = f as FileId;
+            ctx.dir_files.entry(dir_of(&file.path).to_owned()).or_default().push(f);
+            ctx.by_file_name.entry(file_name(&file.path)).or_default().push(f);
+            match file.language {
+                Language::Python => ctx.add_python_module(f),
+                Language::Java => {
+                    let stem = file_name(&file.path).trim_end_matches(".java");
+                    let pkg = file.package.clone().unwrap_or_default();
+                    let fqn =
+                        if pkg.is_empty() { stem.to_owned() } else { format!("{pkg}.{stem}") };
+                    ctx.java_classes.insert(fqn, f);
+                    ctx.java_packages.entry(pkg).or_default().push(f);
+                }
+                Language::CSharp => {
+                    for d in &file.defs {
+                        if d.kind == protocol::SymbolKind::Namespace {
+                            let v = ctx.cs_namespaces.entry(d.qualified_name.clone()).or_default();
+                            if v.last() != Some(&f) {
+                                v.push(f);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for m in manifests {
+            let dir = dir_of(&m.path).to_owned();
+            match file_name(&m.path) {
+                "Cargo.toml" => {
+                    if let Some(name) = cargo_package_name(&m.text) {
+                        ctx.rust_crates.insert(name.replace('-', "_"), dir);
+                    }
+                }
+                "go.mod" => {
+                    if let Some(module) = m.text.lines().find_map(|l| {
+                        l.trim()
+                            .strip_prefix("module ")
+                            .map(|s| s.trim().trim_matches('"').to_owned())
+                    }) {
+                        ctx.go_modules.push((module, dir));
+                    }
+                }
+                "tsconfig.json" | "jsconfig.json" => {
+                    if let Some((base, paths)) = ts_paths(&m.text) {
+                        let base_dir = join(&dir, &base).unwrap_or_else(|| dir.clone());
+                        ctx.ts_configs.push((dir, base_dir, paths));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Longest directories first: the nearest config wins.
+        ctx.ts_configs.sort_by_key(|c| std::cmp::Reverse(c.0.len()));
+        ctx.go_modules.sort_by_key(|m| std::cmp::Reverse(m.0.len()));
+        for (f, file) in project.files.iter().enumerate() {
+            if file.language == Language::Rust {
+                ctx.add_rust_module(f as FileId);
+            }
+        }
+        ctx
+    }
+
+    fn path(&self, f: FileId) -> &'p str {
+        &self.project.files[f as usize].path
+    }
+
+    fn file_id(&self, path: &str) -> Option<FileId> {
+        self.project.file_id(path)
+    }
+
+    // ---- Python ------------------------------------------------------------------
+
+    fn add_python_module(&mut self, f: FileId) {
+        let path = self.path(f);
+        let stem = path.trim_end_matches(".pyi").trim_end_matches(".py");
+        let mut parts: Vec<&str> = stem.split('/').collect();
+        let is_init = parts.last() == Some(&"__init__");
+        if is_init {
+            parts.pop();
+        }
+        // The package-based name: climb while the directory is a package.
+        let mut start = parts.len() - usize::from(!is_init);
+        while start > 0 {
+            let pkg_dir = parts[..start].join("/");
+            let init = format!("{pkg_dir}/__init__.py");
+            if self.paths.contains(init.as_str()) {
+                start -= 1;
+            } else {
+                break;
+            }
+        }
+        // `start` is the first component inside the outermost package.
+        let start = if is_init { start } else { start.min(parts.len() - 1) };
+        let dotted = parts[start..].join(".");
+        if !dotted.is_empty() {
+            self.py_modules.entry(dotted.clone()).or_insert(f);
+        }
+        self.py_module_of.insert(f, dotted);
+        // Also from the project root (namespace packages, scripts run from the root).
+        let from_root = parts.join(".");
+        if !from_root.is_empty() {
+            self.py_modules.entry(from_root).or_insert(f);
+        }
+    }
+
+    /// The dotted package a Python file is in.
+    fn python_package(&self, f: FileId) -> String {
+        let path = self.path(f);
+        match self.py_module_of.get(&f) {
+            Some(m) if path.ends_with("__init__.py") => m.clone(),
+            Some(m) => m.rsplit_once('.').map_or(String::new(), |(p, _)| p.to_owned()),
+            None => String::new(),
+        }
+    }
+
+    fn python(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
+        let names = python_import_names(text);
+        let absolute = if let Some(rel) = module.strip_prefix('.') {
+            // `from ..pkg import x`: one dot is the current package, each more goes up.
+            let up = rel.chars().take_while(|&c| c == '.').count();
+            let rest = &rel[up..];
+            let mut pkg: Vec<String> = {
+                let p = self.python_package(f);
+                if p.is_empty() { Vec::new() } else { p.split('.').map(str::to_owned).collect() }
+            };
+            for _ in 0..up {
+                pkg.pop();
+            }
+            if !rest.is_empty() {
+                pkg.push(rest.to_owned());
+            }
+            pkg.join(".")
+        } else {
+            module.to_owned()
+        };
+        let from_import = text.trim_start().starts_with("from ");
+        let mut files = Vec::new();
+        // `from a import b` where `a.b` is a module imports that module.
+        if from_import {
+            for (name, _) in &names {
+                let sub =
+                    if absolute.is_empty() { name.clone() } else { format!("{absolute}.{name}") };
+                if let Some(&m) = self.py_modules.get(&sub) {
+                    files.push(m);
+                }
+            }
+        }
+        // The longest prefix of the dotted name that is a module.
+        let mut candidate = absolute.as_str();
+        loop {
+            if let Some(&m) = self.py_modules.get(candidate) {
+                if !files.contains(&m) {
+                    files.push(m);
+                }
+                break;
+            }
+            match candidate.rsplit_once('.') {
+                Some((head, _)) => candidate = head,
+                None => break,
+            }
+        }
+        if files.is_empty() {
+            let top = absolute.split('.').next().unwrap_or_default().to_owned();
+            return (ImportTarget::External(top), names);
+        }
+        (ImportTarget::Files(files), names)
+    }
+
+    // ---- JavaScript / TypeScript -------------------------------------------------
+
+    fn js_file(&self, base: &str) -> Option<FileId> {
+        const EXTS: &[&str] =
+            &["", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"];
+        const INDEX: &[&str] =
+            &["/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs"];
+        for ext in EXTS {
+            if let Some(id) = self.file_id(&format!("{base}{ext}")) {
+                return Some(id);
+            }
+        }
+        // ESM TypeScript writes `./x.js` for the source `./x.ts`.
+        for (js, ts) in
+            [(".js", ".ts"), (".js", ".tsx"), (".mjs", ".mts"), (".cjs", ".cts"), (".jsx", ".tsx")]
+        {
+            if let Some(stem) = base.strip_suffix(js)
+                && let Some(id) = self.file_id(&format!("{stem}{ts}"))
+            {
+                return Some(id);
+            }
+        }
+        INDEX.iter().find_map(|i| self.file_id(&format!("{base}{i}")))
+    }
+
+    fn js(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
+        let names = js_import_names(text);
+        let from_dir = dir_of(self.path(f));
+        if module.starts_with('.') {
+            if let Some(id) = join(from_dir, module).and_then(|p| self.js_file(&p)) {
+                return (ImportTarget::Files(vec![id]), names);
+            }
+            return (ImportTarget::External(module.to_owned()), names);
+        }
+        // tsconfig/jsconfig `paths` and `baseUrl`, nearest config first.
+        for (dir, base, paths) in &self.ts_configs {
+            if !(from_dir == dir || from_dir.starts_with(&format!("{dir}/")) || dir.is_empty()) {
+                continue;
+            }
+            for (pattern, targets) in paths {
+                let captured = match pattern.split_once('*') {
+                    Some((pre, post)) => {
+                        module.strip_prefix(pre).and_then(|m| m.strip_suffix(post))
+                    }
+                    None => (module == pattern).then_some(""),
+                };
+                let Some(star) = captured else { continue };
+                for t in targets {
+                    if let Some(id) =
+                        join(base, &t.replace('*', star)).and_then(|p| self.js_file(&p))
+                    {
+                        return (ImportTarget::Files(vec![id]), names);
+                    }
+                }
+            }
+            if let Some(id) = join(base, module).and_then(|p| self.js_file(&p)) {
+                return (ImportTarget::Files(vec![id]), names);
+            }
+        }
+        let package = if module.starts_with('@') {
+            module.splitn(3, '/').take(2).collect::<Vec<_>>().join("/")
+        } else {
+            module.split('/').next().unwrap_or(module).to_owned()
+        };
+        (ImportTarget::External(package), names)
+    }
+
+    // ---- Rust ----------------------------------------------------------------------
+
+    /// Crate directory and module path (`a::b`, empty for the crate root) of a file.
+    fn rust_location(&self, path: &str) -> Option<(String, String)> {
+        let idx = path.rfind("src/").filter(|&i| i == 0 || path.as_bytes()[i - 1] == b'/')?;
+        let crate_dir = path[..idx].trim_end_matches('/').to_owned();
+        let in_src = path[idx + 4..].trim_end_matches(".rs");
+        let mut parts: Vec<&str> = in_src.split('/').collect();
+        match parts.last().copied() {
+            Some("lib" | "main") if parts.len() == 1 => parts.clear(),
+            Some("mod") => {
+                parts.pop();
+            }
+            _ => {}
+        }
+        if parts.first() == Some(&"bin") {
+            return None; // binaries are crate roots of their own
+        }
+        Some((crate_dir, parts.join("::")))
+    }
+
+    fn add_rust_module(&mut self, f: FileId) {
+        let path = self.path(f);
+        if let Some(key) = self.rust_location(path) {
+            self.rust_modules.entry(key).or_insert(f);
+        }
+    }
+
+    fn rust(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
+        let names = rust_use_names(text);
+        let Some((crate_dir, here)) = self.rust_location(self.path(f)) else {
+            return (
+                ImportTarget::External(module.split("::").next().unwrap_or(module).to_owned()),
+                names,
+            );
+        };
+        let here: Vec<&str> = if here.is_empty() { Vec::new() } else { here.split("::").collect() };
+        // `mod foo;`: the child module file.
+        if text.trim_start().starts_with("mod ") || text.contains(" mod ") {
+            let mut p = here.clone();
+            // A non-mod.rs file's children live in a directory named after it.
+            p.push(module);
+            if let Some(&id) = self.rust_modules.get(&(crate_dir.clone(), p.join("::"))) {
+                return (ImportTarget::Files(vec![id]), names);
+            }
+            return (ImportTarget::External(module.to_owned()), names);
+        }
+        let path = module
+            .split('{')
+            .next()
+            .unwrap_or(module)
+            .trim_end_matches("::")
+            .split(" as ")
+            .next()
+            .unwrap_or(module);
+        let segs: Vec<&str> = path.split("::").map(str::trim).filter(|s| !s.is_empty()).collect();
+        let Some(&first) = segs.first() else {
+            return (ImportTarget::External(module.to_owned()), names);
+        };
+        let (crate_dir, mut base, rest): (String, Vec<&str>, &[&str]) = match first {
+            "crate" => (crate_dir, Vec::new(), &segs[1..]),
+            "self" => (crate_dir, here.clone(), &segs[1..]),
+            "super" => {
+                let mut b = here.clone();
+                let mut i = 0;
+                while segs.get(i) == Some(&"super") {
+                    b.pop();
+                    i += 1;
+                }
+                (crate_dir, b, &segs[i..])
+            }
+            other => match self.rust_crates.get(other) {
+                Some(dir) => (dir.clone(), Vec::new(), &segs[1..]),
+                // `use foo::x` where `foo` is a child module of this one (2018 paths).
+                None if self.rust_modules.contains_key(&(
+                    crate_dir.clone(),
+                    [here.clone(), vec![other]].concat().join("::"),
+                )) =>
+                {
+                    (crate_dir, here.clone(), &segs[..])
+                }
+                None => return (ImportTarget::External(other.to_owned()), names),
+            },
+        };
+        // The longest module prefix of the path.
+        let mut best = self.rust_modules.get(&(crate_dir.clone(), base.join("::"))).copied();
+        for seg in rest {
+            base.push(seg);
+            match self.rust_modules.get(&(crate_dir.clone(), base.join("::"))) {
+                Some(&id) => best = Some(id),
+                None => break,
+            }
+        }
+        match best {
+            Some(id) => (ImportTarget::Files(vec![id]), names),
+            None => (ImportTarget::External(first.to_owned()), names),
+        }
+    }
+
+    // ---- Go ------------------------------------------------------------------------
+
+    fn go(&self, module: &str) -> (ImportTarget, Vec<(String, String)>) {
+        let pkg = module.rsplit('/').next().unwrap_or(module).to_owned();
+        let names = vec![(pkg.clone(), pkg)];
+        for (prefix, dir) in &self.go_modules {
+            let rest = if module == prefix {
+                Some("")
+            } else {
+                module.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/'))
+            };
+            let Some(rest) = rest else { continue };
+            let target_dir = join(dir, rest).unwrap_or_default();
+            let files: Vec<FileId> = self
+                .dir_files
+                .get(&target_dir)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&id| {
+                    let p = self.path(id);
+                    p.ends_with(".go") && !p.ends_with("_test.go")
+                })
+                .collect();
+            if !files.is_empty() {
+                return (ImportTarget::Files(files), names);
+            }
+        }
+        (ImportTarget::External(module.split('/').next().unwrap_or(module).to_owned()), names)
+    }
+
+    // ---- Java ----------------------------------------------------------------------
+
+    fn java(&self, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
+        let wildcard = text.trim_end_matches(';').trim_end().ends_with('*');
+        if wildcard {
+            // `import a.b.*` (or `import static a.b.C.*`: then the class C).
+            if let Some(files) = self.java_packages.get(module) {
+                return (ImportTarget::Files(files.clone()), Vec::new());
+            }
+        }
+        // The longest prefix that is a class (static imports name members).
+        let mut candidate = module;
+        loop {
+            if let Some(&id) = self.java_classes.get(candidate) {
+                let last = module.rsplit('.').next().unwrap_or(module).to_owned();
+                return (ImportTarget::Files(vec![id]), vec![(last.clone(), last)]);
+            }
+            match candidate.rsplit_once('.') {
+                Some((head, _)) => candidate = head,
+                None => break,
+            }
+        }
+        (
+            ImportTarget::External(module.split('.').take(2).collect::<Vec<_>>().join(".")),
+            Vec::new(),
+        )
+    }
+
+    // ---- C# ------------------------------------------------------------------------
+
+    fn csharp(&self, module: &str) -> (ImportTarget, Vec<(String, String)>) {
+        match self.cs_namespaces.get(module) {
+            Some(files) => (ImportTarget::Files(files.clone()), Vec::new()),
+            None => (
+                ImportTarget::External(module.split('.').next().unwrap_or(module).to_owned()),
+                Vec::new(),
+            ),
+        }
+    }
+
+    // ---- C / C++ -------------------------------------------------------------------
+
+    fn include(
+        &self,
+        f: FileId,
+        module: &str,
+        text: &str,
+    ) -> (ImportTarget, Vec<(String, String)>) {
+        if text.trim_start().starts_with("using") {
+            return (
+                ImportTarget::External(module.split("::").next().unwrap_or(module).to_owned()),
+                Vec::new(),
+            );
+        }
+        let here = dir_of(self.path(f));
+        // Next to the including file, then from the root.
+        for base in [here, ""] {
+            if let Some(id) = join(base, module).and_then(|p| self.file_id(&p)) {
+                return (ImportTarget::Files(vec![id]), Vec::new());
+            }
+        }
+        // Any include directory: the files whose path ends with the include path; the
+        // one closest to the includer when there are several.
+        let name = file_name(module);
+        let suffix = format!("/{module}");
+        let candidates: Vec<FileId> = self
+            .by_file_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&id| {
+                let p = self.path(id);
+                p == module || p.ends_with(&suffix)
+            })
+            .collect();
+        match candidates.as_slice() {
+            [] => (ImportTarget::External(module.to_owned()), Vec::new()),
+            [one] => (ImportTarget::Files(vec![*one]), Vec::new()),
+            many => {
+                let best = many
+                    .iter()
+                    .copied()
+                    .max_by_key(|&id| common_prefix_len(self.path(id), here))
+                    .expect("non-empty");
+                (ImportTarget::Files(vec![best]), Vec::new())
+            }
+        }
+    }
+}
+
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    a.split('/').zip(b.split('/')).take_while(|(x, y)| x == y).count()
+}
+
+/// `[package] name = "x"` from a Cargo.toml, without a TOML parser.
+fn cargo_package_name(text: &str) -> Option<String> {
+    let mut in_package = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_package = l == "[package]";
+            continue;
+        }
+        if in_package
+            && let Some(rest) = l.strip_prefix("name")
+            && let Some(v) = rest.trim_start().strip_prefix('=')
+        {
+            return Some(v.trim().trim_matches('"').to_owned());
+        }
+    }
+    None
+}
+
+/// `compilerOptions.baseUrl` and `compilerOptions.paths` from a tsconfig/jsconfig
+/// (JSON with comments and trailing commas).
+/// tsconfig `paths`: (pattern, targets) pairs.
+type TsPaths = Vec<(String, Vec<String>)>;
+
+fn ts_paths(text: &str) -> Option<(String, TsPaths)> {
+    let v: serde_json::Value = serde_json::from_str(&strip_jsonc(text)).ok()?;
+    let opts = v.get("compilerOptions")?;
+    let base = opts.get("baseUrl").and_then(|b| b.as_str()).unwrap_or(".").to_owned();
+    let mut paths = Vec::new();
+    if let Some(map) = opts.get("paths").and_then(|p| p.as_object()) {
+        for (k, targets) in map {
+            let ts: Vec<String> = targets
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect();
+            paths.push((k.clone(), ts));
+        }
+    }
+    if opts.get("baseUrl").is_none() && paths.is_empty() {
+        return None;
+    }
+    Some((base, paths))
+}
+
+/// Removes `//` and `/* */` comments and trailing commas from JSON-with-comments.
+fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_str = false;
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '/' if chars.peek() == Some(&'/') => while chars.next_if(|&c| c != '\n').is_some() {},
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    // Trailing commas: `,` followed by whitespace and `}` or `]`.
+    let mut cleaned = String::with_capacity(out.len());
+    let bytes: Vec<char> = out.chars().collect();
+    let mut in_str = false;
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == '"' && (i == 0 || bytes[i - 1] != '\\') {
+            in_str = !in_str;
+        }
+        if c == ',' && !in_str {
+            let next = bytes[i + 1..].iter().find(|c| !c.is_whitespace());
+            if matches!(next, Some('}') | Some(']')) {
+                continue;
+            }
+        }
+        cleaned.push(c);
+    }
+    cleaned
+}
+
+/// Names a Python import binds: `import a.b as c` → (a.b, c); `from m import x as y` → (x, y).
+pub(crate) fn python_import_names(text: &str) -> Vec<(String, String)> {
+    let t = text.trim();
+    let from = t.starts_with("from ");
+    let list = match t.strip_prefix("from ") {
+        Some(rest) => match rest.split_once(" import ") {
+            Some((_, names)) => names,
+            None => return Vec::new(),
+        },
+        None => t.strip_prefix("import ").unwrap_or(""),
+    };
+    list.trim_matches(|c: char| c == '(' || c == ')' || c.is_whitespace())
+        .split(',')
+        .filter_map(|item| {
+            let item = item.trim().trim_matches(|c| c == '(' || c == ')').trim();
+            if item.is_empty() || item == "*" {
+                return None;
+            }
+            Some(match item.split_once(" as ") {
+                Some((n, a)) => (n.trim().to_owned(), a.trim().to_owned()),
+                // `import a.b` binds `a`; `from m import x` binds `x`.
+                None if from => (item.to_owned(), item.to_owned()),
+                None => (item.to_owned(), item.split('.').next().unwrap_or(item).to_owned()),
+            })
+        })
+        .collect()
+}
+
+/// Names a JS/TS import binds: default, named (`{a, b as c}`), namespace (`* as ns`).
+pub(crate) fn js_import_names(text: &str) -> Vec<(String, String)> {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix("import ").or_else(|| t.strip_prefix("export ")) else {
+        return Vec::new();
+    };
+    let rest = rest.trim_start_matches("type ");
+    let clause = rest.split(" from ").next().unwrap_or("");
+    let mut out = Vec::new();
+    let mut outside = String::new();
+    let mut inside = String::new();
+    let mut depth = 0;
+    for c in clause.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ if depth > 0 => inside.push(c),
+            _ => outside.push(c),
+        }
+    }
+    for item in inside.split(',') {
+        let item = item.trim().trim_start_matches("type ").trim();
+        if item.is_empty() {
+            continue;
+        }
+        out.push(match item.split_once(" as ") {
+            Some((n, a)) => (n.trim().to_owned(), a.trim().to_owned()),
+            None => (item.to_owned(), item.to_owned()),
+        });
+    }
+    for item in outside.split(',') {
+        let item = item.trim();
+        if let Some(ns) = item.strip_prefix("* as ") {
+            out.push(("*".to_owned(), ns.trim().to_owned()));
+        } else if !item.is_empty()
+            && item != "*"
+            && item.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            out.push(("default".to_owned(), item.to_owned()));
+        }
+    }
+    out
+}
+
+/// Names a Rust `use` binds: the leaves of the use tree, with `as` renames.
+pub(crate) fn rust_use_names(text: &str) -> Vec<(String, String)> {
+    let t = text.trim().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+    let Some(tree) = t.strip_prefix("use ") else { return Vec::new() };
+    let tree = tree.trim_end_matches(';');
+    let mut out = Vec::new();
+    // Leaves are the segments after the last `::` at each comma/brace boundary.
+    let flat: String = tree.chars().map(|c| if c == '{' || c == '}' { ',' } else { c }).collect();
+    for item in flat.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let (path, alias) = match item.split_once(" as ") {
+            Some((p, a)) => (p.trim(), Some(a.trim())),
+            None => (item, None),
+        };
+        let leaf = path.rsplit("::").next().unwrap_or(path).trim();
+        if leaf.is_empty() || leaf == "*" || leaf == "self" {
+            continue;
+        }
+        out.push((leaf.to_owned(), alias.unwrap_or(leaf).to_owned()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

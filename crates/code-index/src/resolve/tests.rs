@@ -1,0 +1,295 @@
+//! Import resolution on multi-file fixtures: one `//- path` fixture, one expectation.
+
+use expect_test::{Expect, expect};
+
+use super::*;
+use crate::{analyze, project::Project};
+
+fn check(fixture: &str, expect: Expect) {
+    let mut files = Vec::new();
+    let mut manifests = Vec::new();
+    for (path, text) in test_support_fixture(fixture) {
+        match Language::from_path(std::path::Path::new(&path)) {
+            Some(lang) => files.push((path.clone(), lang, analyze(lang, text.as_bytes()))),
+            None => manifests.push(Manifest { path, text }),
+        }
+    }
+    let project = Project::from_analyses(files);
+    let resolved = resolve_imports(&project, &manifests);
+    let mut out = String::new();
+    for (f, imports) in resolved.iter().enumerate() {
+        for imp in imports {
+            let target = match &imp.target {
+                ImportTarget::Files(fs) => fs
+                    .iter()
+                    .map(|&id| project.file(id).path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ImportTarget::External(e) => format!("external {e}"),
+            };
+            let names: Vec<String> = imp
+                .names
+                .iter()
+                .map(|(n, a)| if n == a { n.clone() } else { format!("{n} as {a}") })
+                .collect();
+            out.push_str(&format!(
+                "{}:{} {} -> {}",
+                project.file(f as u32).path,
+                imp.line,
+                imp.module,
+                target
+            ));
+            if !names.is_empty() {
+                out.push_str(&format!(" [{}]", names.join(", ")));
+            }
+            out.push('\n');
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+/// `//- path` fixtures (a local copy: test-support is not a dependency of this crate's
+/// unit tests).
+fn test_support_fixture(fixture: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let indent = fixture
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    for line in fixture.lines() {
+        let line = if line.len() >= indent { &line[indent..] } else { line.trim_start() };
+        if let Some(path) = line.strip_prefix("//- ") {
+            out.push((path.trim().to_owned(), String::new()));
+        } else if let Some((_, text)) = out.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn python_packages_relative_imports_and_externals() {
+    check(
+        r#"
+        //- src/pkg/__init__.py
+        from .core import Engine
+        //- src/pkg/core.py
+        import os
+        from . import util
+        from .sub.deep import helper as h, other
+        from ..outside import x
+        //- src/pkg/util.py
+        import pkg.core
+        from pkg import core
+        //- src/pkg/sub/__init__.py
+        //- src/pkg/sub/deep.py
+        from ...pkg import util
+        import numpy as np
+        //- tests/test_core.py
+        from pkg.core import Engine
+        import pkg.sub.deep
+        "#,
+        expect![[r#"
+            src/pkg/__init__.py:1 .core -> src/pkg/core.py [Engine]
+            src/pkg/core.py:1 os -> external os [os]
+            src/pkg/core.py:2 . -> src/pkg/util.py, src/pkg/__init__.py [util]
+            src/pkg/core.py:3 .sub.deep -> src/pkg/sub/deep.py [helper as h, other]
+            src/pkg/core.py:4 ..outside -> external outside [x]
+            src/pkg/util.py:1 pkg.core -> src/pkg/core.py [pkg.core as pkg]
+            src/pkg/util.py:2 pkg -> src/pkg/core.py, src/pkg/__init__.py [core]
+            src/pkg/sub/deep.py:1 ...pkg -> src/pkg/util.py, src/pkg/__init__.py [util]
+            src/pkg/sub/deep.py:2 numpy -> external numpy [numpy as np]
+            tests/test_core.py:1 pkg.core -> src/pkg/core.py [Engine]
+            tests/test_core.py:2 pkg.sub.deep -> src/pkg/sub/deep.py [pkg.sub.deep as pkg]
+        "#]],
+    );
+}
+
+#[test]
+fn javascript_typescript_relative_index_and_tsconfig_paths() {
+    check(
+        r#"
+        //- tsconfig.json
+        {
+          // comments and trailing commas are allowed here
+          "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"], }, },
+        }
+        //- src/app.ts
+        import { a, b as c } from './lib';
+        import Def from "./components/Button.js";
+        import * as ns from '@/util/strings';
+        import React from 'react';
+        import { x } from '@scope/pkg/deep';
+        //- src/lib/index.ts
+        export const a = 1;
+        //- src/components/Button.tsx
+        export default function Button() { return null; }
+        //- src/util/strings.ts
+        export function up(s: string) { return s; }
+        //- web/main.js
+        const lib = require('../src/lib');
+        "#,
+        expect![[r#"
+            src/app.ts:1 ./lib -> src/lib/index.ts [a, b as c]
+            src/app.ts:2 ./components/Button.js -> src/components/Button.tsx [default as Def]
+            src/app.ts:3 @/util/strings -> src/util/strings.ts [* as ns]
+            src/app.ts:4 react -> external react [default as React]
+            src/app.ts:5 @scope/pkg/deep -> external @scope/pkg [x]
+            web/main.js:1 ../src/lib -> src/lib/index.ts
+        "#]],
+    );
+}
+
+#[test]
+fn rust_modules_use_paths_and_workspace_crates() {
+    check(
+        r#"
+        //- crates/core/Cargo.toml
+        [package]
+        name = "my-core"
+        //- crates/core/src/lib.rs
+        mod parser;
+        pub mod net;
+        use crate::parser::{parse, Token as Tok};
+        use std::collections::HashMap;
+        //- crates/core/src/parser.rs
+        use super::net::Client;
+        use self::inner::x;
+        mod inner;
+        //- crates/core/src/parser/inner.rs
+        pub fn x() {}
+        //- crates/core/src/net/mod.rs
+        pub struct Client;
+        //- crates/app/src/main.rs
+        use my_core::net::Client;
+        use serde::Deserialize;
+        "#,
+        expect![[r#"
+            crates/core/src/lib.rs:1 parser -> crates/core/src/parser.rs
+            crates/core/src/lib.rs:2 net -> crates/core/src/net/mod.rs
+            crates/core/src/lib.rs:3 crate::parser::{parse, Token as Tok} -> crates/core/src/parser.rs [parse, Token as Tok]
+            crates/core/src/lib.rs:4 std::collections::HashMap -> external std [HashMap]
+            crates/core/src/parser.rs:1 super::net::Client -> crates/core/src/net/mod.rs [Client]
+            crates/core/src/parser.rs:2 self::inner::x -> crates/core/src/parser/inner.rs [x]
+            crates/core/src/parser.rs:3 inner -> crates/core/src/parser/inner.rs
+            crates/app/src/main.rs:1 my_core::net::Client -> crates/core/src/net/mod.rs [Client]
+            crates/app/src/main.rs:2 serde::Deserialize -> external serde [Deserialize]
+        "#]],
+    );
+}
+
+#[test]
+fn go_packages_through_go_mod() {
+    check(
+        r#"
+        //- go.mod
+        module example.com/shop
+
+        go 1.21
+        //- cmd/main.go
+        package main
+
+        import (
+            "fmt"
+            "example.com/shop/internal/cart"
+        )
+        //- internal/cart/cart.go
+        package cart
+        //- internal/cart/total.go
+        package cart
+        //- internal/cart/cart_test.go
+        package cart
+        "#,
+        expect![[r#"
+            cmd/main.go:4 fmt -> external fmt [fmt]
+            cmd/main.go:5 example.com/shop/internal/cart -> internal/cart/cart.go, internal/cart/total.go [cart]
+        "#]],
+    );
+}
+
+#[test]
+fn java_classes_wildcards_and_static_imports() {
+    check(
+        r#"
+        //- src/main/java/com/acme/App.java
+        package com.acme;
+        import com.acme.util.Strings;
+        import com.acme.model.*;
+        import static com.acme.util.Strings.upper;
+        import java.util.List;
+        public class App {}
+        //- src/main/java/com/acme/util/Strings.java
+        package com.acme.util;
+        public class Strings {}
+        //- src/main/java/com/acme/model/User.java
+        package com.acme.model;
+        public class User {}
+        //- src/main/java/com/acme/model/Order.java
+        package com.acme.model;
+        public class Order {}
+        "#,
+        expect![[r#"
+            src/main/java/com/acme/App.java:2 com.acme.util.Strings -> src/main/java/com/acme/util/Strings.java [Strings]
+            src/main/java/com/acme/App.java:3 com.acme.model -> src/main/java/com/acme/model/User.java, src/main/java/com/acme/model/Order.java
+            src/main/java/com/acme/App.java:4 com.acme.util.Strings.upper -> src/main/java/com/acme/util/Strings.java [upper]
+            src/main/java/com/acme/App.java:5 java.util.List -> external java.util
+        "#]],
+    );
+}
+
+#[test]
+fn csharp_namespaces_and_c_includes() {
+    check(
+        r#"
+        //- src/Billing/Invoice.cs
+        namespace Acme.Billing { public class Invoice {} }
+        //- src/App.cs
+        using System;
+        using Acme.Billing;
+        namespace Acme { class App {} }
+        //- include/lib/str.h
+        int len(const char *s);
+        //- src/str.c
+        #include "lib/str.h"
+        #include <stdio.h>
+        #include "local.h"
+        //- src/local.h
+        #define X 1
+        "#,
+        expect![[r#"
+            src/App.cs:1 System -> external System
+            src/App.cs:2 Acme.Billing -> src/Billing/Invoice.cs
+            src/str.c:1 lib/str.h -> include/lib/str.h
+            src/str.c:2 stdio.h -> external stdio.h
+            src/str.c:3 local.h -> src/local.h
+        "#]],
+    );
+}
+
+#[test]
+fn name_lists() {
+    assert_eq!(
+        python_import_names("from a.b import (c, d as e,\n f)"),
+        vec![("c".into(), "c".into()), ("d".into(), "e".into()), ("f".into(), "f".into())]
+    );
+    assert_eq!(
+        python_import_names("import a.b as c, d.e"),
+        vec![("a.b".into(), "c".into()), ("d.e".into(), "d".into())]
+    );
+    assert_eq!(
+        js_import_names("import Def, { a, b as c } from 'x'"),
+        vec![("a".into(), "a".into()), ("b".into(), "c".into()), ("default".into(), "Def".into())]
+    );
+    assert_eq!(js_import_names("import * as ns from 'x'"), vec![("*".into(), "ns".into())]);
+    assert_eq!(
+        rust_use_names("use a::{b::{C, D as E}, f};"),
+        vec![("C".into(), "C".into()), ("D".into(), "E".into()), ("f".into(), "f".into())]
+    );
+    assert_eq!(
+        strip_jsonc("{\"a\": [1, 2,], // x\n \"b\": \"//not\", /* c */ }"),
+        "{\"a\": [1, 2], \n \"b\": \"//not\"  }"
+    );
+}

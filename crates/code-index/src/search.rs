@@ -1,0 +1,491 @@
+//! BM25 search over symbol-level chunks, with tantivy.
+//!
+//! Every definition is one document: its name, qualified name, signature, first doc
+//! line and its own text (its body without the bodies of definitions nested in it,
+//! which are documents of their own); every file adds one document for what lies
+//! outside its definitions (module docstring, imports, top-level code). The path is
+//! indexed too.
+//!
+//! Code needs its own tokenizer: `getUserName`, `get_user_name` and `GetUserName`
+//! must all match "user name" and each other, and the whole identifier must still
+//! match exactly. [`CodeTokenizer`] emits every identifier whole and, when it is a
+//! compound, its camelCase/snake_case/digit parts; English stemming and a stop list
+//! of English and keyword noise follow.
+//!
+//! The index lives in `.ironbees/search/` and is brought up to date from the store by
+//! [`SearchIndex::sync`], file by file (delete by path, add the file's chunks), so
+//! after a one-file edit only that file is re-indexed.
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+};
+
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, TantivyDocument, Term,
+    collector::TopDocs,
+    query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery},
+    schema::{
+        Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
+        TextOptions, Value,
+    },
+    tokenizer::{
+        Language as StemLanguage, LowerCaser, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
+    },
+};
+
+use crate::{
+    Error,
+    error::Result,
+    project::{Project, ProjectFile},
+};
+
+/// Bump when the schema or the tokenizer changes: the index is rebuilt.
+const SEARCH_VERSION: &str = "ironbees-search-1";
+
+/// One search hit: a definition, or a file's top level (`ord` None).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ChunkHit {
+    pub path: String,
+    pub ord: Option<u32>,
+    pub qualified_name: String,
+    pub kind: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub score: f32,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    path: Field,
+    path_text: Field,
+    name: Field,
+    qualified: Field,
+    signature: Field,
+    doc: Field,
+    body: Field,
+    kind: Field,
+    line: Field,
+    end_line: Field,
+    ord: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = |stored: bool| {
+        let idx = TextFieldIndexing::default()
+            .set_tokenizer("code")
+            .set_index_option(IndexRecordOption::WithFreqs);
+        let o = TextOptions::default().set_indexing_options(idx);
+        if stored { o.set_stored() } else { o }
+    };
+    let num = NumericOptions::default().set_stored();
+    let fields = Fields {
+        path: b.add_text_field("path", STRING | STORED),
+        path_text: b.add_text_field("path_text", text(false)),
+        name: b.add_text_field("name", text(false)),
+        qualified: b.add_text_field("qualified", text(true)),
+        signature: b.add_text_field("signature", text(false)),
+        doc: b.add_text_field("doc", text(false)),
+        body: b.add_text_field("body", text(false)),
+        kind: b.add_text_field("kind", STRING | STORED),
+        line: b.add_u64_field("line", num.clone()),
+        end_line: b.add_u64_field("end_line", num.clone()),
+        ord: b.add_i64_field("ord", num),
+    };
+    (b.build(), fields)
+}
+
+/// Splits identifiers into tokens: the whole identifier, then its parts.
+#[derive(Clone, Default)]
+pub struct CodeTokenizer {
+    tokens: Vec<Token>,
+}
+
+pub struct VecTokenStream<'a> {
+    tokens: &'a mut Vec<Token>,
+    index: usize,
+}
+
+impl TokenStream for VecTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        self.index += 1;
+        self.index <= self.tokens.len()
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.index - 1]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.index - 1]
+    }
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = VecTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream<'a> {
+        self.tokens.clear();
+        let mut position = 0usize;
+        let mut push = |tokens: &mut Vec<Token>, from: usize, to: usize, text: &str| {
+            tokens.push(Token {
+                offset_from: from,
+                offset_to: to,
+                position,
+                text: text.to_owned(),
+                position_length: 1,
+            });
+            position += 1;
+        };
+        for (start, word) in identifier_runs(text) {
+            if word.len() > 80 {
+                continue; // base64, minified code, hashes: noise
+            }
+            push(&mut self.tokens, start, start + word.len(), word);
+            let parts = split_identifier(word);
+            if parts.len() > 1 {
+                for (off, part) in parts {
+                    push(&mut self.tokens, start + off, start + off + part.len(), part);
+                }
+            }
+        }
+        VecTokenStream { tokens: &mut self.tokens, index: 0 }
+    }
+}
+
+/// Maximal runs of `[A-Za-z0-9_]` (and other alphanumerics), with byte offsets.
+fn identifier_runs(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let (start, c) = chars.next()?;
+            if c.is_alphanumeric() || c == '_' {
+                let mut end = start + c.len_utf8();
+                while let Some(&(i, d)) = chars.peek() {
+                    if d.is_alphanumeric() || d == '_' {
+                        end = i + d.len_utf8();
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                let word = &text[start..end];
+                if word.chars().any(|c| c.is_alphanumeric()) {
+                    return Some((start, word));
+                }
+            }
+        }
+    })
+}
+
+/// `getHTTPResponse_code2` → get, HTTP, Response, code, 2 (with byte offsets).
+pub(crate) fn split_identifier(word: &str) -> Vec<(usize, &str)> {
+    let mut parts = Vec::new();
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut start: Option<usize> = None;
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if c == '_' {
+            if let Some(s) = start.take() {
+                parts.push((s, &word[s..i]));
+            }
+            continue;
+        }
+        let Some(s) = start else {
+            start = Some(i);
+            continue;
+        };
+        let prev = chars[k - 1].1;
+        let next = chars.get(k + 1).map(|p| p.1);
+        let boundary = (prev.is_lowercase() && c.is_uppercase())
+            || (prev.is_alphabetic() && c.is_numeric())
+            || (prev.is_numeric() && c.is_alphabetic())
+            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
+        if boundary {
+            parts.push((s, &word[s..i]));
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        parts.push((s, &word[s..]));
+    }
+    parts
+}
+
+/// Words that say nothing in a query about code.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "if",
+    "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then", "there",
+    "these", "this", "to", "was", "were", "will", "with", "i", "we", "you", "he", "she", "they",
+    "me", "my", "our", "your", "not", "no", "so", "do", "does", "did", "can", "could", "would",
+    "should", "when", "what", "which", "who", "how", "why", "also", "just", "than", "too", "very",
+    "some", "any", "all", "self", "def", "return", "import", "class", "none", "true", "false",
+    "null", "let", "var", "const", "fn", "pub", "func", "else", "elif", "new", "static",
+];
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer::default())
+        .filter(LowerCaser)
+        .filter(tantivy::tokenizer::StopWordFilter::remove(
+            STOP_WORDS.iter().map(|s| (*s).to_owned()),
+        ))
+        .filter(Stemmer::new(StemLanguage::English))
+        .build()
+}
+
+/// Tokens of `text` as the index sees them.
+pub(crate) fn analyze_text(text: &str) -> Vec<String> {
+    let mut a = analyzer();
+    let mut stream = a.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// The search index of one project.
+pub struct SearchIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl SearchIndex {
+    /// Opens `dir`, creating or rebuilding it when missing or from another version.
+    pub fn open(dir: &Path) -> Result<SearchIndex> {
+        let io = |e: std::io::Error| Error::Io { path: dir.to_owned(), source: e };
+        let version_file = dir.join("VERSION");
+        let current = std::fs::read_to_string(&version_file).unwrap_or_default();
+        if current.trim() != SEARCH_VERSION && dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(io)?;
+        }
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let (schema, fields) = schema();
+        let directory = tantivy::directory::MmapDirectory::open(dir).map_err(|e| tv(dir, e))?;
+        let index = Index::open_or_create(directory, schema).map_err(|e| tv(dir, e))?;
+        index.tokenizers().register("code", analyzer());
+        std::fs::write(&version_file, SEARCH_VERSION).map_err(io)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| tv(dir, e))?;
+        Ok(SearchIndex { dir: dir.to_owned(), index, reader, fields })
+    }
+
+    /// Brings the index in line with `project`: files whose content hash differs from
+    /// `indexed` (path → hash of what the index holds) are re-indexed from their bytes
+    /// on disk under `root`; files gone from the project are removed. Returns the new
+    /// `indexed` map. A file whose bytes on disk no longer have the project's hash is
+    /// left for the next sync (its definitions' offsets would not fit).
+    pub fn sync(
+        &mut self,
+        root: &Path,
+        project: &Project,
+        indexed: &HashMap<String, String>,
+    ) -> Result<(HashMap<String, String>, usize)> {
+        let mut stale: Vec<&ProjectFile> = Vec::new();
+        for file in &project.files {
+            if indexed.get(&file.path) != Some(&file.hash) {
+                stale.push(file);
+            }
+        }
+        let present: HashSet<&str> = project.files.iter().map(|f| f.path.as_str()).collect();
+        let removed: Vec<&String> = indexed.keys().filter(|p| !present.contains(&p[..])).collect();
+        let mut next = indexed.clone();
+        if stale.is_empty() && removed.is_empty() {
+            return Ok((next, 0));
+        }
+        let mut writer: IndexWriter<TantivyDocument> =
+            self.index.writer_with_num_threads(1, 50_000_000).map_err(|e| tv(&self.dir, e))?;
+        for path in removed {
+            writer.delete_term(Term::from_field_text(self.fields.path, path));
+            next.remove(path);
+        }
+        let mut count = 0;
+        for file in stale {
+            writer.delete_term(Term::from_field_text(self.fields.path, &file.path));
+            next.remove(&file.path);
+            let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
+            if stdx::sha256_hex(&bytes) != file.hash {
+                continue;
+            }
+            for doc in self.documents(project, file, &bytes) {
+                writer.add_document(doc).map_err(|e| tv(&self.dir, e))?;
+            }
+            next.insert(file.path.clone(), file.hash.clone());
+            count += 1;
+        }
+        writer.commit().map_err(|e| tv(&self.dir, e))?;
+        self.reader.reload().map_err(|e| tv(&self.dir, e))?;
+        Ok((next, count))
+    }
+
+    fn documents(
+        &self,
+        project: &Project,
+        file: &ProjectFile,
+        bytes: &[u8],
+    ) -> Vec<TantivyDocument> {
+        let f = self.fields;
+        let text = |a: u32, b: u32| -> String {
+            let (a, b) = (a as usize, (b as usize).min(bytes.len()));
+            String::from_utf8_lossy(&bytes[a.min(b)..b]).into_owned()
+        };
+        let mut docs = Vec::with_capacity(file.defs.len() + 1);
+        // A definition's own text: its span without the spans of its children.
+        let mut children: Vec<Vec<(u32, u32)>> = vec![Vec::new(); file.defs.len()];
+        let mut top_level: Vec<(u32, u32)> = Vec::new();
+        for d in &file.defs {
+            match d.parent {
+                Some(p) => children[p as usize].push((d.start_byte, d.end_byte)),
+                None => top_level.push((d.start_byte, d.end_byte)),
+            }
+        }
+        let own_text = |start: u32, end: u32, holes: &[(u32, u32)]| -> String {
+            let mut out = String::new();
+            let mut at = start;
+            for &(a, b) in holes {
+                if a > at {
+                    out.push_str(&text(at, a));
+                }
+                at = at.max(b);
+            }
+            if end > at {
+                out.push_str(&text(at, end));
+            }
+            out.truncate(out.floor_char_boundary(64 * 1024));
+            out
+        };
+        for (ord, d) in file.defs.iter().enumerate() {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.path, &file.path);
+            doc.add_text(f.path_text, &file.path);
+            doc.add_text(f.name, project.names.name(d.name));
+            doc.add_text(f.qualified, &d.qualified_name);
+            doc.add_text(f.signature, &d.signature);
+            if let Some(docline) = &d.doc {
+                doc.add_text(f.doc, docline);
+            }
+            doc.add_text(f.body, own_text(d.start_byte, d.end_byte, &children[ord]));
+            doc.add_text(f.kind, d.kind.as_str());
+            doc.add_u64(f.line, u64::from(d.line));
+            doc.add_u64(f.end_line, u64::from(d.end_line));
+            doc.add_i64(f.ord, ord as i64);
+            docs.push(doc);
+        }
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.path, &file.path);
+        doc.add_text(f.path_text, &file.path);
+        doc.add_text(f.qualified, &file.path);
+        doc.add_text(f.body, own_text(0, bytes.len() as u32, &top_level));
+        doc.add_text(f.kind, "file");
+        doc.add_u64(f.line, 1);
+        doc.add_u64(f.end_line, u64::from(file.lines.max(1)));
+        doc.add_i64(f.ord, -1);
+        docs.push(doc);
+        docs
+    }
+
+    /// The best `limit` chunks for `query` (free text: words, identifiers, paths, a
+    /// stack trace). Every token is an optional clause; names and signatures weigh
+    /// more than bodies. Of a long query only the `max_terms` rarest tokens are used.
+    pub fn search(&self, query: &str, limit: usize, max_terms: usize) -> Result<Vec<ChunkHit>> {
+        let searcher = self.reader.searcher();
+        let f = self.fields;
+        let mut tokens = analyze_text(query);
+        tokens.sort();
+        tokens.dedup();
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Keep the rarest tokens: a long issue text mentions many common words.
+        if tokens.len() > max_terms {
+            let mut with_df: Vec<(u64, String)> = tokens
+                .into_iter()
+                .map(|t| {
+                    let df = searcher.doc_freq(&Term::from_field_text(f.body, &t)).unwrap_or(0)
+                        + searcher.doc_freq(&Term::from_field_text(f.name, &t)).unwrap_or(0);
+                    (df, t)
+                })
+                .filter(|(df, _)| *df > 0)
+                .collect();
+            with_df.sort();
+            tokens = with_df.into_iter().take(max_terms).map(|(_, t)| t).collect();
+        }
+        let boosts = [
+            (f.name, 3.0),
+            (f.qualified, 2.0),
+            (f.signature, 1.5),
+            (f.doc, 1.5),
+            (f.body, 1.0),
+            (f.path_text, 1.0),
+        ];
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &tokens {
+            for (field, boost) in boosts {
+                let q =
+                    TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let top: Vec<(Score, DocAddress)> = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|e| tv(&self.dir, e))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tv(&self.dir, e))?;
+            let s = |field: Field| {
+                doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_owned()
+            };
+            let n =
+                |field: Field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+            let ord = doc.get_first(f.ord).and_then(|v| v.as_i64()).unwrap_or(-1);
+            hits.push(ChunkHit {
+                path: s(f.path),
+                ord: u32::try_from(ord).ok(),
+                qualified_name: s(f.qualified),
+                kind: s(f.kind),
+                line: n(f.line),
+                end_line: n(f.end_line),
+                score,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Number of documents (chunks) in the index.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+}
+
+fn tv(dir: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Io { path: dir.to_owned(), source: std::io::Error::other(e.to_string()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_split_into_parts() {
+        fn parts(w: &str) -> Vec<&str> {
+            split_identifier(w).into_iter().map(|p| p.1).collect()
+        }
+        assert_eq!(parts("getUserName"), ["get", "User", "Name"]);
+        assert_eq!(parts("get_user_name"), ["get", "user", "name"]);
+        assert_eq!(parts("HTTPResponse"), ["HTTP", "Response"]);
+        assert_eq!(parts("parseV2Header"), ["parse", "V", "2", "Header"]);
+        assert_eq!(parts("__init__"), ["init"]);
+        assert_eq!(parts("x"), ["x"]);
+    }
+
+    #[test]
+    fn analyzer_keeps_whole_identifiers_and_stems_parts() {
+        assert_eq!(analyze_text("self.getUserNames()"), ["getusernam", "get", "user", "name"]);
+        assert_eq!(analyze_text("the parsing of files"), ["pars", "file"]);
+        assert_eq!(analyze_text("snake_case"), ["snake_cas", "snake", "case"]);
+    }
+}
