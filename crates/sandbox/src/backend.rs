@@ -19,7 +19,6 @@ pub struct BwrapArgs<'a> {
     pub keep_visible: &'a [PathBuf],
     pub hide_run: bool,
     pub network: Network,
-    pub workspace_mode: WorkspaceMode,
     pub tmpfs_bytes: u64,
 }
 
@@ -58,11 +57,9 @@ pub fn bwrap_args(a: &BwrapArgs<'_>) -> Vec<String> {
             push(&["--ro-bind", "/dev/null", &p]);
         }
     }
+    // A throwaway workspace arrives here as a copy already (no overlays in bwrap 0.8).
     let ws = a.workspace.to_string_lossy();
-    match a.workspace_mode {
-        WorkspaceMode::Writable => push(&["--bind", &ws, &ws]),
-        WorkspaceMode::Throwaway => push(&["--overlay-src", &ws, "--tmp-overlay", &ws]),
-    }
+    push(&["--bind", &ws, &ws]);
     for w in a.writable {
         let w = w.to_string_lossy();
         push(&["--bind", &w, &w]);
@@ -150,7 +147,6 @@ mod tests {
             keep_visible: &[],
             hide_run: false,
             network: Network::Off,
-            workspace_mode: WorkspaceMode::Writable,
             tmpfs_bytes: 1024,
         });
         let pos = |s: &str| args.iter().position(|a| a == s).unwrap_or_else(|| panic!("{s} missing: {args:?}"));
@@ -164,7 +160,7 @@ mod tests {
     }
 
     #[test]
-    fn bwrap_network_on_and_throwaway() {
+    fn bwrap_network_on_shares_the_network() {
         let args = bwrap_args(&BwrapArgs {
             workspace: Path::new("/w"),
             cwd: Path::new("/w"),
@@ -173,12 +169,10 @@ mod tests {
             keep_visible: &[],
             hide_run: false,
             network: Network::On,
-            workspace_mode: WorkspaceMode::Throwaway,
             tmpfs_bytes: 1024,
         });
         assert!(!args.contains(&"--unshare-net".to_owned()));
-        assert_eq!(pairs(&args, "--tmp-overlay"), vec!["/w".to_owned()]);
-        assert_eq!(pairs(&args, "--overlay-src"), vec!["/w".to_owned()]);
+        assert_eq!(pairs(&args, "--bind"), vec!["/w".to_owned()]);
     }
 
     #[test]

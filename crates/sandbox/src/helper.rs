@@ -37,17 +37,24 @@ use crate::{
 /// Entry point when the binary runs as the helper. `args` are the arguments after
 /// [`crate::HELPER_ARG`]. Returns the process exit code.
 pub fn helper_main(args: &[OsString]) -> i32 {
-    // SAFETY: fd 3 was set up by the parent as our status pipe; we take ownership.
+    let sub = args.first().and_then(|a| a.to_str()).unwrap_or("");
+    if sub == "noop" {
+        return 0;
+    }
+    // SAFETY: F_GETFD only asks whether the descriptor is open.
+    if unsafe { libc::fcntl(STATUS_FD, libc::F_GETFD) } < 0 {
+        return 125; // started without a status pipe: not by a sandbox parent
+    }
+    // SAFETY: fd 3 is open and was set up by the parent as our status pipe; we take
+    // ownership of it.
     let mut status = unsafe { File::from_raw_fd(STATUS_FD) };
     set_cloexec(STATUS_FD);
-    let sub = args.first().and_then(|a| a.to_str()).unwrap_or("");
     match sub {
         "probe" => {
             let ev = probe();
             report(&mut status, &ev);
             0
         }
-        "noop" => 0,
         "run" => {
             let Some(spec) = args.get(1).and_then(|s| serde_json::from_slice::<Spec>(s.as_bytes()).ok())
             else {
@@ -92,8 +99,8 @@ fn run(spec: &Spec, status: &mut File) -> i32 {
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
     // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } == 1 {
-        return 125; // the parent is already gone
+    if spec.mode != Mode::BwrapInner && unsafe { libc::getppid() } == 1 {
+        return 125; // the parent is already gone (inside bwrap, PID 1 is bwrap)
     }
     match spec.mode {
         Mode::Namespaces => run_namespaces(spec, status),

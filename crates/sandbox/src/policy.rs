@@ -8,6 +8,7 @@ use std::{
     time::Duration,
 };
 
+use protocol::LimitKind;
 use serde::{Deserialize, Serialize};
 
 /// Network access for the command.
@@ -266,8 +267,9 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
     let seccomp_deny_inet = net_off && !namespaces && !container && seccomp;
     let landlock_deny_tcp = net_off && !namespaces && !container && caps.landlock_abi >= 4;
     let cgroup = !container && caps.cgroup.is_some();
-    let overlay = policy.workspace == WorkspaceMode::Throwaway
-        && ((backend == Backend::Namespaces && caps.overlay) || backend == Backend::Bubblewrap);
+    // bwrap learnt overlays only in 0.9 (Debian 12 ships 0.8): it gets a copy.
+    let overlay =
+        policy.workspace == WorkspaceMode::Throwaway && backend == Backend::Namespaces && caps.overlay;
 
     let mut missing = Vec::new();
     if backend == Backend::None {
@@ -346,6 +348,21 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
 
 fn reason(caps: &HostCaps, default: &str) -> String {
     if caps.notes.is_empty() { default.to_owned() } else { caps.notes.join("; ") }
+}
+
+/// When several limits fired, the one to report: the cause before the consequence.
+/// A fork bomb hits the process limit and then runs into the timeout; a leak hits
+/// the memory limit and may then also exceed CPU time.
+pub fn primary_limit(fired: &[LimitKind]) -> Option<LimitKind> {
+    const ORDER: [LimitKind; 6] = [
+        LimitKind::Memory,
+        LimitKind::Processes,
+        LimitKind::FileSize,
+        LimitKind::Output,
+        LimitKind::CpuTime,
+        LimitKind::Timeout,
+    ];
+    ORDER.into_iter().find(|l| fired.contains(l))
 }
 
 /// Where credentials usually live, relative to the home directory. Hidden from every
@@ -626,6 +643,22 @@ mod tests {
         // A workspace inside a secret location keeps it visible.
         let got = secret_candidates(Some(Path::new("/home/u")), Path::new("/home/u/.ssh/x"), &entries, &[]);
         assert!(!got.contains(&PathBuf::from("/home/u/.ssh")));
+    }
+
+    #[test]
+    fn primary_limit_table() {
+        use LimitKind::*;
+        let table: &[(&[LimitKind], Option<LimitKind>)] = &[
+            (&[], None),
+            (&[Timeout], Some(Timeout)),
+            (&[Timeout, Processes], Some(Processes)),
+            (&[CpuTime, Memory], Some(Memory)),
+            (&[Output, Timeout], Some(Output)),
+            (&[FileSize, CpuTime], Some(FileSize)),
+        ];
+        for (fired, want) in table {
+            assert_eq!(primary_limit(fired), *want, "{fired:?}");
+        }
     }
 
     #[test]

@@ -275,6 +275,7 @@ impl Sandbox {
         } else {
             Vec::new()
         };
+        let cg_files = cg.as_ref().map(|c| c.procs_files()).unwrap_or_default();
         let spec = Spec {
             mode: match plan.backend {
                 Backend::Namespaces => Mode::Namespaces,
@@ -307,7 +308,8 @@ impl Sandbox {
             timeout_ms: policy.timeout.map(|d| d.as_millis() as u64),
             memory_monitor: if cgroup_on { None } else { policy.memory_bytes },
             process_monitor: if cgroup_on { None } else { policy.max_processes },
-            cgroup_procs: cg.as_ref().map(|c| c.procs_files()).unwrap_or_default(),
+            // bwrap's first process joins (see below): inside, cgroupfs is read-only.
+            cgroup_procs: if plan.backend == Backend::Bubblewrap { Vec::new() } else { cg_files.clone() },
             tmpfs_bytes: policy.tmpfs_bytes,
         };
         let spec_json = serde_json::to_string(&spec).expect("spec serializes");
@@ -322,7 +324,6 @@ impl Sandbox {
                 keep_visible: &keep_visible,
                 hide_run,
                 network: policy.network,
-                workspace_mode: if plan.overlay { WorkspaceMode::Throwaway } else { WorkspaceMode::Writable },
                 tmpfs_bytes: policy.tmpfs_bytes,
             }));
             c.arg(&self.cfg.helper).args([HELPER_ARG, "run", &spec_json]);
@@ -336,7 +337,7 @@ impl Sandbox {
         if plan.backend == Backend::Bubblewrap {
             // bwrap cannot join our cgroup for us; the helper inside cannot either
             // (cgroupfs is read-only there), so the first process joins here.
-            let files = spec.cgroup_procs.clone();
+            let files = cg_files;
             // SAFETY: the hook only opens and writes files (no allocation after the
             // strings are built here) in the forked child.
             let paths: Vec<std::ffi::CString> = files
@@ -900,20 +901,34 @@ fn assemble(
         if cgroup_on { "cgroup".into() } else { "rlimit_nproc+monitor".into() }
     });
 
-    match (o.killed, exited) {
-        (Some((limit, detail)), _) => {
-            r.limit = Some(limit);
-            r.limit_detail = Some(detail);
-            r.signal = Some("SIGKILL".into());
-        }
-        (None, Some(Event::Exited { code, signal, limit, limit_detail, cpu_ms, max_rss_kb, leftovers, peak_tree_rss, duration_ms, .. })) => {
+    let mut fired: Vec<(LimitKind, String)> = Vec::new();
+    if let Some(k) = o.killed {
+        fired.push(k);
+        r.signal = Some("SIGKILL".into());
+    }
+    match exited {
+        Some(Event::Exited {
+            code,
+            signal,
+            limit,
+            limit_detail,
+            cpu_ms,
+            max_rss_kb,
+            leftovers,
+            peak_tree_rss,
+            duration_ms,
+            ..
+        }) => {
             r.exit_code = code;
             r.signal = signal.map(signal_name);
-            r.limit = limit;
-            r.limit_detail = limit_detail;
+            if let Some(l) = limit {
+                fired.push((l, limit_detail.unwrap_or_default()));
+            }
             r.cpu_time_ms = Some(cpu_ms);
             r.leftover_processes_killed = leftovers;
-            r.duration_ms = duration_ms.max(1).min(r.duration_ms.max(duration_ms));
+            // The supervisor's clock starts at the fork of the command: no helper
+            // start-up in it.
+            r.duration_ms = duration_ms;
             match (&stats, peak_tree_rss) {
                 (Some(s), _) if s.peak_memory.is_some() => {
                     r.peak_memory_bytes = s.peak_memory;
@@ -929,34 +944,53 @@ fn assemble(
                 }
             }
         }
-        (None, _) => {
+        _ if fired.is_empty() && o.helper_code == Some(125) => {
+            return Err(Error::Setup {
+                stage: "helper".into(),
+                message: "the sandbox helper failed before reporting (exit 125)".into(),
+            });
+        }
+        _ if fired.is_empty() => {
             // The helper died without a report: the supervisor was killed from
             // outside, or the cgroup's OOM killer chose it.
             r.signal = o.helper_signal.map(signal_name);
             r.exit_code = if o.helper_signal.is_some() { None } else { o.helper_code };
             iso.warnings.push("the sandbox supervisor ended without reporting".into());
         }
+        _ => {}
     }
     if let Some(s) = &stats {
-        if r.limit.is_none() && s.oom_kills > 0 {
-            r.limit = Some(LimitKind::Memory);
-            r.limit_detail = Some(format!(
-                "memory limit of {} (the cgroup's OOM killer ended {} process(es))",
-                fmt_bytes(policy.memory_bytes.unwrap_or(0)),
-                s.oom_kills
+        if s.oom_kills > 0 {
+            fired.push((
+                LimitKind::Memory,
+                format!(
+                    "memory limit of {} (the cgroup's OOM killer ended {} process(es))",
+                    fmt_bytes(policy.memory_bytes.unwrap_or(0)),
+                    s.oom_kills
+                ),
             ));
         }
-        if r.limit.is_none() && s.pids_max_hits > 0 && r.exit_code != Some(0) {
-            r.limit = Some(LimitKind::Processes);
-            r.limit_detail = Some(format!(
-                "process limit of {} ({} fork(s) refused)",
-                policy.max_processes.unwrap_or(0),
-                s.pids_max_hits
+        if s.pids_max_hits > 0 {
+            fired.push((
+                LimitKind::Processes,
+                format!(
+                    "process limit of {} ({} fork(s) refused)",
+                    policy.max_processes.unwrap_or(0),
+                    s.pids_max_hits
+                ),
             ));
         }
     }
-    if r.limit == Some(LimitKind::Memory) && r.limit_detail.is_none() {
-        r.limit_detail = Some(format!("memory limit of {}", fmt_bytes(policy.memory_bytes.unwrap_or(0))));
+    let kinds: Vec<LimitKind> = fired.iter().map(|(k, _)| *k).collect();
+    if let Some(primary) = policy::primary_limit(&kinds) {
+        let mut detail = fired.iter().find(|(k, _)| *k == primary).map(|(_, d)| d.clone()).unwrap_or_default();
+        for (k, d) in &fired {
+            if *k != primary && !detail.contains(d.as_str()) {
+                detail.push_str(&format!("; then {k}: {d}"));
+            }
+        }
+        r.limit = Some(primary);
+        r.limit_detail = Some(detail);
     }
     r.isolation = iso;
     Ok(r)
