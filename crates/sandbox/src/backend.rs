@@ -38,7 +38,17 @@ pub fn bwrap_args(a: &BwrapArgs<'_>) -> Vec<String> {
     if a.network == Network::Off {
         push(&["--unshare-net"]);
     }
-    push(&["--hostname", "ironbees-sandbox", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    push(&[
+        "--hostname",
+        "ironbees-sandbox",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]);
     let size = a.tmpfs_bytes.to_string();
     push(&["--size", &size, "--tmpfs", "/tmp"]);
     if a.hide_run && Path::new("/run").is_dir() {
@@ -137,7 +147,8 @@ mod tests {
 
     #[test]
     fn bwrap_mounts_in_the_right_order() {
-        let hidden = vec![(PathBuf::from("/home/u/.ssh"), true), (PathBuf::from("/home/u/.netrc"), false)];
+        let hidden =
+            vec![(PathBuf::from("/home/u/.ssh"), true), (PathBuf::from("/home/u/.netrc"), false)];
         let writable = vec![PathBuf::from("/home/u/.cache/x")];
         let args = bwrap_args(&BwrapArgs {
             workspace: Path::new("/tmp/ws"),
@@ -149,7 +160,9 @@ mod tests {
             network: Network::Off,
             tmpfs_bytes: 1024,
         });
-        let pos = |s: &str| args.iter().position(|a| a == s).unwrap_or_else(|| panic!("{s} missing: {args:?}"));
+        let pos = |s: &str| {
+            args.iter().position(|a| a == s).unwrap_or_else(|| panic!("{s} missing: {args:?}"))
+        };
         assert!(args.contains(&"--unshare-net".to_owned()));
         // The tmpfs on /tmp comes before the workspace under /tmp is bound.
         assert!(pos("/tmp") < pos("/tmp/ws"));

@@ -86,12 +86,10 @@ pub fn candidates(proc_cgroup: &str, mountinfo: &str) -> Vec<CgroupBase> {
         Some(Path::new(&m.mount_point).join(rel.trim_start_matches('/')))
     };
     let mut out = Vec::new();
-    if let Some(p) = &v2_path {
-        if let Some(m) = mounts.iter().find(|m| m.v2) {
-            if let Some(dir) = locate(m, p) {
-                out.push(CgroupBase::V2 { dir });
-            }
-        }
+    if let Some(dir) =
+        v2_path.as_deref().zip(mounts.iter().find(|m| m.v2)).and_then(|(p, m)| locate(m, p))
+    {
+        out.push(CgroupBase::V2 { dir });
     }
     let find_v1 = |name: &str| -> Option<PathBuf> {
         let (_, path) = v1.iter().find(|(c, _)| c.iter().any(|c| c == name))?;
@@ -130,7 +128,8 @@ pub fn usable(base: &CgroupBase) -> Result<(), String> {
 
 fn probe_dir(dir: &Path) -> Result<(), String> {
     let p = dir.join(format!("ironbees-probe-{}", std::process::id()));
-    std::fs::create_dir(&p).map_err(|e| format!("cannot create a cgroup in {}: {e}", dir.display()))?;
+    std::fs::create_dir(&p)
+        .map_err(|e| format!("cannot create a cgroup in {}: {e}", dir.display()))?;
     let _ = std::fs::remove_dir(&p);
     Ok(())
 }
@@ -211,9 +210,7 @@ impl RunCgroup {
     pub fn stats(&self) -> CgroupStats {
         let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap_or_default();
         let key = |text: &str, k: &str| -> u64 {
-            text.lines()
-                .find_map(|l| l.strip_prefix(k)?.trim().parse().ok())
-                .unwrap_or(0)
+            text.lines().find_map(|l| l.strip_prefix(k)?.trim().parse().ok()).unwrap_or(0)
         };
         match &self.base {
             CgroupBase::V2 { .. } => {

@@ -56,7 +56,8 @@ pub fn helper_main(args: &[OsString]) -> i32 {
             0
         }
         "run" => {
-            let Some(spec) = args.get(1).and_then(|s| serde_json::from_slice::<Spec>(s.as_bytes()).ok())
+            let Some(spec) =
+                args.get(1).and_then(|s| serde_json::from_slice::<Spec>(s.as_bytes()).ok())
             else {
                 report(&mut status, &setup_failed("spec", "missing or malformed spec"));
                 return 125;
@@ -135,11 +136,11 @@ fn run_namespaces(spec: &Spec, status: &mut File) -> i32 {
         report(status, &setup_failed("uid_map", e));
         return 125;
     }
-    if spec.network_namespace {
-        if let Err(e) = loopback_up() {
-            report(status, &setup_failed("loopback", e));
-            return 125;
-        }
+    if spec.network_namespace
+        && let Err(e) = loopback_up()
+    {
+        report(status, &setup_failed("loopback", e));
+        return 125;
     }
     // SAFETY: single-threaded process; the child only runs our own code.
     let pid = unsafe { libc::fork() };
@@ -365,8 +366,14 @@ fn setup_mounts(spec: &Spec) -> Result<(), (String, String)> {
     sys_mount(Some("tmpfs"), Path::new("/tmp"), Some("tmpfs"), nosuid_nodev, Some(&tmp_opts))
         .map_err(st("/tmp"))?;
     if Path::new("/dev/shm").is_dir() {
-        sys_mount(Some("tmpfs"), Path::new("/dev/shm"), Some("tmpfs"), nosuid_nodev, Some(&tmp_opts))
-            .map_err(st("/dev/shm"))?;
+        sys_mount(
+            Some("tmpfs"),
+            Path::new("/dev/shm"),
+            Some("tmpfs"),
+            nosuid_nodev,
+            Some(&tmp_opts),
+        )
+        .map_err(st("/dev/shm"))?;
     }
     sys_mount(
         Some("proc"),
@@ -622,14 +629,14 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
                 0
             };
             peak_rss = peak_rss.max(rss);
-            if let Some(m) = spec.memory_monitor {
-                if rss > m {
-                    limit = Some((
-                        LimitKind::Memory,
-                        format!("resident memory of the tree passed {}", fmt_bytes(m)),
-                    ));
-                    break;
-                }
+            if let Some(m) = spec.memory_monitor
+                && rss > m
+            {
+                limit = Some((
+                    LimitKind::Memory,
+                    format!("resident memory of the tree passed {}", fmt_bytes(m)),
+                ));
+                break;
             }
         }
         let mut wait = if sample { tick } else { Duration::from_secs(3600) };
@@ -694,16 +701,12 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
     if limit.is_none() {
         limit = classify_signal(signal, cpu_ms, spec);
     }
-    if limit.is_none() && code != Some(0) {
-        if let Some(n) = spec.process_monitor {
-            // A fork bomb sits at the limit; a normal failure stays well under it.
-            if peak_procs + 2 >= n {
-                limit = Some((
-                    LimitKind::Processes,
-                    format!("the tree reached the process limit of {n}"),
-                ));
-            }
-        }
+    // A fork bomb sits at the limit; a normal program stays well under it.
+    if limit.is_none()
+        && let Some(n) = spec.process_monitor
+        && peak_procs + 2 >= n
+    {
+        limit = Some((LimitKind::Processes, format!("the tree reached the process limit of {n}")));
     }
     let (limit, limit_detail) = match limit {
         Some((l, d)) => (Some(l), Some(d)),
@@ -731,7 +734,9 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
 fn classify_signal(signal: Option<i32>, cpu_ms: u64, spec: &Spec) -> Option<(LimitKind, String)> {
     let sig = signal?;
     let cpu_limit = spec.rlimits.cpu_secs;
-    if sig == libc::SIGXCPU || (sig == libc::SIGKILL && cpu_limit.is_some_and(|c| cpu_ms >= c * 1000)) {
+    if sig == libc::SIGXCPU
+        || (sig == libc::SIGKILL && cpu_limit.is_some_and(|c| cpu_ms >= c * 1000))
+    {
         return Some((
             LimitKind::CpuTime,
             format!("CPU time limit of {}s", cpu_limit.unwrap_or(0)),
@@ -747,7 +752,11 @@ fn classify_signal(signal: Option<i32>, cpu_ms: u64, spec: &Spec) -> Option<(Lim
 }
 
 pub(crate) fn fmt_ms(ms: u64) -> String {
-    if ms % 1000 == 0 { format!("{}s", ms / 1000) } else { format!("{:.1}s", ms as f64 / 1000.0) }
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
 }
 
 pub(crate) fn fmt_bytes(b: u64) -> String {
@@ -839,7 +848,14 @@ fn inner(spec: &Spec, status: &mut File) -> ! {
     }
     report(
         status,
-        &Event::Applied { landlock_abi, landlock_error, seccomp: seccomp_ok, seccomp_error, rlimits: rl, warnings },
+        &Event::Applied {
+            landlock_abi,
+            landlock_error,
+            seccomp: seccomp_ok,
+            seccomp_error,
+            rlimits: rl,
+            warnings,
+        },
     );
     if let Err(e) = std::env::set_current_dir(&spec.cwd) {
         report(status, &setup_failed("chdir", format!("{}: {e}", spec.cwd.display())));
@@ -869,7 +885,14 @@ fn probe() -> Event {
     // SAFETY: pipe2 into a valid array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         notes.push(format!("pipe: {}", last_err()));
-        return Event::Probe { user_namespaces: false, mount_api: false, overlay: false, landlock_abi, seccomp, notes };
+        return Event::Probe {
+            user_namespaces: false,
+            mount_api: false,
+            overlay: false,
+            landlock_abi,
+            seccomp,
+            notes,
+        };
     }
     // SAFETY: single-threaded process.
     let pid = unsafe { libc::fork() };
@@ -922,7 +945,13 @@ fn probe_namespaces() -> String {
     let mount_api = (|| -> Result<(), String> {
         sys_mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE, None)?;
         let t = open_tree(Path::new("/tmp"))?;
-        mount_setattr(t.as_raw_fd(), empty_path(), libc::AT_EMPTY_PATH as u32, MOUNT_ATTR_RDONLY, 0)?;
+        mount_setattr(
+            t.as_raw_fd(),
+            empty_path(),
+            libc::AT_EMPTY_PATH as u32,
+            MOUNT_ATTR_RDONLY,
+            0,
+        )?;
         sys_mount(Some("tmpfs"), Path::new("/tmp"), Some("tmpfs"), 0, Some("size=1m"))?;
         Ok(())
     })();

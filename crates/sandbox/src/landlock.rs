@@ -133,7 +133,8 @@ pub fn restrict_self(set: &Ruleset) -> Result<Enforced, String> {
     let handled_fs = fs_rights_for(abi);
     let handled_net = if set.deny_tcp && abi >= 4 { NET_BIND_TCP | NET_CONNECT_TCP } else { 0 };
     let scoped = if abi >= 6 { SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL } else { 0 };
-    let attr = RulesetAttr { handled_access_fs: handled_fs, handled_access_net: handled_net, scoped };
+    let attr =
+        RulesetAttr { handled_access_fs: handled_fs, handled_access_net: handled_net, scoped };
     // SAFETY: `attr` is a valid, initialized struct of the size we pass; unknown
     // trailing fields are zero as the kernel requires.
     let fd = unsafe {

@@ -268,8 +268,9 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
     let landlock_deny_tcp = net_off && !namespaces && !container && caps.landlock_abi >= 4;
     let cgroup = !container && caps.cgroup.is_some();
     // bwrap learnt overlays only in 0.9 (Debian 12 ships 0.8): it gets a copy.
-    let overlay =
-        policy.workspace == WorkspaceMode::Throwaway && backend == Backend::Namespaces && caps.overlay;
+    let overlay = policy.workspace == WorkspaceMode::Throwaway
+        && backend == Backend::Namespaces
+        && caps.overlay;
 
     let mut missing = Vec::new();
     if backend == Backend::None {
@@ -489,7 +490,10 @@ pub fn filter_env(
 /// every hidden path, each ancestor's other entries are allowed instead of the
 /// ancestor. Landlock rules are allow-lists, so this is how "everything but" is said.
 /// `list_dir` returns a directory's entry names (empty when unreadable).
-pub fn split_read_roots(hidden: &[PathBuf], list_dir: &dyn Fn(&Path) -> Vec<String>) -> Vec<PathBuf> {
+pub fn split_read_roots(
+    hidden: &[PathBuf],
+    list_dir: &dyn Fn(&Path) -> Vec<String>,
+) -> Vec<PathBuf> {
     fn go(
         dir: &Path,
         hidden: &[PathBuf],
@@ -556,6 +560,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn network_off_enforcement_table() {
         // (backend, landlock abi, seccomp) -> (netns, seccomp inet, landlock tcp, warned)
         let table: &[(BackendChoice, u32, bool, (bool, bool, bool, bool))] = &[
@@ -586,7 +591,13 @@ mod tests {
         let p = plan(&Policy::default(), &weak).unwrap();
         assert_eq!(p.backend, Backend::None);
         let text = p.warnings.join("\n");
-        for needle in ["no namespaces", "Landlock unavailable", "seccomp unavailable", "NOT enforced", "RLIMIT_DATA"] {
+        for needle in [
+            "no namespaces",
+            "Landlock unavailable",
+            "seccomp unavailable",
+            "NOT enforced",
+            "RLIMIT_DATA",
+        ] {
             assert!(text.contains(needle), "missing warning {needle:?} in {text}");
         }
         let strict = Policy { strict: true, ..Policy::default() };
@@ -619,8 +630,11 @@ mod tests {
     fn throwaway_uses_overlay_when_possible() {
         let policy = Policy { workspace: WorkspaceMode::Throwaway, ..Policy::default() };
         assert!(plan(&policy, &caps(true, false, 7, true, true)).unwrap().overlay);
-        let p = plan(&Policy { backend: BackendChoice::None, ..policy }, &caps(true, false, 7, true, true))
-            .unwrap();
+        let p = plan(
+            &Policy { backend: BackendChoice::None, ..policy },
+            &caps(true, false, 7, true, true),
+        )
+        .unwrap();
         assert!(!p.overlay);
         assert!(p.warnings.iter().any(|w| w.contains("copying")));
     }
@@ -635,13 +649,30 @@ mod tests {
                 _ => vec![],
             }
         };
-        let got = secret_candidates(Some(Path::new("/home/u")), ws, &entries, &[PathBuf::from("/opt/keys")]);
-        for want in ["/home/u/.ssh", "/home/u/.aws", "/home/u/src/.env", "/home/u/.env.local", "/etc/shadow", "/opt/keys"] {
+        let got = secret_candidates(
+            Some(Path::new("/home/u")),
+            ws,
+            &entries,
+            &[PathBuf::from("/opt/keys")],
+        );
+        for want in [
+            "/home/u/.ssh",
+            "/home/u/.aws",
+            "/home/u/src/.env",
+            "/home/u/.env.local",
+            "/etc/shadow",
+            "/opt/keys",
+        ] {
             assert!(got.contains(&PathBuf::from(want)), "missing {want}");
         }
         assert!(!got.contains(&PathBuf::from("/home/u/src/.envrc")));
         // A workspace inside a secret location keeps it visible.
-        let got = secret_candidates(Some(Path::new("/home/u")), Path::new("/home/u/.ssh/x"), &entries, &[]);
+        let got = secret_candidates(
+            Some(Path::new("/home/u")),
+            Path::new("/home/u/.ssh/x"),
+            &entries,
+            &[],
+        );
         assert!(!got.contains(&PathBuf::from("/home/u/.ssh")));
     }
 
@@ -699,8 +730,10 @@ mod tests {
         };
         let hidden = [PathBuf::from("/home/u/.ssh"), PathBuf::from("/etc/shadow")];
         let got = split_read_roots(&hidden, &tree);
-        let want: Vec<PathBuf> =
-            ["/bin", "/home/u/src", "/home/u/.bashrc", "/etc/passwd"].iter().map(PathBuf::from).collect();
+        let want: Vec<PathBuf> = ["/bin", "/home/u/src", "/home/u/.bashrc", "/etc/passwd"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
         assert_eq!(got, want);
         assert_eq!(split_read_roots(&[], &tree), vec![PathBuf::from("/")]);
     }

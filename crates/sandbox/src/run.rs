@@ -79,11 +79,14 @@ pub struct RunRequest {
     pub stdin: StdinMode,
 }
 
+/// Receives output chunks as they arrive.
+pub type OutputFn<'a> = dyn Fn(Stream, &[u8]) + Sync + 'a;
+
 /// Callbacks while a command runs.
 #[derive(Default)]
 pub struct Hooks<'a> {
     /// Called with every chunk of output as it arrives (from reader threads).
-    pub on_output: Option<&'a (dyn Fn(Stream, &[u8]) + Sync)>,
+    pub on_output: Option<&'a OutputFn<'a>>,
     /// Checked every few milliseconds; when set the tree is killed and
     /// [`Error::Cancelled`] returned.
     pub cancel: Option<&'a AtomicBool>,
@@ -154,7 +157,12 @@ impl Sandbox {
     }
 
     /// Runs one command under `policy`.
-    pub fn run(&self, req: &RunRequest, policy: &Policy, hooks: &Hooks<'_>) -> Result<ExecResult, Error> {
+    pub fn run(
+        &self,
+        req: &RunRequest,
+        policy: &Policy,
+        hooks: &Hooks<'_>,
+    ) -> Result<ExecResult, Error> {
         let plan = self.plan(policy)?;
         if req.argv.is_empty() || req.argv[0].is_empty() {
             return Err(Error::InvalidRequest("no command given".into()));
@@ -178,7 +186,12 @@ impl Sandbox {
         let scratch = tempfile::Builder::new()
             .prefix("ironbees-run-")
             .tempdir_in(&self.cfg.temp_dir)
-            .map_err(|e| Error::io(format!("creating a scratch directory in {}", self.cfg.temp_dir.display()), e))?;
+            .map_err(|e| {
+                Error::io(
+                    format!("creating a scratch directory in {}", self.cfg.temp_dir.display()),
+                    e,
+                )
+            })?;
         if scratch.path().starts_with(&workspace) {
             return Err(Error::InvalidRequest(format!(
                 "the scratch directory {} is inside the workspace; choose another temp dir",
@@ -209,7 +222,11 @@ impl Sandbox {
             workspace: match policy.workspace {
                 WorkspaceMode::Writable => "writable".into(),
                 WorkspaceMode::Throwaway => {
-                    if plan.overlay { "throwaway(overlay)".into() } else { "throwaway(copy)".into() }
+                    if plan.overlay {
+                        "throwaway(overlay)".into()
+                    } else {
+                        "throwaway(copy)".into()
+                    }
                 }
             },
             hidden_paths: hidden_list.iter().map(|p| p.display().to_string()).collect(),
@@ -219,7 +236,8 @@ impl Sandbox {
         };
 
         if plan.backend == Backend::Container {
-            return self.run_container(req, policy, &plan, &run_ws, &run_cwd, &writable, isolation, hooks);
+            return self
+                .run_container(req, policy, &plan, &run_ws, &run_cwd, &writable, isolation, hooks);
         }
 
         let run_id = format!("ironbees-{}-{}", std::process::id(), unique());
@@ -232,7 +250,9 @@ impl Sandbox {
             ) {
                 Ok(cg) => Some(cg),
                 Err(e) => {
-                    isolation.warnings.push(format!("cgroup could not be created ({e}): limits fall back to rlimits"));
+                    isolation.warnings.push(format!(
+                        "cgroup could not be created ({e}): limits fall back to rlimits"
+                    ));
                     None
                 }
             }
@@ -261,7 +281,8 @@ impl Sandbox {
                 staging: scratch.path().join("merged"),
             };
             for d in [&o.upper, &o.work, &o.staging] {
-                std::fs::create_dir(d).map_err(|e| Error::io("creating the overlay directories", e))?;
+                std::fs::create_dir(d)
+                    .map_err(|e| Error::io("creating the overlay directories", e))?;
             }
             Some(o)
         } else {
@@ -309,7 +330,11 @@ impl Sandbox {
             memory_monitor: if cgroup_on { None } else { policy.memory_bytes },
             process_monitor: if cgroup_on { None } else { policy.max_processes },
             // bwrap's first process joins (see below): inside, cgroupfs is read-only.
-            cgroup_procs: if plan.backend == Backend::Bubblewrap { Vec::new() } else { cg_files.clone() },
+            cgroup_procs: if plan.backend == Backend::Bubblewrap {
+                Vec::new()
+            } else {
+                cg_files.clone()
+            },
             tmpfs_bytes: policy.tmpfs_bytes,
         };
         let spec_json = serde_json::to_string(&spec).expect("spec serializes");
@@ -342,7 +367,9 @@ impl Sandbox {
             // strings are built here) in the forked child.
             let paths: Vec<std::ffi::CString> = files
                 .iter()
-                .map(|p| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default())
+                .map(|p| {
+                    std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default()
+                })
                 .collect();
             unsafe {
                 cmd.pre_exec(move || {
@@ -420,7 +447,11 @@ impl Sandbox {
         isolation.hidden_paths.clear(); // the container sees only the workspace
         let outcome = spawn_and_wait(cmd, req.stdin, policy, hooks);
         if outcome.as_ref().map(|o| o.killed.is_some()).unwrap_or(true) {
-            let _ = Command::new(engine).args(["kill", &name]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+            let _ = Command::new(engine)
+                .args(["kill", &name])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
         }
         let o = outcome?;
         let mut r = ExecResult {
@@ -567,16 +598,26 @@ fn pass_status_fd(cmd: &mut Command, w: &File) {
 fn probe_helper(helper: &Path) -> Result<HostCaps, Error> {
     let (r, w) = status_pipe()?;
     let mut cmd = Command::new(helper);
-    cmd.args([HELPER_ARG, "probe"]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.args([HELPER_ARG, "probe"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     pass_status_fd(&mut cmd, &w);
-    let mut child = cmd.spawn().map_err(|e| Error::io(format!("starting {}", helper.display()), e))?;
+    let mut child =
+        cmd.spawn().map_err(|e| Error::io(format!("starting {}", helper.display()), e))?;
     drop(w);
     let mut out = String::new();
     let _ = BufReader::new(r).read_to_string(&mut out);
     let _ = child.wait();
     for line in out.lines() {
-        if let Ok(Event::Probe { user_namespaces, mount_api, overlay, landlock_abi, seccomp, notes }) =
-            serde_json::from_str(line)
+        if let Ok(Event::Probe {
+            user_namespaces,
+            mount_api,
+            overlay,
+            landlock_abi,
+            seccomp,
+            notes,
+        }) = serde_json::from_str(line)
         {
             return Ok(HostCaps {
                 user_namespaces,
@@ -589,7 +630,10 @@ fn probe_helper(helper: &Path) -> Result<HostCaps, Error> {
             });
         }
     }
-    Err(Error::Setup { stage: "probe".into(), message: format!("the helper {} did not answer the probe", helper.display()) })
+    Err(Error::Setup {
+        stage: "probe".into(),
+        message: format!("the helper {} did not answer the probe", helper.display()),
+    })
 }
 
 fn probe_bwrap(bwrap: &Path, helper: &Path) -> Result<(), String> {
@@ -634,7 +678,9 @@ fn probe_container(path: Option<&std::ffi::OsStr>) -> Result<PathBuf, String> {
                     tried.push(format!("{name}: the client found no running engine"));
                     break;
                 }
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
@@ -686,7 +732,10 @@ fn spawn_and_wait(
 
     let total_out = std::sync::atomic::AtomicU64::new(0);
     let over_limit = AtomicBool::new(false);
-    let caps = (Mutex::new(Capture::new(policy.capture_bytes)), Mutex::new(Capture::new(policy.capture_bytes)));
+    let caps = (
+        Mutex::new(Capture::new(policy.capture_bytes)),
+        Mutex::new(Capture::new(policy.capture_bytes)),
+    );
     let (tx, rx) = mpsc::channel::<std::io::Result<std::process::ExitStatus>>();
     let mut events = Vec::new();
     let mut killed: Option<(LimitKind, String)> = None;
@@ -854,7 +903,14 @@ fn assemble(
     let mut exited = None;
     for ev in o.events {
         match ev {
-            Event::Applied { landlock_abi, landlock_error, seccomp, seccomp_error, rlimits, warnings } => {
+            Event::Applied {
+                landlock_abi,
+                landlock_error,
+                seccomp,
+                seccomp_error,
+                rlimits,
+                warnings,
+            } => {
                 iso.landlock = landlock_abi.map(|a| format!("abi{a}"));
                 if let Some(e) = landlock_error {
                     iso.warnings.push(format!("Landlock NOT enforced: {e}"));
@@ -880,7 +936,8 @@ fn assemble(
                 let reason = if errno == libc::ENOENT {
                     "command not found".to_owned()
                 } else if errno == libc::EACCES {
-                    "permission denied (not executable, or outside what the sandbox lets run)".to_owned()
+                    "permission denied (not executable, or outside what the sandbox lets run)"
+                        .to_owned()
                 } else {
                     message
                 };
@@ -894,12 +951,12 @@ fn assemble(
         iso.filesystem = "none".into();
     }
     iso.cgroup = cgroup_version.map(str::to_owned);
-    iso.memory_enforcement = policy.memory_bytes.map(|_| {
-        if cgroup_on { "cgroup".into() } else { "rlimit_data+monitor".into() }
-    });
-    iso.process_enforcement = policy.max_processes.map(|_| {
-        if cgroup_on { "cgroup".into() } else { "rlimit_nproc+monitor".into() }
-    });
+    iso.memory_enforcement = policy
+        .memory_bytes
+        .map(|_| if cgroup_on { "cgroup".into() } else { "rlimit_data+monitor".into() });
+    iso.process_enforcement = policy
+        .max_processes
+        .map(|_| if cgroup_on { "cgroup".into() } else { "rlimit_nproc+monitor".into() });
 
     let mut fired: Vec<(LimitKind, String)> = Vec::new();
     if let Some(k) = o.killed {
@@ -983,7 +1040,8 @@ fn assemble(
     }
     let kinds: Vec<LimitKind> = fired.iter().map(|(k, _)| *k).collect();
     if let Some(primary) = policy::primary_limit(&kinds) {
-        let mut detail = fired.iter().find(|(k, _)| *k == primary).map(|(_, d)| d.clone()).unwrap_or_default();
+        let mut detail =
+            fired.iter().find(|(k, _)| *k == primary).map(|(_, d)| d.clone()).unwrap_or_default();
         for (k, d) in &fired {
             if *k != primary && !detail.contains(d.as_str()) {
                 detail.push_str(&format!("; then {k}: {d}"));

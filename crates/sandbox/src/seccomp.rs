@@ -24,7 +24,7 @@ struct SockFprog {
     filter: *const SockFilter,
 }
 
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20; // BPF_LD | BPF_W | BPF_ABS
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD (0) | BPF_W (0) | BPF_ABS (0x20)
 const BPF_JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_JGE_K: u16 = 0x05 | 0x30;
 const BPF_JSET_K: u16 = 0x05 | 0x40;
@@ -232,7 +232,7 @@ mod tests {
     /// A tiny interpreter for the instructions we emit, so the program's decisions
     /// can be checked as a table without installing it.
     fn run(prog: &[SockFilter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
-        let mut data = vec![0u8; 64];
+        let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&nr.to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
         for (i, a) in args.iter().enumerate() {
@@ -263,6 +263,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::unnecessary_cast, clippy::type_complexity)] // ioctl numbers' type varies by target
     fn decisions_table() {
         let eperm = RET_ERRNO | libc::EPERM as u32;
         let enosys = RET_ERRNO | libc::ENOSYS as u32;

@@ -8,7 +8,6 @@
 //! inside the sandbox works, so a sandbox that denies everything fails here too.
 
 use std::{
-    io::Read,
     net::{TcpListener, UdpSocket},
     path::Path,
     time::{Duration, Instant},
@@ -59,10 +58,10 @@ fn host_processes_with(needle: &str) -> Vec<i32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) {
-                out.push(pid);
-            }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+        {
+            out.push(pid);
         }
     }
     out
@@ -148,7 +147,11 @@ fn name_resolution_and_udp_out_are_blocked(b: BackendChoice) {
     let r = sh(ws.root(), &policy(b), &script);
     let mut buf = [0u8; 16];
     assert!(udp.recv(&mut buf).is_err(), "a datagram from the sandbox reached the host: {r:#?}");
-    assert!(!r.stdout.text.contains("RESOLVED"), "name resolved inside the sandbox: {}", r.stdout.text);
+    assert!(
+        !r.stdout.text.contains("RESOLVED"),
+        "name resolved inside the sandbox: {}",
+        r.stdout.text
+    );
     assert!(r.stdout.text.contains("resolve failed"), "{r:#?}");
 }
 
@@ -215,7 +218,10 @@ fn hidden_secrets_cannot_be_read(b: BackendChoice) {
     let hidden = &r.isolation.hidden_paths;
     for p in [".ssh", ".aws", ".netrc"] {
         let full = std::fs::canonicalize(fake_home.path(p)).unwrap();
-        assert!(hidden.contains(&full.display().to_string()), "{p} not reported hidden: {hidden:?}");
+        assert!(
+            hidden.contains(&full.display().to_string()),
+            "{p} not reported hidden: {hidden:?}"
+        );
     }
 }
 
@@ -236,7 +242,11 @@ fn fork_bomb_is_contained_and_named(b: BackendChoice) {
     assert_eq!(r.limit, Some(LimitKind::Processes), "{r:#?}");
     assert!(host_processes_with(&m).is_empty(), "bomb processes survived the sandbox");
     if b == BackendChoice::None && r.isolation.cgroup.is_none() {
-        assert!(r.isolation.warnings.iter().any(|w| w.contains("RLIMIT_NPROC")), "{:?}", r.isolation);
+        assert!(
+            r.isolation.warnings.iter().any(|w| w.contains("RLIMIT_NPROC")),
+            "{:?}",
+            r.isolation
+        );
     }
 }
 
@@ -255,7 +265,10 @@ fn memory_past_the_limit_is_killed_and_named(b: BackendChoice) {
         // Without a cgroup the allocation fails per process (RLIMIT_DATA): blocked,
         // and the report says how.
         assert_eq!(r.isolation.memory_enforcement.as_deref(), Some("rlimit_data+monitor"));
-        assert!(r.stderr.text.contains("MemoryError") || r.limit == Some(LimitKind::Memory), "{r:#?}");
+        assert!(
+            r.stderr.text.contains("MemoryError") || r.limit == Some(LimitKind::Memory),
+            "{r:#?}"
+        );
     }
 }
 
@@ -349,7 +362,9 @@ fn isolation_report_is_complete_on_this_machine() {
     let r = sh(ws.root(), &quick_policy(), "true");
     let iso = &r.isolation;
     assert_eq!(iso.backend, "namespaces");
-    assert!(iso.user_namespace && iso.pid_namespace && iso.mount_namespace && iso.network_namespace);
+    assert!(
+        iso.user_namespace && iso.pid_namespace && iso.mount_namespace && iso.network_namespace
+    );
     assert_eq!(iso.filesystem, "read_only_root");
     assert!(iso.landlock.as_deref().is_some_and(|l| l.starts_with("abi")), "{iso:?}");
     assert!(iso.seccomp);
@@ -383,7 +398,11 @@ fn cpu_time_limit_is_named() {
 fn missing_command_is_a_clear_error() {
     let ws = TempProject::new();
     let err = sandbox()
-        .run(&request(ws.root(), &["definitely-not-a-command-xyz"]), &quick_policy(), &sandbox::Hooks::default())
+        .run(
+            &request(ws.root(), &["definitely-not-a-command-xyz"]),
+            &quick_policy(),
+            &sandbox::Hooks::default(),
+        )
         .unwrap_err();
     assert_eq!(err.code(), protocol::ErrorCode::CommandNotFound, "{err}");
     assert!(err.to_string().contains("definitely-not-a-command-xyz"));
@@ -402,7 +421,8 @@ fn cwd_outside_the_workspace_is_refused() {
 fn strict_refuses_when_protections_are_missing() {
     let ws = TempProject::new();
     let p = Policy { backend: BackendChoice::None, strict: true, ..quick_policy() };
-    let err = sandbox().run(&request(ws.root(), &["true"]), &p, &sandbox::Hooks::default()).unwrap_err();
+    let err =
+        sandbox().run(&request(ws.root(), &["true"]), &p, &sandbox::Hooks::default()).unwrap_err();
     assert_eq!(err.code(), protocol::ErrorCode::SandboxUnavailable, "{err}");
 }
 
@@ -417,11 +437,14 @@ fn streaming_hook_sees_output_in_order() {
     };
     let hooks = sandbox::Hooks { on_output: Some(&hook), cancel: None };
     let r = sandbox()
-        .run(&request(ws.root(), &["sh", "-c", "for i in 1 2 3; do echo $i; done"]), &quick_policy(), &hooks)
+        .run(
+            &request(ws.root(), &["sh", "-c", "for i in 1 2 3; do echo $i; done"]),
+            &quick_policy(),
+            &hooks,
+        )
         .unwrap();
     assert_eq!(String::from_utf8(seen.into_inner().unwrap()).unwrap(), "1\n2\n3\n");
     assert_eq!(r.stdout.text, "1\n2\n3\n");
-    let _ = std::io::stdin().read(&mut []);
 }
 
 #[test]

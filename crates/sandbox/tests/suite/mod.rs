@@ -1,2 +1,2 @@
-mod support;
 mod escape;
+mod support;
