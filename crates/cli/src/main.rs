@@ -21,11 +21,13 @@ Examples:
   ironbees -C ~/src/flask symbols --name 'Flask*' --kind class
   ironbees skeleton src/app.py            signatures only, bodies elided
   ironbees status --json                  counts, languages, skipped files
+  ironbees test --json                    run the tests in the sandbox, parsed results
+  ironbees exec --timeout 30s -- make     any command, sandboxed
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
   4 path outside the project root    5 index corrupt or stale
-  6 a sandbox limit fired    130 cancelled (Ctrl-C)
+  6 a sandbox limit fired    127 command not found    130 cancelled (Ctrl-C)
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).";
 
 /// Code intelligence, safe edits and agents for real repositories.
@@ -64,9 +66,25 @@ pub enum Command {
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),
+    /// Run a command in the sandbox: time, memory and process limits, network off,
+    /// everything but the workspace read-only, secrets hidden.
+    #[command(after_help = cmd::exec::EXEC_HELP)]
+    Exec(cmd::exec::ExecArgs),
+    /// Build the project in the sandbox and report errors and warnings with locations.
+    #[command(after_help = cmd::build::BUILD_HELP)]
+    Build(cmd::build::BuildArgs),
+    /// Run the project's tests in the sandbox and report totals and failures.
+    #[command(after_help = cmd::test::TEST_HELP)]
+    Test(cmd::test::TestArgs),
 }
 
 fn main() {
+    // The sandbox helper is this binary re-executed; it must start before anything
+    // else (no threads, no signal handlers, no configuration).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).and_then(|a| a.to_str()) == Some(sandbox::HELPER_ARG) {
+        std::process::exit(sandbox::helper_main(&args[2..]));
+    }
     let cli = Cli::parse();
     let out = output::Output::new(cli.json, cli.color);
     let result = cmd::run(&cli, &out);

@@ -53,7 +53,11 @@ pub use crate::{
         Backend, BackendChoice, HostCaps, Network, Plan, PlanRefusal, Policy, WorkspaceMode,
         filter_env, is_secret_env, plan,
     },
-    run::{Hooks, RunRequest, Sandbox, SandboxConfig, StdinMode, Stream},
+    run::{Hooks, OutputFn, RunRequest, Sandbox, SandboxConfig, StdinMode, Stream},
+    runners::{
+        DetectOptions, Invocation, Project, ProjectKind, TestTool, build, build_invocation,
+        detect_project, test, test_invocation,
+    },
     spec::HELPER_ARG,
 };
 
@@ -65,5 +69,6 @@ mod helper;
 mod landlock;
 mod policy;
 mod run;
+pub mod runners;
 mod seccomp;
 mod spec;

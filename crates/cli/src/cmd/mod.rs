@@ -1,9 +1,12 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
+pub mod build;
+pub mod exec;
 pub mod index;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
+pub mod test;
 
 use std::{
     path::PathBuf,
@@ -65,5 +68,8 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Symbols(args) => symbols::run(&ctx, out, args),
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
+        Command::Exec(args) => exec::run(&ctx, out, args),
+        Command::Build(args) => build::run(&ctx, out, args),
+        Command::Test(args) => test::run(&ctx, out, args),
     }
 }
