@@ -261,11 +261,17 @@ pub fn parse_junit_xml(xml: &str, tool: &str) -> Result<TestResult, String> {
     Ok(r)
 }
 
-/// The last `path.py:LINE:` in a pytest traceback: where the assertion failed.
+/// Where a pytest failure points: the last project-relative `path.py:LINE:` of the
+/// traceback (the assertion), else the `File "...", line N` of a syntax error.
 fn pytest_location(text: &str) -> Option<(String, u32)> {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = re(&R, r"(?m)^([^\s:][^:\n]*\.py):(\d+):");
-    r.captures_iter(text).last().map(|c| (c[1].to_owned(), c[2].parse().unwrap_or(0)))
+    static SYNTAX: OnceLock<Regex> = OnceLock::new();
+    let r = re(&R, r"(?m)^([^\s:/<][^:\n]*\.py):(\d+):");
+    if let Some(c) = r.captures_iter(text).last() {
+        return Some((c[1].to_owned(), c[2].parse().unwrap_or(0)));
+    }
+    let s = re(&SYNTAX, r#"File "([^"]+\.py)", line (\d+)"#);
+    s.captures_iter(text).last().map(|c| (c[1].to_owned(), c[2].parse().unwrap_or(0)))
 }
 
 // --- .NET ---------------------------------------------------------------------------
@@ -302,10 +308,10 @@ pub fn parse_trx(xml: &str) -> Result<TestResult, String> {
                         .and_then(|n| n.text())
                         .map(str::to_owned)
                 };
-                let message = find("Message").unwrap_or_else(|| {
+                let message = find("Message").map(|m| m.replace('\r', "")).unwrap_or_else(|| {
                     format!("outcome {}", res.attribute("outcome").unwrap_or("unknown"))
                 });
-                let stack = find("StackTrace");
+                let stack = find("StackTrace").map(|t| t.replace('\r', ""));
                 let (file, line) = stack
                     .as_deref()
                     .and_then(dotnet_location)
@@ -328,20 +334,26 @@ pub fn parse_trx(xml: &str) -> Result<TestResult, String> {
             }
         }
     }
-    if let Some(run_infos) = doc.descendants().find(|n| n.has_tag_name("RunInfos")) {
-        let errors: Vec<String> = run_infos
-            .descendants()
-            .filter(|n| n.has_tag_name("RunInfo") && n.attribute("outcome") == Some("Error"))
-            .filter_map(|n| n.descendants().find(|d| d.has_tag_name("Text")).and_then(|t| t.text()))
-            .map(|t| t.trim().to_owned())
-            .collect();
-        if !errors.is_empty() {
-            r.incomplete = Some(format!("the test host reported: {}", errors.join("; ")));
-        }
+    // Test frameworks log every failing test as an "Error" run info too (xUnit's
+    // "[FAIL]" lines); only the test host's own errors mean the run was cut short.
+    let host_errors: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("RunInfo") && n.attribute("outcome") == Some("Error"))
+        .filter_map(|n| n.descendants().find(|d| d.has_tag_name("Text")).and_then(|t| t.text()))
+        .map(|t| t.trim().to_owned())
+        .filter(|t| {
+            let l = t.to_ascii_lowercase();
+            l.contains("aborted") || l.contains("crashed") || l.contains("test host process")
+        })
+        .collect();
+    if !host_errors.is_empty() {
+        r.incomplete = Some(format!("the test host reported: {}", host_errors.join("; ")));
     }
-    if let Some(s) = doc.descendants().find(|n| n.has_tag_name("ResultSummary"))
-        && s.attribute("outcome") == Some("Aborted")
-        && r.incomplete.is_none()
+    if r.incomplete.is_none()
+        && doc
+            .descendants()
+            .find(|n| n.has_tag_name("ResultSummary"))
+            .is_some_and(|s| s.attribute("outcome") == Some("Aborted"))
     {
         r.incomplete = Some("the test run was aborted".into());
     }
@@ -460,7 +472,15 @@ pub fn parse_go_test_json(stdout: &str) -> TestResult {
     let mut build_failed: Vec<String> = Vec::new();
     let mut secs = 0.0;
     for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            // Before Go 1.24 a package that fails to build is reported in plain text.
+            if let Some(rest) = line.strip_prefix("FAIL\t")
+                && let Some(pkg) = rest.strip_suffix(" [build failed]").or_else(|| rest.strip_suffix(" [setup failed]"))
+            {
+                build_failed.push(pkg.to_owned());
+            }
+            continue;
+        };
         let pkg = v["Package"].as_str().unwrap_or("").to_owned();
         let action = v["Action"].as_str().unwrap_or("");
         match v["Test"].as_str() {
