@@ -59,6 +59,14 @@ pub fn bwrap_args(a: &BwrapArgs<'_>) -> Vec<String> {
         }
         push(&["--remount-ro", "/run"]);
     }
+    // A throwaway workspace arrives here as a copy already (no overlays in bwrap 0.8).
+    let ws = a.workspace.to_string_lossy();
+    push(&["--bind", &ws, &ws]);
+    for w in a.writable {
+        let w = w.to_string_lossy();
+        push(&["--bind", &w, &w]);
+    }
+    // Secrets last: they stay hidden even inside the workspace (a home directory).
     for (p, is_dir) in a.hidden {
         let p = p.to_string_lossy();
         if *is_dir {
@@ -66,13 +74,6 @@ pub fn bwrap_args(a: &BwrapArgs<'_>) -> Vec<String> {
         } else {
             push(&["--ro-bind", "/dev/null", &p]);
         }
-    }
-    // A throwaway workspace arrives here as a copy already (no overlays in bwrap 0.8).
-    let ws = a.workspace.to_string_lossy();
-    push(&["--bind", &ws, &ws]);
-    for w in a.writable {
-        let w = w.to_string_lossy();
-        push(&["--bind", &w, &w]);
     }
     let cwd = a.cwd.to_string_lossy();
     push(&["--chdir", &cwd, "--"]);
@@ -166,7 +167,7 @@ mod tests {
         assert!(args.contains(&"--unshare-net".to_owned()));
         // The tmpfs on /tmp comes before the workspace under /tmp is bound.
         assert!(pos("/tmp") < pos("/tmp/ws"));
-        assert!(pos("/home/u/.ssh") < pos("/tmp/ws"));
+        assert!(pos("/home/u/.ssh") > pos("/tmp/ws"), "secrets are hidden after the binds");
         assert_eq!(pairs(&args, "--ro-bind"), vec!["/".to_owned(), "/dev/null".to_owned()]);
         assert_eq!(pairs(&args, "--chdir"), vec!["/tmp/ws/sub".to_owned()]);
         assert_eq!(args.last().unwrap(), "--");

@@ -390,6 +390,20 @@ fn setup_mounts(spec: &Spec) -> Result<(), (String, String)> {
             let _ = move_mount(&t, &p);
         }
     }
+    // /run was hidden after the read-only pass: make it read-only too.
+    if spec.hide_run && Path::new("/run").is_dir() {
+        let _ = sys_mount(None, Path::new("/run"), None, libc::MS_REMOUNT | libc::MS_RDONLY, None);
+    }
+
+    // Phase D: the writable trees on top.
+    for (t, target) in &attach {
+        if !target.exists() {
+            mkdir_p_tmpfs(target).map_err(st("mount point"))?;
+        }
+        move_mount(t, target).map_err(st("attach"))?;
+    }
+    // Phase E: secrets, last, so that those inside an attached tree (a workspace that
+    // is the home directory) are covered too.
     for (path, is_dir) in &spec.hidden {
         if std::fs::symlink_metadata(path).is_err() {
             continue; // under a fresh tmpfs now, or gone since the parent looked
@@ -406,18 +420,6 @@ fn setup_mounts(spec: &Spec) -> Result<(), (String, String)> {
                 None,
             );
         }
-    }
-    // /run was hidden after the read-only pass: make it read-only too.
-    if spec.hide_run && Path::new("/run").is_dir() {
-        let _ = sys_mount(None, Path::new("/run"), None, libc::MS_REMOUNT | libc::MS_RDONLY, None);
-    }
-
-    // Phase D: the writable trees on top.
-    for (t, target) in &attach {
-        if !target.exists() {
-            mkdir_p_tmpfs(target).map_err(st("mount point"))?;
-        }
-        move_mount(t, target).map_err(st("attach"))?;
     }
     Ok(())
 }

@@ -152,23 +152,24 @@ pub fn restrict_self(set: &Ruleset) -> Result<Enforced, String> {
     let mut skipped = Vec::new();
     for rule in &set.rules {
         let Ok(c) = CString::new(rule.path.as_os_str().as_bytes()) else { continue };
-        let file = match std::fs::File::open(&rule.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(_) => {
-                // Unreadable for a normal open (a socket, a device we may not open):
-                // an O_PATH descriptor is all Landlock needs.
-                // SAFETY: `c` is a valid NUL-terminated path.
-                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-                if fd < 0 {
-                    skipped.push(rule.path.display().to_string());
-                    continue;
-                }
-                // SAFETY: `fd` is a fresh descriptor we own.
-                unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) }
+        // O_PATH: no permission needed, and never blocks (a plain open of a FIFO
+        // among the rule paths would wait for a writer forever).
+        // SAFETY: `c` is a valid NUL-terminated path.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::NotFound {
+                skipped.push(rule.path.display().to_string());
             }
+            continue;
+        }
+        // SAFETY: `fd` is a fresh descriptor we own.
+        let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let is_dir = {
+            // SAFETY: fstat on our descriptor into a zeroed struct we own.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+            ok && (st.st_mode & libc::S_IFMT) == libc::S_IFDIR
         };
-        let is_dir = file.metadata().map(|m| m.is_dir()).unwrap_or(false);
         let mut access = rule.access & handled_fs;
         if !is_dir {
             access &= FILE_RIGHTS;

@@ -242,9 +242,19 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
         }
         BackendChoice::Container => {
             if caps.container_engine.is_none() {
+                let notes: Vec<&str> = caps
+                    .notes
+                    .iter()
+                    .filter(|n| n.contains("container") || n.contains("docker"))
+                    .map(String::as_str)
+                    .collect();
                 return Err(PlanRefusal::BackendUnavailable {
                     backend: Backend::Container,
-                    reason: "no reachable docker or podman engine".into(),
+                    reason: if notes.is_empty() {
+                        "no reachable docker or podman engine".into()
+                    } else {
+                        notes.join("; ")
+                    },
                 });
             }
             if policy.container_image.is_none() {
@@ -426,8 +436,10 @@ pub fn secret_candidates(
     }
     out.extend(extra.iter().cloned());
     // Never hide the workspace or anything that contains it: that would hide the
-    // project itself. Never hide inside the workspace either (the project's files).
-    out.retain(|p| !workspace.starts_with(p) && !p.starts_with(workspace));
+    // project itself. Secret locations *inside* it stay hidden (a workspace that is
+    // the home directory must not expose ~/.ssh); `.env` files are only collected
+    // outside it, so the project's own `.env` stays visible.
+    out.retain(|p| !workspace.starts_with(p));
     out.sort();
     out.dedup();
     out
@@ -494,6 +506,17 @@ pub fn split_read_roots(
     hidden: &[PathBuf],
     list_dir: &dyn Fn(&Path) -> Vec<String>,
 ) -> Vec<PathBuf> {
+    split_roots(&[PathBuf::from("/")], hidden, list_dir)
+}
+
+/// Splits each of `roots` around the `hidden` paths beneath it (see
+/// [`split_read_roots`]); write roots need it too, or a workspace rule would grant
+/// access to the secrets inside it.
+pub fn split_roots(
+    roots: &[PathBuf],
+    hidden: &[PathBuf],
+    list_dir: &dyn Fn(&Path) -> Vec<String>,
+) -> Vec<PathBuf> {
     fn go(
         dir: &Path,
         hidden: &[PathBuf],
@@ -513,7 +536,9 @@ pub fn split_read_roots(
         }
     }
     let mut out = Vec::new();
-    go(Path::new("/"), hidden, list_dir, &mut out);
+    for r in roots {
+        go(r, hidden, list_dir, &mut out);
+    }
     out
 }
 
@@ -736,5 +761,8 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         assert_eq!(split_read_roots(&[], &tree), vec![PathBuf::from("/")]);
+        // A write root (a home-directory workspace) is split the same way.
+        let got = split_roots(&[PathBuf::from("/home/u")], &hidden, &tree);
+        assert_eq!(got, vec![PathBuf::from("/home/u/src"), PathBuf::from("/home/u/.bashrc")]);
     }
 }

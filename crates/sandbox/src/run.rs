@@ -312,7 +312,7 @@ impl Sandbox {
             keep_visible: keep_visible.clone(),
             hide_run,
             read_roots,
-            write_roots,
+            write_roots: policy::split_roots(&write_roots, &hidden_list, &list_dir),
             network_namespace: plan.network_namespace,
             uid,
             gid,

@@ -173,13 +173,12 @@ pub fn parse_nextest_libtest_json(stdout: &str) -> TestResult {
             continue;
         }
         let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-        match (v["type"].as_str(), v["event"].as_str()) {
-            (Some("test"), Some("ok" | "failed" | "ignored" | "timeout")) => {
-                let name = v["name"].as_str().unwrap_or("").replace('$', "::");
-                secs += v["exec_time"].as_f64().unwrap_or(0.0);
-                last.insert(name, v);
-            }
-            _ => {}
+        if let (Some("test"), Some("ok" | "failed" | "ignored" | "timeout")) =
+            (v["type"].as_str(), v["event"].as_str())
+        {
+            let name = v["name"].as_str().unwrap_or("").replace('$', "::");
+            secs += v["exec_time"].as_f64().unwrap_or(0.0);
+            last.insert(name, v);
         }
     }
     for (name, v) in last {
@@ -475,7 +474,9 @@ pub fn parse_go_test_json(stdout: &str) -> TestResult {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             // Before Go 1.24 a package that fails to build is reported in plain text.
             if let Some(rest) = line.strip_prefix("FAIL\t")
-                && let Some(pkg) = rest.strip_suffix(" [build failed]").or_else(|| rest.strip_suffix(" [setup failed]"))
+                && let Some(pkg) = rest
+                    .strip_suffix(" [build failed]")
+                    .or_else(|| rest.strip_suffix(" [setup failed]"))
             {
                 build_failed.push(pkg.to_owned());
             }

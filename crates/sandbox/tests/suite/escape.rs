@@ -223,6 +223,21 @@ fn hidden_secrets_cannot_be_read(b: BackendChoice) {
             "{p} not reported hidden: {hidden:?}"
         );
     }
+    // The home directory itself as the workspace: its secrets stay hidden.
+    let r = run_with(
+        &sb,
+        fake_home.root(),
+        &policy(b),
+        "cat .ssh/id_ed25519 .aws/credentials .netrc 2>&1; echo done",
+    );
+    assert!(r.stdout.text.contains("done"), "{r:#?}");
+    for secret in ["SECRET-SSH-KEY", "SECRET-AWS", "SECRET-NETRC"] {
+        assert!(
+            !r.stdout.text.contains(secret),
+            "{secret} leaked from a home workspace: {}",
+            r.stdout.text
+        );
+    }
 }
 
 fn fork_bomb_is_contained_and_named(b: BackendChoice) {
@@ -466,4 +481,28 @@ fn cancel_kills_the_tree() {
     assert!(start.elapsed() < Duration::from_secs(5));
     std::thread::sleep(Duration::from_millis(100));
     assert!(host_processes_with(&m).is_empty());
+}
+
+/// Regression: Landlock rules were opened with a plain `open`, which blocks on a FIFO
+/// until a writer appears; a FIFO beside a hidden `.env` hung every command run
+/// without namespaces until its timeout.
+#[test]
+#[allow(unsafe_code)] // mkfifo(3): std has no safe wrapper
+fn fifo_next_to_a_hidden_path_does_not_hang_the_sandbox() {
+    let outer = TempProject::new();
+    outer.write(".env", "SECRET");
+    outer.write("ws/a.txt", "a");
+    let fifo = std::ffi::CString::new(outer.path("pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let p = Policy {
+        backend: BackendChoice::None,
+        timeout: Some(Duration::from_secs(10)),
+        ..Policy::default()
+    };
+    let start = Instant::now();
+    let r = sh(&outer.path("ws"), &p, "cat a.txt ../.env 2>/dev/null");
+    assert!(r.limit.is_none(), "{r:#?}");
+    assert_eq!(r.stdout.text, "a");
+    assert!(start.elapsed() < Duration::from_secs(5));
 }

@@ -17,7 +17,11 @@ fn libtest_failure_with_message_location_and_backtrace() {
     assert_eq!((r.total, r.passed, r.failed, r.skipped), (3, 1, 1, 1));
     let f = &r.failures[0];
     assert_eq!(f.name, "tests::adds_wrongly");
-    assert!(f.message.starts_with("assertion `left == right` failed: one plus one"), "{}", f.message);
+    assert!(
+        f.message.starts_with("assertion `left == right` failed: one plus one"),
+        "{}",
+        f.message
+    );
     assert!(f.message.contains("left: 2"));
     assert_eq!((f.file.as_deref(), f.line), (Some("src/lib.rs"), Some(15)));
     assert!(f.stack_trace.as_deref().unwrap().starts_with("stack backtrace:"));
@@ -26,7 +30,8 @@ fn libtest_failure_with_message_location_and_backtrace() {
 
 #[test]
 fn libtest_crash_is_incomplete() {
-    let r = parse_libtest(&recorded("cargo_test_crash.stdout"), &recorded("cargo_test_crash.stderr"));
+    let r =
+        parse_libtest(&recorded("cargo_test_crash.stdout"), &recorded("cargo_test_crash.stderr"));
     assert_eq!(r.total, 0);
     assert!(r.incomplete.as_deref().unwrap().contains("SIGABRT"), "{:?}", r.incomplete);
 }
@@ -47,7 +52,11 @@ fn cargo_compile_errors_and_warnings_with_codes() {
 #[test]
 fn cargo_warnings_from_two_targets_are_reported_once() {
     let text = recorded("cargo_build_warning.stdout");
-    assert_eq!(text.matches("\"level\":\"warning\"").count(), 2, "lib and its test target both warn");
+    assert_eq!(
+        text.matches("\"level\":\"warning\"").count(),
+        2,
+        "lib and its test target both warn"
+    );
     let (errors, warnings, finished) = parse_cargo_messages(&text);
     assert_eq!(finished, Some(true));
     assert!(errors.is_empty());
@@ -105,7 +114,11 @@ fn go_test_json_counts_leaves_and_finds_messages() {
     let wrong = r.failures.iter().find(|f| f.name.ends_with(".TestAddWrongly")).unwrap();
     assert_eq!(wrong.message, "got 2, want 3");
     assert_eq!((wrong.file.as_deref(), wrong.line), (Some("calc_test.go"), Some(13)));
-    assert!(r.failures.iter().any(|f| f.name.ends_with(".TestTable/bad") && f.message == "table row failed"));
+    assert!(
+        r.failures
+            .iter()
+            .any(|f| f.name.ends_with(".TestTable/bad") && f.message == "table row failed")
+    );
 }
 
 #[test]
@@ -114,7 +127,10 @@ fn go_build_failure() {
     assert!(r.incomplete.as_deref().unwrap().contains("build failed"), "{r:#?}");
     let errs = parse_go_build(&recorded("go_test_build_error.stderr"));
     assert_eq!(errs.len(), 1);
-    assert_eq!((errs[0].file.as_deref(), errs[0].line, errs[0].column), (Some("calc_test.go"), Some(6), Some(17)));
+    assert_eq!(
+        (errs[0].file.as_deref(), errs[0].line, errs[0].column),
+        (Some("calc_test.go"), Some(6), Some(17))
+    );
     assert!(errs[0].message.starts_with("cannot use Add(2, 2)"));
 }
 
@@ -153,7 +169,10 @@ fn trx_xunit_failures_skips_and_locations() {
     let f = &r.failures[0];
     assert_eq!(f.name, "Fixture.Tests.CalculatorTests.AddsWrongly");
     assert_eq!(f.message, "Assert.Equal() Failure\nExpected: 3\nActual:   2");
-    assert_eq!((f.file.as_deref(), f.line), (Some("/src/Fixture.Tests/CalculatorTests.cs"), Some(18)));
+    assert_eq!(
+        (f.file.as_deref(), f.line),
+        (Some("/src/Fixture.Tests/CalculatorTests.cs"), Some(18))
+    );
     let d = &r.failures[1];
     assert!(d.message.starts_with("System.DivideByZeroException"));
     assert_eq!(d.line, Some(7), "the innermost frame");
@@ -176,10 +195,14 @@ fn trx_host_crash_is_incomplete() {
 
 #[test]
 fn msbuild_diagnostics_deduplicated_and_relative() {
-    let (errors, warnings) = parse_msbuild_lines(&recorded("dotnet_build_error.txt"), Path::new("/src"));
+    let (errors, warnings) =
+        parse_msbuild_lines(&recorded("dotnet_build_error.txt"), Path::new("/src"));
     assert_eq!(errors.len(), 3, "{errors:#?}");
     assert_eq!(errors[0].code.as_deref(), Some("CS0029"));
-    assert_eq!((errors[0].file.as_deref(), errors[0].line, errors[0].column), (Some("Fixture/Calculator.cs"), Some(7), Some(20)));
+    assert_eq!(
+        (errors[0].file.as_deref(), errors[0].line, errors[0].column),
+        (Some("Fixture/Calculator.cs"), Some(7), Some(20))
+    );
     assert_eq!(errors[0].message, "Cannot implicitly convert type 'string' to 'int'");
     assert_eq!(errors[2].code.as_deref(), Some("CS5001"));
     assert_eq!(errors[2].file, None);

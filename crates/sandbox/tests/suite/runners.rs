@@ -34,9 +34,10 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// jest and vitest installed once for the suite (CI: `npm install` in .ci/run).
 fn node_modules() -> PathBuf {
-    let p = std::env::var_os("IRONBEES_TEST_NODE_MODULES").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps/node/node_modules")
-    });
+    let p =
+        std::env::var_os("IRONBEES_TEST_NODE_MODULES").map(PathBuf::from).unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps/node/node_modules")
+        });
     assert!(
         p.join(".bin/jest").exists() && p.join(".bin/vitest").exists(),
         "jest and vitest are not installed in {} (run: npm install --prefix target/test-deps/node jest@29 vitest@3)",
@@ -49,9 +50,14 @@ fn policy() -> Policy {
     Policy { timeout: Some(Duration::from_secs(180)), ..Policy::default() }
 }
 
-fn run_tests(t: &TempProject, opts: DetectOptions, policy: &Policy) -> (TestResult, protocol::ExecResult) {
+fn run_tests(
+    t: &TempProject,
+    opts: DetectOptions,
+    policy: &Policy,
+) -> (TestResult, protocol::ExecResult) {
     let p = sandbox::detect_project(t.root(), opts).unwrap();
-    sandbox::test(sandbox(), Some(&p), None, t.root(), policy, &env(), &[], &Hooks::default()).unwrap()
+    sandbox::test(sandbox(), Some(&p), None, t.root(), policy, &env(), &[], &Hooks::default())
+        .unwrap()
 }
 
 fn tests_of(rel: &str) -> TestResult {
@@ -203,8 +209,19 @@ fn vitest_fail() {
 #[test]
 fn generic_command_uses_exit_code_and_closing_line() {
     let t = TempProject::new();
-    let cmd: Vec<String> = ["sh", "-c", "echo '3 passed, 1 failed'; exit 1"].iter().map(|s| s.to_string()).collect();
-    let (r, exec) = sandbox::test(sandbox(), None, Some(&cmd), t.root(), &policy(), &env(), &[], &Hooks::default()).unwrap();
+    let cmd: Vec<String> =
+        ["sh", "-c", "echo '3 passed, 1 failed'; exit 1"].iter().map(|s| s.to_string()).collect();
+    let (r, exec) = sandbox::test(
+        sandbox(),
+        None,
+        Some(&cmd),
+        t.root(),
+        &policy(),
+        &env(),
+        &[],
+        &Hooks::default(),
+    )
+    .unwrap();
     assert_eq!(exec.exit_code, Some(1));
     assert!(!r.success);
     assert_eq!((r.total, r.passed, r.failed), (4, 3, 1));

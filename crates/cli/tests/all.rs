@@ -1,0 +1,2 @@
+//! The `ironbees` binary, end to end, on temporary projects.
+mod suite;
