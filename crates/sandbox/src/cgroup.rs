@@ -229,6 +229,17 @@ impl RunCgroup {
         }
     }
 
+    /// Kills every process in the cgroup (it stays; see [`RunCgroup::remove`]).
+    pub fn kill_all(&self) {
+        for d in &self.dirs {
+            let procs = std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                // SAFETY: kill with a pid read from our own cgroup.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+
     /// Kills anything still in the cgroup, then removes it.
     pub fn remove(&self) {
         for d in &self.dirs {

@@ -782,11 +782,8 @@ fn inner(spec: &Spec, status: &mut File) -> ! {
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
     }
-    if spec.mode == Mode::Plain {
-        // Own process group, so the whole group can be signalled.
-        // SAFETY: setpgid on ourselves.
-        unsafe { libc::setpgid(0, 0) };
-    }
+    // Plain mode: the command stays in the helper's process group (the helper is
+    // its session leader), so the parent can kill the group if it must kill us.
     let mut warnings = Vec::new();
     let mut rl = Vec::new();
     let mut set_rl = |name: &str, res, v: u64, hard: u64| {

@@ -388,7 +388,12 @@ impl Sandbox {
                 });
             }
         }
-        let outcome = spawn_and_wait(cmd, req.stdin, policy, hooks);
+        let kill_rest = || {
+            if let Some(c) = &cg {
+                c.kill_all();
+            }
+        };
+        let outcome = spawn_and_wait(cmd, req.stdin, policy, hooks, &kill_rest);
         let stats = cg.as_ref().map(|c| c.stats());
         if let Some(c) = &cg {
             c.remove();
@@ -445,7 +450,7 @@ impl Sandbox {
         isolation.memory_enforcement = policy.memory_bytes.map(|_| "container".into());
         isolation.process_enforcement = policy.max_processes.map(|_| "container".into());
         isolation.hidden_paths.clear(); // the container sees only the workspace
-        let outcome = spawn_and_wait(cmd, req.stdin, policy, hooks);
+        let outcome = spawn_and_wait(cmd, req.stdin, policy, hooks, &|| {});
         if outcome.as_ref().map(|o| o.killed.is_some()).unwrap_or(true) {
             let _ = Command::new(engine)
                 .args(["kill", &name])
@@ -707,13 +712,18 @@ struct Outcome {
     duration: Duration,
     /// Set when the parent killed the helper (output limit, backstop timeout).
     killed: Option<(LimitKind, String)>,
+    /// A process outside the sandbox's reach kept the output pipes open.
+    abandoned_output: bool,
 }
 
+/// `kill_rest` kills whatever the helper leaves behind that its own death does not
+/// take down (the run's cgroup), for a process that holds the output open.
 fn spawn_and_wait(
     mut cmd: Command,
     stdin: StdinMode,
     policy: &Policy,
     hooks: &Hooks<'_>,
+    kill_rest: &dyn Fn(),
 ) -> Result<Outcome, Error> {
     let (status_r, status_w) = status_pipe()?;
     pass_status_fd(&mut cmd, &status_w);
@@ -729,9 +739,21 @@ fn spawn_and_wait(
     let pid = child.id() as i32;
     let out_r = child.stdout.take().expect("piped");
     let err_r = child.stderr.take().expect("piped");
+    // Killing the helper takes the sandbox down: with namespaces through PDEATHSIG
+    // and the PID namespace; without, through the helper's process group.
+    let kill_helper = || {
+        // SAFETY: signalling our own child and the process group it leads.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(pid, libc::SIGKILL);
+        }
+    };
 
     let total_out = std::sync::atomic::AtomicU64::new(0);
     let over_limit = AtomicBool::new(false);
+    let stop_pumps = AtomicBool::new(false);
+    let pumps_done = std::sync::atomic::AtomicUsize::new(0);
+    let mut abandoned_output = false;
     let caps = (
         Mutex::new(Capture::new(policy.capture_bytes)),
         Mutex::new(Capture::new(policy.capture_bytes)),
@@ -741,28 +763,42 @@ fn spawn_and_wait(
     let mut killed: Option<(LimitKind, String)> = None;
     let mut cancelled = false;
 
-    std::thread::scope(|s| {
-        let pump = |mut r: Box<dyn Read + Send>, which: Stream| {
+    let result = std::thread::scope(|s| {
+        let pump = |r: File, which: Stream| {
             let cap = match which {
                 Stream::Stdout => &caps.0,
                 Stream::Stderr => &caps.1,
             };
-            let total_out = &total_out;
-            let over_limit = &over_limit;
+            let (total_out, over_limit, stop, done) =
+                (&total_out, &over_limit, &stop_pumps, &pumps_done);
             let on_output = hooks.on_output;
+            let kill_helper = &kill_helper;
             move || {
+                let mut r = r;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
+                    // Poll so that a process that keeps the pipe open after the
+                    // sandbox is gone cannot hold us here forever.
+                    let mut pfd =
+                        libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                    // SAFETY: one valid pollfd.
+                    let ready = unsafe { libc::poll(&mut pfd, 1, 50) };
+                    if ready == 0 {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        continue;
+                    }
                     let n = match r.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
+                        Ok(0) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
                         Ok(n) => n,
                     };
                     let t = total_out.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
                     if policy.max_output_bytes.is_some_and(|m| t > m) {
                         if !over_limit.swap(true, Ordering::Relaxed) {
-                            // SAFETY: signalling our own child (the helper); its death
-                            // takes the whole sandbox down (PDEATHSIG).
-                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                            kill_helper();
                         }
                         continue; // drain without keeping
                     }
@@ -771,10 +807,16 @@ fn spawn_and_wait(
                         f(which, &buf[..n]);
                     }
                 }
+                done.fetch_add(1, Ordering::SeqCst);
             }
         };
-        s.spawn(pump(Box::new(out_r), Stream::Stdout));
-        s.spawn(pump(Box::new(err_r), Stream::Stderr));
+        // SAFETY: taking ownership of the pipe descriptors from ChildStdout/ChildStderr.
+        let (out_f, err_f) = unsafe {
+            use std::os::fd::IntoRawFd;
+            (File::from_raw_fd(out_r.into_raw_fd()), File::from_raw_fd(err_r.into_raw_fd()))
+        };
+        s.spawn(pump(out_f, Stream::Stdout));
+        s.spawn(pump(err_f, Stream::Stderr));
         let status_thread = s.spawn(move || {
             let mut evs = Vec::new();
             for line in BufReader::new(status_r).lines() {
@@ -798,8 +840,7 @@ fn spawn_and_wait(
             }
             if hooks.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) && !cancelled {
                 cancelled = true;
-                // SAFETY: signalling our own child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                kill_helper();
             }
             if killed.is_none() && backstop.is_some_and(|b| Instant::now() > b) {
                 killed = Some((
@@ -809,13 +850,25 @@ fn spawn_and_wait(
                         fmt_ms(policy.timeout.unwrap_or_default().as_millis() as u64)
                     ),
                 ));
-                // SAFETY: signalling our own child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                kill_helper();
             }
         };
+        let duration = start.elapsed();
+        // The helper is gone. Its output normally ends with it; give stragglers a
+        // moment, then kill what is left of its group and stop reading.
+        let drain_deadline = Instant::now() + Duration::from_secs(2);
+        while pumps_done.load(Ordering::SeqCst) < 2 && Instant::now() < drain_deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if pumps_done.load(Ordering::SeqCst) < 2 {
+            kill_helper();
+            kill_rest();
+            std::thread::sleep(Duration::from_millis(100));
+            abandoned_output = pumps_done.load(Ordering::SeqCst) < 2;
+            stop_pumps.store(true, Ordering::Relaxed);
+        }
         events = status_thread.join().unwrap_or_default();
         use std::os::unix::process::ExitStatusExt;
-        let duration = start.elapsed();
         if over_limit.load(Ordering::Relaxed) && killed.is_none() {
             killed = Some((
                 LimitKind::Output,
@@ -826,22 +879,22 @@ fn spawn_and_wait(
             Some(st) => (st.code(), st.signal()),
             None => (None, None),
         };
-        Ok::<_, Error>((code, sig, duration))
-    })
-    .and_then(|(code, sig, duration)| {
-        if cancelled {
-            return Err(Error::Cancelled);
-        }
-        let (c0, c1) = caps;
-        Ok(Outcome {
-            helper_code: code,
-            helper_signal: sig,
-            events,
-            stdout: c0.into_inner().expect("capture lock").finish(),
-            stderr: c1.into_inner().expect("capture lock").finish(),
-            duration,
-            killed,
-        })
+        (code, sig, duration)
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    let (code, sig, duration) = result;
+    let (c0, c1) = caps;
+    Ok(Outcome {
+        helper_code: code,
+        helper_signal: sig,
+        events,
+        stdout: c0.into_inner().expect("capture lock").finish(),
+        stderr: c1.into_inner().expect("capture lock").finish(),
+        duration,
+        killed,
+        abandoned_output,
     })
 }
 
@@ -1037,6 +1090,13 @@ fn assemble(
                 ),
             ));
         }
+    }
+    if o.abandoned_output {
+        iso.warnings.push(
+            "a process kept the output pipes open after the command ended; it could not be \
+             killed and output after that point was not collected"
+                .into(),
+        );
     }
     let kinds: Vec<LimitKind> = fired.iter().map(|(k, _)| *k).collect();
     if let Some(primary) = policy::primary_limit(&kinds) {

@@ -506,3 +506,50 @@ fn fifo_next_to_a_hidden_path_does_not_hang_the_sandbox() {
     assert_eq!(r.stdout.text, "a");
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+/// Without namespaces a process that leaves the helper's session can outlive a
+/// forced kill (output limit) and keep the output pipe open: the run must still
+/// return, and say what happened.
+#[test]
+fn escaped_writer_cannot_hang_the_parent() {
+    let ws = TempProject::new();
+    let m = marker();
+    let p = Policy {
+        backend: BackendChoice::None,
+        max_output_bytes: Some(1 << 20),
+        timeout: Some(Duration::from_secs(30)),
+        ..Policy::default()
+    };
+    let start = Instant::now();
+    let r = sandbox()
+        .run(
+            &request(ws.root(), &["sh", "-c", "(setsid sh -c 'sleep 60' \"$0\" &); yes", &m]),
+            &p,
+            &sandbox::Hooks::default(),
+        )
+        .unwrap();
+    let took = start.elapsed();
+    let survivors = host_processes_with(&m);
+    for &pid in &survivors {
+        kill(pid); // the escaped sleeper, if it is still there
+    }
+    assert_eq!(r.limit, Some(LimitKind::Output), "{r:#?}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    if r.isolation.cgroup.is_some() {
+        // The cgroup reaches it: killed, nothing abandoned.
+        assert!(survivors.is_empty(), "{survivors:?}");
+        assert!(!r.isolation.warnings.iter().any(|w| w.contains("kept the output pipes open")));
+    } else {
+        assert!(
+            r.isolation.warnings.iter().any(|w| w.contains("kept the output pipes open")),
+            "{:?}",
+            r.isolation
+        );
+    }
+}
+
+#[allow(unsafe_code)] // kill(2) on a pid we found by our own marker
+fn kill(pid: i32) {
+    // SAFETY: plain syscall with integer arguments.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
