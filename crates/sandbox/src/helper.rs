@@ -111,10 +111,10 @@ fn run(spec: &Spec, status: &mut File) -> i32 {
                 libc::setsid();
                 libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
             }
-            supervise(spec, status, Kill::Tree)
+            supervise(spec, status, Kill::Tree, None)
         }
         // bwrap made the namespaces; its own PID 1 reaps. We are a process inside.
-        Mode::BwrapInner => supervise(spec, status, Kill::Namespace),
+        Mode::BwrapInner => supervise(spec, status, Kill::Namespace, None),
     }
 }
 
@@ -156,6 +156,12 @@ fn run_namespaces(spec: &Spec, status: &mut File) -> i32 {
             report(status, &setup_failed(&stage, e));
             exit_now(125);
         }
+        // Without a cgroup, RLIMIT_NPROC does not bind host root even inside a user
+        // namespace; a per-namespace pid_max (Linux 6.14+) does, for everyone.
+        let pid_max = spec.rlimits.nproc.and_then(|n| {
+            let v = (n + 1).max(PID_MAX_MIN);
+            std::fs::write("/proc/sys/kernel/pid_max", v.to_string()).ok().map(|()| v as u32)
+        });
         let _ = nix::unistd::sethostname("ironbees-sandbox");
         // SAFETY: plain syscalls with integer arguments.
         unsafe {
@@ -164,12 +170,15 @@ fn run_namespaces(spec: &Spec, status: &mut File) -> i32 {
             // capabilities in the user namespace.
             libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         }
-        let code = supervise(spec, status, Kill::Namespace);
+        let code = supervise(spec, status, Kill::Namespace, pid_max);
         exit_now(code);
     }
     let (code, _) = wait_child(pid);
     code.unwrap_or(125)
 }
+
+/// The kernel's floor for pid_max (RESERVED_PIDS + 1).
+const PID_MAX_MIN: u64 = 301;
 
 fn exit_now(code: i32) -> ! {
     // SAFETY: _exit skips atexit handlers, right for a forked child.
@@ -586,7 +595,7 @@ fn reap_nohang() -> Vec<(i32, i32)> {
 }
 
 /// Forks the command, enforces the timeout and monitors, reports `Exited`.
-fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
+fn supervise(spec: &Spec, status: &mut File, kill: Kill, pid_max: Option<u32>) -> i32 {
     let start = Instant::now();
     // SAFETY: single-threaded process; the child runs only `inner`.
     let child = unsafe { libc::fork() };
@@ -600,7 +609,8 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
     let pidfd = pidfd_open(child);
     let deadline = spec.timeout_ms.map(|ms| start + Duration::from_millis(ms));
     let sample = spec.memory_monitor.is_some() || spec.process_monitor.is_some();
-    let tick = Duration::from_millis(25);
+    // Fast enough that a fork bomb without a hard limit is caught early.
+    let tick = Duration::from_millis(if spec.process_monitor.is_some() { 10 } else { 25 });
     let mut child_status: Option<i32> = None;
     let mut limit: Option<(LimitKind, String)> = None;
     let mut peak_rss: u64 = 0;
@@ -625,6 +635,15 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
         if sample {
             let pids = tree(kill);
             peak_procs = peak_procs.max(pids.len() as u32);
+            if let Some(n) = spec.process_monitor
+                && pids.len() as u32 > n
+            {
+                limit = Some((
+                    LimitKind::Processes,
+                    format!("the tree passed the process limit of {n} (killed by the monitor)"),
+                ));
+                break;
+            }
             let rss: u64 = if spec.memory_monitor.is_some() {
                 pids.iter().map(|&p| rss_bytes(p)).sum()
             } else {
@@ -726,6 +745,7 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill) -> i32 {
             leftovers,
             peak_tree_rss: spec.memory_monitor.map(|_| peak_rss),
             peak_processes: spec.process_monitor.map(|_| peak_procs),
+            pid_max,
             duration_ms: ran_for.as_millis() as u64,
         },
     );

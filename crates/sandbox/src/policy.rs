@@ -119,6 +119,9 @@ pub struct Policy {
     pub strict: bool,
     /// Image for the container backend.
     pub container_image: Option<String>,
+    /// Use a per-run cgroup when the host delegates one (off: rlimits and the
+    /// sandbox's own monitors only).
+    pub cgroups: bool,
 }
 
 impl Default for Policy {
@@ -139,6 +142,7 @@ impl Default for Policy {
             backend: BackendChoice::Auto,
             strict: false,
             container_image: None,
+            cgroups: true,
         }
     }
 }
@@ -276,7 +280,7 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
     let seccomp = !container && caps.seccomp;
     let seccomp_deny_inet = net_off && !namespaces && !container && seccomp;
     let landlock_deny_tcp = net_off && !namespaces && !container && caps.landlock_abi >= 4;
-    let cgroup = !container && caps.cgroup.is_some();
+    let cgroup = !container && caps.cgroup.is_some() && policy.cgroups;
     // bwrap learnt overlays only in 0.9 (Debian 12 ships 0.8): it gets a copy.
     let overlay = policy.workspace == WorkspaceMode::Throwaway
         && backend == Backend::Namespaces

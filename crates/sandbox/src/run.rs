@@ -210,6 +210,12 @@ impl Sandbox {
         };
 
         let hidden = hidden_paths(self.cfg.home.as_deref(), &run_ws, &policy.hidden, &writable);
+        let broad_workspace = workspace == Path::new("/")
+            || self
+                .cfg
+                .home
+                .as_deref()
+                .is_some_and(|h| std::fs::canonicalize(h).is_ok_and(|h| h == workspace));
         let hidden_list: Vec<PathBuf> = hidden.iter().map(|(p, _)| p.clone()).collect();
         let read_roots = policy::split_read_roots(&hidden_list, &list_dir);
 
@@ -234,6 +240,12 @@ impl Sandbox {
             warnings: plan.warnings.clone(),
             ..Isolation::default()
         };
+        if broad_workspace {
+            isolation.warnings.push(format!(
+                "the workspace is {}: everything under it is writable (secret locations stay hidden)",
+                workspace.display()
+            ));
+        }
 
         if plan.backend == Backend::Container {
             return self
@@ -1010,6 +1022,18 @@ fn assemble(
     iso.process_enforcement = policy
         .max_processes
         .map(|_| if cgroup_on { "cgroup".into() } else { "rlimit_nproc+monitor".into() });
+    if !cgroup_on && policy.max_processes.is_some() && plan.namespaces {
+        // Host root is exempt from RLIMIT_NPROC even in a user namespace.
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } == 0 {
+            iso.warnings.push(
+                "no cgroup and running as root: RLIMIT_NPROC does not bind; processes are \
+                 limited by the PID namespace's pid_max (Linux 6.14+, at least 300) and the \
+                 sandbox's monitor"
+                    .into(),
+            );
+        }
+    }
 
     let mut fired: Vec<(LimitKind, String)> = Vec::new();
     if let Some(k) = o.killed {
@@ -1027,8 +1051,12 @@ fn assemble(
             leftovers,
             peak_tree_rss,
             duration_ms,
+            pid_max,
             ..
         }) => {
+            if let Some(n) = pid_max {
+                iso.process_enforcement = Some(format!("pid_max({n})+monitor"));
+            }
             r.exit_code = code;
             r.signal = signal.map(signal_name);
             if let Some(l) = limit {

@@ -101,6 +101,8 @@ pub enum Event {
         leftovers: u32,
         peak_tree_rss: Option<u64>,
         peak_processes: Option<u32>,
+        /// The PID namespace's pid_max, when it enforces the process limit.
+        pid_max: Option<u32>,
         duration_ms: u64,
     },
     /// Answer to a probe.

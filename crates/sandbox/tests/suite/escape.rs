@@ -19,13 +19,19 @@ use test_support::TempProject;
 
 use super::support::*;
 
-fn policy(backend: BackendChoice) -> Policy {
-    Policy { backend, timeout: Some(Duration::from_secs(30)), ..Policy::default() }
+fn policy(setup: Setup) -> Policy {
+    Policy {
+        backend: setup.backend(),
+        timeout: Some(Duration::from_secs(30)),
+        cgroups: matches!(setup, Setup::Backend(_)),
+        ..Policy::default()
+    }
 }
 
 /// Bubblewrap must be installed where this suite runs (CI installs it): a missing
 /// backend fails here rather than passing silently.
-fn require(backend: BackendChoice) {
+fn require(setup: Setup) {
+    let backend = setup.backend();
     if backend == BackendChoice::Bubblewrap {
         assert!(
             sandbox().caps().bubblewrap.is_some(),
@@ -69,10 +75,28 @@ fn host_processes_with(needle: &str) -> Vec<i32> {
 
 macro_rules! for_each_backend {
     ($($name:ident),* $(,)?) => {
-        mod namespaces { $( #[test] fn $name() { super::$name(sandbox::BackendChoice::Namespaces) } )* }
-        mod bubblewrap { $( #[test] fn $name() { super::$name(sandbox::BackendChoice::Bubblewrap) } )* }
-        mod no_namespaces { $( #[test] fn $name() { super::$name(sandbox::BackendChoice::None) } )* }
+        mod namespaces { $( #[test] fn $name() { super::$name(super::Setup::Backend(sandbox::BackendChoice::Namespaces)) } )* }
+        mod bubblewrap { $( #[test] fn $name() { super::$name(super::Setup::Backend(sandbox::BackendChoice::Bubblewrap)) } )* }
+        mod no_namespaces { $( #[test] fn $name() { super::$name(super::Setup::Backend(sandbox::BackendChoice::None)) } )* }
+        // The fallbacks for hosts without a delegated cgroup: rlimits and monitors.
+        mod namespaces_without_cgroup { $( #[test] fn $name() { super::$name(super::Setup::NoCgroup(sandbox::BackendChoice::Namespaces)) } )* }
+        mod no_namespaces_without_cgroup { $( #[test] fn $name() { super::$name(super::Setup::NoCgroup(sandbox::BackendChoice::None)) } )* }
     };
+}
+
+/// One configuration of the suite.
+#[derive(Clone, Copy)]
+enum Setup {
+    Backend(BackendChoice),
+    NoCgroup(BackendChoice),
+}
+
+impl Setup {
+    fn backend(self) -> BackendChoice {
+        match self {
+            Setup::Backend(b) | Setup::NoCgroup(b) => b,
+        }
+    }
 }
 
 for_each_backend!(
@@ -89,15 +113,16 @@ for_each_backend!(
     mount_and_namespace_calls_are_denied,
 );
 
-fn tcp_to_host_loopback_is_blocked(b: BackendChoice) {
-    require(b);
+fn tcp_to_host_loopback_is_blocked(setup: Setup) {
+    require(setup);
+    let b = setup.backend();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let ws = TempProject::new();
     let r = sh(
         ws.root(),
-        &policy(b),
+        &policy(setup),
         &format!(
             "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\""
         ),
@@ -121,8 +146,8 @@ fn tcp_to_host_loopback_is_blocked(b: BackendChoice) {
     }
 }
 
-fn name_resolution_and_udp_out_are_blocked(b: BackendChoice) {
-    require(b);
+fn name_resolution_and_udp_out_are_blocked(setup: Setup) {
+    require(setup);
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
     let port = udp.local_addr().unwrap().port();
@@ -144,7 +169,7 @@ fn name_resolution_and_udp_out_are_blocked(b: BackendChoice) {
         "EOF",
     ]
     .join("\n");
-    let r = sh(ws.root(), &policy(b), &script);
+    let r = sh(ws.root(), &policy(setup), &script);
     let mut buf = [0u8; 16];
     assert!(udp.recv(&mut buf).is_err(), "a datagram from the sandbox reached the host: {r:#?}");
     assert!(
@@ -155,8 +180,8 @@ fn name_resolution_and_udp_out_are_blocked(b: BackendChoice) {
     assert!(r.stdout.text.contains("resolve failed"), "{r:#?}");
 }
 
-fn writes_outside_the_workspace_fail(b: BackendChoice) {
-    require(b);
+fn writes_outside_the_workspace_fail(setup: Setup) {
+    require(setup);
     let outer = TempProject::new();
     outer.write("ws/keep.txt", "x");
     let ws = outer.path("ws");
@@ -179,7 +204,7 @@ fn writes_outside_the_workspace_fail(b: BackendChoice) {
         .collect::<Vec<_>>()
         .join("; ")
         + "; echo ok > inside.txt && echo INSIDE";
-    let r = sh(&ws, &policy(b), &script);
+    let r = sh(&ws, &policy(setup), &script);
     for t in &targets {
         assert!(!t.exists(), "{} was written from the sandbox: {r:#?}", t.display());
     }
@@ -189,8 +214,8 @@ fn writes_outside_the_workspace_fail(b: BackendChoice) {
     assert_eq!(std::fs::read_to_string(ws.join("inside.txt")).unwrap(), "ok\n");
 }
 
-fn hidden_secrets_cannot_be_read(b: BackendChoice) {
-    require(b);
+fn hidden_secrets_cannot_be_read(setup: Setup) {
+    require(setup);
     // A home of our own with credentials in it, and a `.env` above the workspace.
     let fake_home = TempProject::new();
     fake_home.write(".ssh/id_ed25519", "SECRET-SSH-KEY");
@@ -206,7 +231,7 @@ fn hidden_secrets_cannot_be_read(b: BackendChoice) {
     let r = run_with(
         &sb,
         &outer.path("ws"),
-        &policy(b),
+        &policy(setup),
         &format!(
             "cat {h}/.ssh/id_ed25519 {h}/.aws/credentials {h}/.netrc ../.env 2>&1; ls -a {h}/.ssh 2>&1; cat .env"
         ),
@@ -227,7 +252,7 @@ fn hidden_secrets_cannot_be_read(b: BackendChoice) {
     let r = run_with(
         &sb,
         fake_home.root(),
-        &policy(b),
+        &policy(setup),
         "cat .ssh/id_ed25519 .aws/credentials .netrc 2>&1; echo done",
     );
     assert!(r.stdout.text.contains("done"), "{r:#?}");
@@ -240,35 +265,51 @@ fn hidden_secrets_cannot_be_read(b: BackendChoice) {
     }
 }
 
-fn fork_bomb_is_contained_and_named(b: BackendChoice) {
-    require(b);
+fn fork_bomb_is_contained_and_named(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
     let m = marker();
-    let p = Policy { max_processes: Some(64), timeout: Some(Duration::from_secs(20)), ..policy(b) };
+    let p =
+        Policy { max_processes: Some(64), timeout: Some(Duration::from_secs(20)), ..policy(setup) };
+    // Without a cgroup the limit is a sampling monitor (plus pid_max in a PID
+    // namespace, at least 300): a real bomb's processes are too short-lived for a
+    // sample to be sure to see them, and without namespaces as root nothing would
+    // stop it before the machine runs out of processes. There a steady spawner
+    // stands in for it, and the report must say how the limit is enforced.
+    let hard_limit = matches!(setup, Setup::Backend(_));
+    let script = if hard_limit {
+        "b(){ b|b& }; b; sleep 2"
+    } else {
+        "i=0; while [ $i -lt 400 ]; do sleep 30 & i=$((i+1)); done; wait"
+    };
     let start = Instant::now();
     let r = sandbox()
-        .run(
-            &request(ws.root(), &["sh", "-c", "b(){ b|b& }; b; sleep 2", &m]),
-            &p,
-            &sandbox::Hooks::default(),
-        )
+        .run(&request(ws.root(), &["sh", "-c", script, &m]), &p, &sandbox::Hooks::default())
         .unwrap();
     assert!(start.elapsed() < Duration::from_secs(15), "the bomb ran {:?}", start.elapsed());
     assert_eq!(r.limit, Some(LimitKind::Processes), "{r:#?}");
     assert!(host_processes_with(&m).is_empty(), "bomb processes survived the sandbox");
-    if b == BackendChoice::None && r.isolation.cgroup.is_none() {
-        assert!(
-            r.isolation.warnings.iter().any(|w| w.contains("RLIMIT_NPROC")),
-            "{:?}",
-            r.isolation
-        );
+    let enforcement = r.isolation.process_enforcement.as_deref().unwrap_or("");
+    match setup {
+        Setup::Backend(_) => assert_eq!(enforcement, "cgroup", "{:?}", r.isolation),
+        Setup::NoCgroup(BackendChoice::Namespaces) => {
+            assert!(enforcement.starts_with("pid_max("), "{:?}", r.isolation)
+        }
+        Setup::NoCgroup(_) => {
+            assert_eq!(enforcement, "rlimit_nproc+monitor");
+            assert!(
+                r.isolation.warnings.iter().any(|w| w.contains("RLIMIT_NPROC")),
+                "{:?}",
+                r.isolation
+            );
+        }
     }
 }
 
-fn memory_past_the_limit_is_killed_and_named(b: BackendChoice) {
-    require(b);
+fn memory_past_the_limit_is_killed_and_named(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
-    let p = Policy { memory_bytes: Some(128 << 20), ..policy(b) };
+    let p = Policy { memory_bytes: Some(128 << 20), ..policy(setup) };
     // Touch every page (a zero-filled allocation would stay virtual).
     let r = sh(ws.root(), &p, "python3 -c \"a = b'x' * (512 * 1024 * 1024); print('ALLOCATED')\"");
     assert!(!r.stdout.text.contains("ALLOCATED"), "{r:#?}");
@@ -287,11 +328,11 @@ fn memory_past_the_limit_is_killed_and_named(b: BackendChoice) {
     }
 }
 
-fn timeout_kills_the_whole_tree(b: BackendChoice) {
-    require(b);
+fn timeout_kills_the_whole_tree(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
     let m = marker();
-    let p = Policy { timeout: Some(Duration::from_secs(1)), ..policy(b) };
+    let p = Policy { timeout: Some(Duration::from_secs(1)), ..policy(setup) };
     let start = Instant::now();
     let r = sandbox()
         .run(
@@ -308,13 +349,13 @@ fn timeout_kills_the_whole_tree(b: BackendChoice) {
     assert!(host_processes_with(&m).is_empty(), "processes survived the timeout");
 }
 
-fn daemon_left_behind_is_killed(b: BackendChoice) {
-    require(b);
+fn daemon_left_behind_is_killed(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
     let m = marker();
     // Double fork and a new session: out of the command's process group and session.
     let script = format!("(setsid sh -c 'sleep 300; echo {m}' > /dev/null 2>&1 &) ; echo started");
-    let r = sh(ws.root(), &policy(b), &script);
+    let r = sh(ws.root(), &policy(setup), &script);
     assert_eq!(r.exit_code, Some(0), "{r:#?}");
     assert!(r.limit.is_none());
     assert!(r.leftover_processes_killed >= 1, "{r:#?}");
@@ -322,8 +363,9 @@ fn daemon_left_behind_is_killed(b: BackendChoice) {
     assert!(host_processes_with(&m).is_empty(), "the daemon survived the sandbox");
 }
 
-fn loopback_inside_the_sandbox_works(b: BackendChoice) {
-    require(b);
+fn loopback_inside_the_sandbox_works(setup: Setup) {
+    require(setup);
+    let b = setup.backend();
     let ws = TempProject::new();
     let script = [
         "python3 - <<'EOF'",
@@ -335,7 +377,7 @@ fn loopback_inside_the_sandbox_works(b: BackendChoice) {
         "EOF",
     ]
     .join("\n");
-    let r = sh(ws.root(), &policy(b), &script);
+    let r = sh(ws.root(), &policy(setup), &script);
     if b == BackendChoice::None {
         // No network namespace: with the network off, IP sockets are denied
         // altogether, loopback included; the report says so.
@@ -346,11 +388,11 @@ fn loopback_inside_the_sandbox_works(b: BackendChoice) {
     }
 }
 
-fn throwaway_workspace_keeps_the_original(b: BackendChoice) {
-    require(b);
+fn throwaway_workspace_keeps_the_original(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
     ws.write("a.txt", "original");
-    let p = Policy { workspace: WorkspaceMode::Throwaway, ..policy(b) };
+    let p = Policy { workspace: WorkspaceMode::Throwaway, ..policy(setup) };
     let r = sh(ws.root(), &p, "echo changed > a.txt; echo new > b.txt; cat a.txt b.txt");
     assert_eq!(r.stdout.text, "changed\nnew\n", "{r:#?}");
     assert_eq!(ws.read("a.txt"), "original");
@@ -358,12 +400,12 @@ fn throwaway_workspace_keeps_the_original(b: BackendChoice) {
     assert!(r.isolation.workspace.starts_with("throwaway"), "{:?}", r.isolation);
 }
 
-fn mount_and_namespace_calls_are_denied(b: BackendChoice) {
-    require(b);
+fn mount_and_namespace_calls_are_denied(setup: Setup) {
+    require(setup);
     let ws = TempProject::new();
     let r = sh(
         ws.root(),
-        &policy(b),
+        &policy(setup),
         "mkdir m; mount -t tmpfs none m 2>&1 && echo MOUNTED; unshare -U true 2>&1 && echo UNSHARED; true",
     );
     assert!(!r.stdout.text.contains("MOUNTED"), "{r:#?}");
