@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-100}"
-bin="${IRONBEES:-target/release/ironbees}"
+bin="$(realpath "${IRONBEES:-target/release/ironbees}")"
 command -v hyperfine >/dev/null || { echo "hyperfine not found (apt-get install hyperfine)" >&2; exit 1; }
 [ -x "$bin" ] || { echo "$bin not found (cargo build --release --bin ironbees)" >&2; exit 1; }
 ws="$(mktemp -d)"

@@ -22,6 +22,8 @@
 //!     temp_dir: std::env::temp_dir(),
 //!     search_path: std::env::var_os("PATH"),
 //!     probe_container: false,
+//!     probe_bubblewrap: false,
+//!     probe_cache: None,
 //! })?;
 //! let req = RunRequest {
 //!     argv: vec!["cargo".into(), "test".into()],

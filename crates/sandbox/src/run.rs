@@ -48,6 +48,13 @@ pub struct SandboxConfig {
     pub search_path: Option<OsString>,
     /// Probe for a container engine (slow when none answers; off by default).
     pub probe_container: bool,
+    /// Probe bubblewrap even when namespaces work (it is always probed when they
+    /// do not, as the fallback).
+    pub probe_bubblewrap: bool,
+    /// A file to keep the kernel probe's answer in between runs (a directory only
+    /// the user can write, e.g. `$XDG_RUNTIME_DIR`). Valid for one boot, one kernel
+    /// and one helper binary; ignored unless owned by us and not writable by others.
+    pub probe_cache: Option<PathBuf>,
 }
 
 /// Stdin of the command.
@@ -109,7 +116,7 @@ impl Sandbox {
                 message: format!("sandbox helper {} not found", cfg.helper.display()),
             });
         }
-        let mut caps = probe_helper(&cfg.helper)?;
+        let mut caps = cached_probe(&cfg)?;
         let mut cgroup_base = None;
         let proc_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -131,10 +138,13 @@ impl Sandbox {
                 cg_notes.join("; ")
             });
         }
-        if let Some(bwrap) = find_in_path(cfg.search_path.as_deref(), "bwrap") {
-            match probe_bwrap(&bwrap, &cfg.helper) {
-                Ok(()) => caps.bubblewrap = Some(bwrap),
-                Err(e) => caps.notes.push(format!("bubblewrap found but unusable: {e}")),
+        if cfg.probe_bubblewrap || !(caps.user_namespaces && caps.mount_api) {
+            // Only when it may be used: running bwrap costs a few milliseconds.
+            if let Some(bwrap) = find_in_path(cfg.search_path.as_deref(), "bwrap") {
+                match probe_bwrap(&bwrap, &cfg.helper) {
+                    Ok(()) => caps.bubblewrap = Some(bwrap),
+                    Err(e) => caps.notes.push(format!("bubblewrap found but unusable: {e}")),
+                }
             }
         }
         if cfg.probe_container {
@@ -653,6 +663,62 @@ fn probe_helper(helper: &Path) -> Result<HostCaps, Error> {
     })
 }
 
+/// What identifies a probe answer: boot, kernel, helper binary.
+fn probe_key(helper: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let m = std::fs::metadata(helper).ok()?;
+    Some(format!(
+        "{}|{}|{}|{}|{}",
+        boot.trim(),
+        kernel.trim(),
+        helper.display(),
+        m.len(),
+        m.mtime_nsec() + m.mtime() * 1_000_000_000
+    ))
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ProbeCache {
+    key: String,
+    caps: HostCaps,
+}
+
+fn cached_probe(cfg: &SandboxConfig) -> Result<HostCaps, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let key = probe_key(&cfg.helper);
+    if let (Some(path), Some(key)) = (&cfg.probe_cache, &key) {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        let trusted = std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.is_file() && m.uid() == uid && m.mode() & 0o022 == 0);
+        if trusted
+            && let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(c) = serde_json::from_str::<ProbeCache>(&text)
+            && &c.key == key
+        {
+            return Ok(c.caps);
+        }
+    }
+    let caps = probe_helper(&cfg.helper)?;
+    if let (Some(path), Some(key)) = (&cfg.probe_cache, key) {
+        let text =
+            serde_json::to_string(&ProbeCache { key, caps: caps.clone() }).unwrap_or_default();
+        // Best effort: a cache that cannot be written only costs the next probe.
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
+                use std::io::Write;
+                if tmp.write_all(text.as_bytes()).is_ok() {
+                    let _ = tmp.persist(path);
+                }
+            }
+        }
+    }
+    Ok(caps)
+}
+
 fn probe_bwrap(bwrap: &Path, helper: &Path) -> Result<(), String> {
     let out = Command::new(bwrap)
         .args(["--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent"])
@@ -870,7 +936,7 @@ fn spawn_and_wait(
         // moment, then kill what is left of its group and stop reading.
         let drain_deadline = Instant::now() + Duration::from_secs(2);
         while pumps_done.load(Ordering::SeqCst) < 2 && Instant::now() < drain_deadline {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(1));
         }
         if pumps_done.load(Ordering::SeqCst) < 2 {
             kill_helper();

@@ -213,7 +213,22 @@ pub fn open_sandbox(policy: &Policy) -> Result<Sandbox> {
         temp_dir: std::env::temp_dir(),
         search_path: std::env::var_os("PATH"),
         probe_container: policy.backend == BackendChoice::Container,
+        probe_bubblewrap: policy.backend == BackendChoice::Bubblewrap,
+        probe_cache: probe_cache_path(),
     })?)
+}
+
+/// `$XDG_RUNTIME_DIR/ironbees/probe.json` (per user, per boot), else
+/// `~/.cache/ironbees/sandbox-probe.json`.
+fn probe_cache_path() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("ironbees/sandbox-probe.json"));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("ironbees/sandbox-probe.json"))
 }
 
 /// The environment for the command: ours, minus anything that looks like a secret.

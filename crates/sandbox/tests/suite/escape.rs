@@ -595,3 +595,25 @@ fn kill(pid: i32) {
     // SAFETY: plain syscall with integer arguments.
     unsafe { libc::kill(pid, libc::SIGKILL) };
 }
+
+#[test]
+fn probe_cache_is_used_only_when_trusted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempProject::new();
+    let path = dir.path("cache/probe.json");
+    let mut cfg = config();
+    cfg.probe_cache = Some(path.clone());
+    let sb = sandbox::Sandbox::new(cfg.clone()).unwrap();
+    assert!(sb.caps().user_namespaces);
+    let text = std::fs::read_to_string(&path).expect("the probe was cached");
+    // Edit the cached answer: a trusted cache is believed...
+    let edited = text.replace("\"user_namespaces\":true", "\"user_namespaces\":false");
+    assert_ne!(edited, text);
+    std::fs::write(&path, &edited).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(!sandbox::Sandbox::new(cfg.clone()).unwrap().caps().user_namespaces);
+    // ...one others could have written is not.
+    std::fs::write(&path, &edited).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert!(sandbox::Sandbox::new(cfg).unwrap().caps().user_namespaces);
+}

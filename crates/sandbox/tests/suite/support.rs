@@ -13,6 +13,8 @@ pub fn config() -> SandboxConfig {
         temp_dir: std::env::temp_dir(),
         search_path: std::env::var_os("PATH"),
         probe_container: false,
+        probe_bubblewrap: true,
+        probe_cache: None,
     }
 }
 
