@@ -148,6 +148,17 @@ impl ExecResult {
     pub fn success(&self) -> bool {
         self.exit_code == Some(0) && self.limit.is_none()
     }
+
+    /// `SANDBOX_LIMIT` with the limit's name in `details.limit`, when one fired.
+    pub fn limit_error(&self) -> Option<crate::ErrorInfo> {
+        let limit = self.limit?;
+        let mut info = crate::ErrorInfo::new(
+            crate::ErrorCode::SandboxLimit,
+            format!("{limit} limit: {}", self.limit_detail.as_deref().unwrap_or("fired")),
+        );
+        info.details = serde_json::json!({ "limit": limit });
+        Some(info)
+    }
 }
 
 /// How severe a diagnostic is.
@@ -242,6 +253,20 @@ mod tests {
         ] {
             assert_eq!(serde_json::to_string(&l).unwrap(), format!("\"{}\"", l.as_str()));
         }
+    }
+
+    #[test]
+    fn a_fired_limit_is_a_sandbox_limit_error_naming_it() {
+        let r = ExecResult {
+            limit: Some(LimitKind::Memory),
+            limit_detail: Some("memory limit of 1 GiB".into()),
+            ..Default::default()
+        };
+        let e = r.limit_error().unwrap();
+        assert_eq!(e.code, crate::ErrorCode::SandboxLimit);
+        assert_eq!(e.details["limit"], "memory");
+        assert_eq!(e.message, "memory limit: memory limit of 1 GiB");
+        assert!(ExecResult::default().limit_error().is_none());
     }
 
     #[test]

@@ -305,10 +305,18 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ExecArgs) -> Result<i32> {
     let sb = open_sandbox(&policy)?;
     warn_plan(out, &sb, &policy)?;
     let (env, env_removed) = command_env();
+    let ws = workspace(ctx, &args.sandbox);
+    // Start where we are when that is inside the workspace, else at its root.
+    let here = std::fs::canonicalize(&ctx.cwd).ok();
+    let ws_real = std::fs::canonicalize(&ws).ok();
+    let cwd = match (here, ws_real) {
+        (Some(h), Some(w)) if h.starts_with(&w) => Some(h),
+        _ => None,
+    };
     let req = RunRequest {
         argv: args.command.clone(),
-        workspace: workspace(ctx, &args.sandbox),
-        cwd: Some(ctx.cwd.clone()),
+        workspace: ws,
+        cwd,
         env,
         env_removed,
         stdin: if out.json { StdinMode::Null } else { StdinMode::Inherit },
@@ -326,6 +334,9 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ExecArgs) -> Result<i32> {
     let code = exit_code_for(&result, out.json);
     if out.json {
         out.json(&result)?;
+        if let Some(e) = result.limit_error() {
+            out.error(&e);
+        }
     } else {
         report_limit(out, &result);
     }

@@ -52,6 +52,8 @@ fn exec_json_reports_isolation_and_limit() {
         .args(["exec", "--json", "--timeout", "500ms", "--", "sleep", "30"])
         .assert()
         .code(6)
+        .stderr(predicate::str::contains("\"code\":\"SANDBOX_LIMIT\""))
+        .stderr(predicate::str::contains("\"limit\":\"timeout\""))
         .get_output()
         .stdout
         .clone();
@@ -166,6 +168,21 @@ fn test_and_build_on_a_cargo_project() {
         .stdout(predicate::str::contains("2 total, 1 passed, 1 failed"));
     ironbees(&p).args(["build"]).assert().code(0).stdout(predicate::str::contains("built: cargo"));
     ironbees(&p).args(["test", "--", "sh", "-c", "exit 0"]).assert().code(0);
+}
+
+#[test]
+fn exec_starts_in_the_workspace_when_run_from_outside_it() {
+    let p = TempProject::new();
+    let other = TempProject::new();
+    let ws = std::fs::canonicalize(other.root()).unwrap();
+    ironbees(&p)
+        .args(["exec", "--workspace"])
+        .arg(&ws)
+        .args(["--throwaway", "--", "sh", "-c", "pwd; echo x > f"])
+        .assert()
+        .code(0)
+        .stdout(format!("{}\n", ws.display()));
+    assert!(!other.path("f").exists(), "--throwaway discarded the write");
 }
 
 #[test]
