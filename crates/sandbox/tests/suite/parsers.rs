@@ -209,3 +209,16 @@ fn msbuild_diagnostics_deduplicated_and_relative() {
     assert_eq!(warnings.len(), 2);
     assert_eq!(warnings[1].code.as_deref(), Some("MSB3245"));
 }
+
+#[test]
+fn tsc_diagnostics() {
+    let (errors, warnings) = parse_msbuild_lines(&recorded("tsc_error.txt"), Path::new("/work/p"));
+    assert!(warnings.is_empty());
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert_eq!(errors[0].code.as_deref(), Some("TS2345"));
+    assert_eq!(
+        (errors[0].file.as_deref(), errors[0].line, errors[0].column),
+        (Some("src/calc.ts"), Some(5), Some(30))
+    );
+    assert!(errors[1].message.starts_with("Type 'number' is not assignable"));
+}

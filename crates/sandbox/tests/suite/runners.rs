@@ -39,8 +39,9 @@ fn node_modules() -> PathBuf {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps/node/node_modules")
         });
     assert!(
-        p.join(".bin/jest").exists() && p.join(".bin/vitest").exists(),
-        "jest and vitest are not installed in {} (run: npm install --prefix target/test-deps/node jest@29 vitest@3)",
+        ["jest", "vitest", "tsc"].iter().all(|b| p.join(".bin").join(b).exists()),
+        "jest, vitest and tsc are not installed in {} (run: npm install --prefix \
+         target/test-deps/node jest@29 vitest@3 typescript@5)",
         p.display()
     );
     p
@@ -226,4 +227,17 @@ fn generic_command_uses_exit_code_and_closing_line() {
     assert!(!r.success);
     assert_eq!((r.total, r.passed, r.failed), (4, 3, 1));
     assert_eq!(r.failures[0].message, "exit code 1");
+}
+
+#[test]
+fn typescript_build_errors() {
+    let t = node_fixture("node/ts_error");
+    let p = sandbox::detect_project(t.root(), DetectOptions::default()).unwrap();
+    assert!(p.typescript);
+    let (b, _) = sandbox::build(sandbox(), &p, &policy(), &env(), &[], &Hooks::default()).unwrap();
+    assert_eq!(b.tool, "tsc");
+    assert!(!b.success);
+    assert_eq!(b.errors.len(), 2, "{b:#?}");
+    assert_eq!(b.errors[1].code.as_deref(), Some("TS2322"));
+    assert_eq!((b.errors[1].file.as_deref(), b.errors[1].line), (Some("src/calc.ts"), Some(6)));
 }
