@@ -277,6 +277,12 @@ fn fork_bomb_is_contained_and_named(setup: Setup) {
     // stop it before the machine runs out of processes. There a steady spawner
     // stands in for it, and the report must say how the limit is enforced.
     let hard_limit = matches!(setup, Setup::Backend(_));
+    // Never start a real bomb without the cgroup that stops it.
+    assert!(
+        !hard_limit || sandbox().caps().cgroup.is_some(),
+        "no usable cgroup on this machine ({:?}): the process limit cannot be hard here",
+        sandbox().caps().notes
+    );
     let script = if hard_limit {
         "b(){ b|b& }; b; sleep 2"
     } else {
@@ -411,6 +417,25 @@ fn mount_and_namespace_calls_are_denied(setup: Setup) {
     assert!(!r.stdout.text.contains("MOUNTED"), "{r:#?}");
     assert!(!r.stdout.text.contains("UNSHARED"), "{r:#?}");
     assert!(r.isolation.seccomp, "{:?}", r.isolation);
+}
+
+#[test]
+fn network_on_reaches_the_host() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = TempProject::new();
+    let p = Policy { network: sandbox::Network::On, ..quick_policy() };
+    let r = sh(
+        ws.root(),
+        &p,
+        &format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONNECTED')\""
+        ),
+    );
+    assert!(r.stdout.text.contains("CONNECTED"), "{r:#?}");
+    assert!(!r.isolation.network_namespace);
+    assert_eq!(r.isolation.network, "on");
+    assert!(listener.accept().is_ok());
 }
 
 #[test]
