@@ -59,21 +59,39 @@ pub struct SandboxArgs {
     pub max_output: Option<String>,
 }
 
-/// The `sandbox:` section of the configuration file.
+/// The `sandbox:` section of the configuration file. Scalars may arrive as numbers
+/// or booleans (YAML `timeout: 300`, `network: off`); they are read as text.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxSection {
+    #[serde(deserialize_with = "scalar")]
     pub timeout: Option<String>,
+    #[serde(deserialize_with = "scalar")]
     pub memory: Option<String>,
+    #[serde(deserialize_with = "scalar")]
     pub cpu: Option<String>,
     pub processes: Option<u32>,
+    #[serde(deserialize_with = "scalar")]
     pub network: Option<String>,
     pub writable: Vec<PathBuf>,
     pub hide: Vec<PathBuf>,
     pub backend: Option<String>,
     pub image: Option<String>,
     pub strict: bool,
+    #[serde(deserialize_with = "scalar")]
     pub max_output: Option<String>,
+}
+
+fn scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(serde_json::Value::Bool(b)) => Some(if b { "on" } else { "off" }.to_owned()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        Some(other) => {
+            return Err(serde::de::Error::custom(format!("expected a scalar, got {other}")));
+        }
+    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,10 +147,16 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_millis((v * mult_ms).round() as u64))
 }
 
-/// Parses `512M`, `2G`, `1GiB`, `100k` or plain bytes (binary multiples).
+/// Parses `512M`, `2G`, `1GiB`, `100k` (binary multiples). A unit is required: a
+/// bare `2048` is too easy to mean megabytes and get bytes.
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
-    let bad = || cli_error(ErrorCode::InvalidArgument, format!("bad size {s:?} (try 512M, 2G)"));
+    let bad = || {
+        cli_error(
+            ErrorCode::InvalidArgument,
+            format!("bad size {s:?} (give a unit: 512M, 2G, 100k)"),
+        )
+    };
     let lower = t.to_ascii_lowercase();
     let stripped = lower.trim_end_matches("ib").trim_end_matches('b');
     let (num, mult) = match stripped.chars().last() {
@@ -140,7 +164,7 @@ pub fn parse_size(s: &str) -> Result<u64> {
         Some('m') => (&stripped[..stripped.len() - 1], 1 << 20),
         Some('g') => (&stripped[..stripped.len() - 1], 1 << 30),
         Some('t') => (&stripped[..stripped.len() - 1], 1 << 40),
-        _ => (stripped, 1),
+        _ => return Err(bad()),
     };
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     if !(v.is_finite() && v > 0.0) {
@@ -393,15 +417,35 @@ mod tests {
             ("2G", 2 << 30),
             ("1GiB", 1 << 30),
             ("100k", 100 << 10),
-            ("4096", 4096),
             ("1.5g", 3 << 29),
         ];
         for (s, b) in table {
             assert_eq!(parse_size(s).unwrap(), b, "{s}");
         }
-        for bad in ["", "lots", "-5M", "0"] {
+        for bad in ["", "lots", "-5M", "0", "2048"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn config_scalars_from_yaml() {
+        let v: serde_json::Value =
+            yaml_serde::from_str("timeout: 300\nnetwork: off\nmemory: 2G\nprocesses: 64\n")
+                .unwrap();
+        let s: SandboxSection = serde_json::from_value(v).unwrap();
+        assert_eq!(s.timeout.as_deref(), Some("300"));
+        assert_eq!(
+            parse_duration(s.timeout.as_deref().unwrap()).unwrap(),
+            Duration::from_secs(300)
+        );
+        assert_eq!(s.network.as_deref(), Some("off"));
+        assert_eq!(s.memory.as_deref(), Some("2G"));
+        assert_eq!(s.processes, Some(64));
+        let v: serde_json::Value = yaml_serde::from_str("network: true\n").unwrap();
+        let s: SandboxSection = serde_json::from_value(v).unwrap();
+        assert_eq!(s.network.as_deref(), Some("on"));
+        let v: serde_json::Value = yaml_serde::from_str("memroy: 2G\n").unwrap();
+        assert!(serde_json::from_value::<SandboxSection>(v).is_err(), "typos are errors");
     }
 
     #[test]
