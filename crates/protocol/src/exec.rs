@@ -70,7 +70,7 @@ pub struct Isolation {
     /// `writable` (the workspace itself) or `throwaway` (an overlay or copy whose
     /// changes are discarded).
     pub workspace: String,
-    /// `abi<N>` when a Landlock ruleset is enforced, `false`/absent otherwise.
+    /// `abi<N>` when a Landlock ruleset is enforced; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landlock: Option<String>,
     pub seccomp: bool,
