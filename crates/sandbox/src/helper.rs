@@ -162,9 +162,11 @@ fn run_namespaces(spec: &Spec, status: &mut File) -> i32 {
             let v = (n + 1).max(PID_MAX_MIN);
             std::fs::write("/proc/sys/kernel/pid_max", v.to_string()).ok().map(|()| v as u32)
         });
-        let _ = nix::unistd::sethostname("ironbees-sandbox");
-        // SAFETY: plain syscalls with integer arguments.
+        const HOSTNAME: &[u8] = b"ironbees-sandbox";
+        // SAFETY: sethostname reads exactly `len` bytes from a static buffer; setsid
+        // and prctl take integers.
         unsafe {
+            libc::sethostname(HOSTNAME.as_ptr().cast(), HOSTNAME.len());
             libc::setsid();
             // Not dumpable: the command cannot ptrace the supervisor, which keeps
             // capabilities in the user namespace.
