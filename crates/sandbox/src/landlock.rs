@@ -207,12 +207,25 @@ pub fn restrict_self(set: &Ruleset) -> Result<Enforced, String> {
     Ok(Enforced { abi, skipped, tcp_denied: handled_net != 0, scoped: scoped != 0 })
 }
 
-/// Rules for a sandbox: read on `read_roots`, full access on `write_roots`, device
-/// access on `/dev`.
+/// Device nodes a command may write to (and `ioctl`). Not all of `/dev`: without a
+/// mount namespace `/dev/shm` there is the host's.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Rules for a sandbox: read on `read_roots`, full access on `write_roots`, write
+/// and ioctl on the usual device nodes.
 pub fn rules(read_roots: &[PathBuf], write_roots: &[PathBuf]) -> Vec<Rule> {
     let mut out: Vec<Rule> =
         read_roots.iter().map(|p| Rule { path: p.clone(), access: READ }).collect();
     out.extend(write_roots.iter().map(|p| Rule { path: p.clone(), access: READ | WRITE }));
-    out.push(Rule { path: Path::new("/dev").to_path_buf(), access: DEVICE });
+    out.extend(DEVICES.iter().map(|d| Rule { path: Path::new(d).to_path_buf(), access: DEVICE }));
     out
 }

@@ -192,19 +192,29 @@ fn writes_outside_the_workspace_fail(setup: Setup) {
         Path::new(&home).join(format!("{m}-home")),
         Path::new("/etc").join(format!("{m}-etc")),
         Path::new("/var/tmp").join(format!("{m}-vartmp")),
+        Path::new("/dev/shm").join(format!("{m}-shm")),
     ];
     // The workspace lives under /tmp here; its sibling path then lands in the
-    // sandbox's private /tmp (a throwaway tmpfs), so for it only the host side counts.
+    // sandbox's private /tmp (a throwaway tmpfs), so for it (and /dev/shm, private
+    // too with namespaces) only the host side counts.
     let script = targets
         .iter()
         .map(|t| {
-            let tag = if t.starts_with("/tmp") { "PRIVATE" } else { "WROTE" };
+            let private = t.starts_with("/tmp") || t.starts_with("/dev/shm");
+            let tag = if private { "PRIVATE" } else { "WROTE" };
             format!("echo pwned > '{}' 2>/dev/null && echo {tag} {}", t.display(), t.display())
         })
         .collect::<Vec<_>>()
         .join("; ")
         + "; echo ok > inside.txt && echo INSIDE";
+    // An existing file of the host's: modifying it is writing outside too.
+    let shm = Path::new("/dev/shm").join(format!("{m}-existing"));
+    std::fs::write(&shm, "orig").unwrap();
+    let script = format!("{script}; echo changed > '{}' 2>/dev/null", shm.display());
     let r = sh(&ws, &policy(setup), &script);
+    let shm_after = std::fs::read_to_string(&shm).unwrap();
+    std::fs::remove_file(&shm).unwrap();
+    assert_eq!(shm_after, "orig", "a host file in /dev/shm was modified: {r:#?}");
     for t in &targets {
         assert!(!t.exists(), "{} was written from the sandbox: {r:#?}", t.display());
     }
