@@ -294,7 +294,8 @@ pub fn plan(policy: &Policy, caps: &HostCaps) -> Result<Plan, PlanRefusal> {
             reason(caps, "no user namespaces and no bubblewrap")
         };
         missing.push(format!(
-            "no namespaces ({why}): the command sees the host's processes and filesystem \
+            "no namespaces ({why}): the command sees the host's processes (and can read \
+             the environment of this user's other processes in /proc) and the filesystem \
              layout; a daemon that escapes the process group is found only as an orphan"
         ));
     }

@@ -77,6 +77,9 @@ pub fn run(ctx: &Ctx, out: &Output, args: &BuildArgs) -> Result<i32> {
     bar.finish_and_clear();
     if out.json {
         out.json(&BuildOutput { project: &project, build: &build, exec: exec.as_ref() })?;
+        if let Some(e) = exec.as_ref().and_then(|e| e.limit_error()) {
+            out.error(&e);
+        }
     } else {
         if let Some(e) = &exec {
             report_limit(out, e);

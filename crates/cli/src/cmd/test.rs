@@ -71,6 +71,9 @@ pub fn run(ctx: &Ctx, out: &Output, args: &TestArgs) -> Result<i32> {
     bar.finish_and_clear();
     if out.json {
         out.json(&TestOutput { project: project.as_ref(), test: &test, exec: &exec })?;
+        if let Some(e) = exec.limit_error() {
+            out.error(&e);
+        }
     } else {
         report_limit(out, &exec);
         let bad = out.style_out().red().bold();
