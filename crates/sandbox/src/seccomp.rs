@@ -44,6 +44,9 @@ const fn off_arg_lo(i: u32) -> u32 {
 const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
+/// Other architectures: no filter (reported as "seccomp unavailable").
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const AUDIT_ARCH: u32 = 0;
 
 /// Options for the filter.
 #[derive(Debug, Clone, Copy, Default)]
@@ -200,8 +203,12 @@ pub fn program(opts: Options) -> Vec<SockFilter> {
     a.finish()
 }
 
-/// Whether this kernel accepts seccomp filters (without installing one).
+/// Whether this kernel accepts seccomp filters (without installing one), on an
+/// architecture whose filter we assemble.
 pub fn available() -> bool {
+    if AUDIT_ARCH == 0 {
+        return false;
+    }
     // SAFETY: PR_GET_SECCOMP takes no pointers.
     unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
 }
