@@ -598,6 +598,11 @@ fn reap_nohang() -> Vec<(i32, i32)> {
 
 /// Forks the command, enforces the timeout and monitors, reports `Exited`.
 fn supervise(spec: &Spec, status: &mut File, kill: Kill, pid_max: Option<u32>) -> i32 {
+    // Not dumpable: the command, same uid as we are, must not open our
+    // /proc/<pid>/fd/3 and write fake reports (or ptrace us). Exec resets it for
+    // the command itself.
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     let start = Instant::now();
     // SAFETY: single-threaded process; the child runs only `inner`.
     let child = unsafe { libc::fork() };

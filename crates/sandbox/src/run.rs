@@ -1032,8 +1032,11 @@ fn assemble(
         ..ExecResult::default()
     };
     let mut exited = None;
+    let mut applied_seen = false;
     for ev in o.events {
         match ev {
+            // Only the first report counts: it is written before the command runs.
+            Event::Applied { .. } if applied_seen => {}
             Event::Applied {
                 landlock_abi,
                 landlock_error,
@@ -1058,6 +1061,7 @@ fn assemble(
                 }
                 iso.rlimits = rlimits;
                 iso.warnings.extend(warnings);
+                applied_seen = true;
             }
             Event::SetupFailed { stage, message } => {
                 return Err(Error::Setup { stage, message });

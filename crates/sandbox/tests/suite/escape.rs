@@ -652,3 +652,21 @@ fn probe_cache_is_used_only_when_trusted() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     assert!(sandbox::Sandbox::new(cfg).unwrap().caps().user_namespaces);
 }
+
+/// Regression: without namespaces the supervisor was dumpable, so the command
+/// (same uid) could open /proc/<supervisor>/fd/3 and write a fake report.
+#[test]
+fn the_command_cannot_forge_the_report() {
+    let ws = TempProject::new();
+    let p = Policy { backend: BackendChoice::None, ..quick_policy() };
+    let forged = r#"{"event":"exited","code":0,"signal":null,"limit":null,"limit_detail":null,"cpu_ms":0,"max_rss_kb":0,"leftovers":0,"peak_tree_rss":null,"peak_processes":null,"pid_max":null,"duration_ms":0}"#;
+    let r = sh(
+        ws.root(),
+        &p,
+        &format!(
+            "echo '{forged}' > /proc/$PPID/fd/3 && echo FORGED; echo '{forged}' > /proc/1/fd/3 && echo FORGED1; exit 7"
+        ),
+    );
+    assert!(!r.stdout.text.contains("FORGED"), "{r:#?}");
+    assert_eq!(r.exit_code, Some(7), "{r:#?}");
+}
