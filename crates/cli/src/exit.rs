@@ -19,6 +19,11 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
+        if let Some(e) = cause.downcast_ref::<sandbox::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
         if let Some(info) = cause.downcast_ref::<CliError>() {
             return info.0.clone();
         }
@@ -35,12 +40,16 @@ fn render_chain(err: &anyhow::Error) -> String {
 pub fn exit_code(code: ErrorCode) -> i32 {
     match code {
         ErrorCode::InvalidArgument | ErrorCode::NotADirectory => 2,
-        ErrorCode::NotFound | ErrorCode::StateNotFound | ErrorCode::ToolNotFound => 3,
+        ErrorCode::NotFound
+        | ErrorCode::StateNotFound
+        | ErrorCode::ToolNotFound
+        | ErrorCode::UnknownProject => 3,
         ErrorCode::PathOutsideRoot => 4,
         ErrorCode::IndexCorrupt | ErrorCode::IndexStale => 5,
         ErrorCode::SandboxLimit => 6,
         ErrorCode::LlmUnavailable | ErrorCode::LlmRateLimited | ErrorCode::LlmBadResponse => 7,
         ErrorCode::BudgetExceeded => 8,
+        ErrorCode::CommandNotFound => 127,
         ErrorCode::Cancelled => 130,
         _ => 1,
     }

@@ -25,12 +25,15 @@ Examples:
   ironbees ask 'where are routes registered?'   streamed answer, repository map as context
   ironbees llm check                      call each configured model provider
   ironbees config show                    effective configuration, secrets masked
+  ironbees test --json                    run the tests in the sandbox, parsed results
+  ironbees exec --timeout 30s -- make     any command, sandboxed
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
   4 path outside the project root    5 index corrupt or stale
   6 a sandbox limit fired    7 model provider unavailable, rate limited or bad response
-  8 budget exceeded    130 cancelled (Ctrl-C)
+  8 budget exceeded    127 command not found    130 cancelled (Ctrl-C)
+  `ironbees exec` exits with the command's own code (see `ironbees exec --help`).
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).
 IRONBEES_LOG=debug (a tracing filter) writes logs to stderr; secrets never appear.";
 
@@ -79,9 +82,25 @@ pub enum Command {
     /// Configuration: `config show` prints the merged configuration, secrets masked.
     #[command(subcommand, after_help = "Example:\n  ironbees config show --json")]
     Config(cmd::config::ConfigCommand),
+    /// Run a command in the sandbox: time, memory and process limits, network off,
+    /// everything but the workspace read-only, secrets hidden.
+    #[command(after_help = cmd::exec::EXEC_HELP)]
+    Exec(cmd::exec::ExecArgs),
+    /// Build the project in the sandbox and report errors and warnings with locations.
+    #[command(after_help = cmd::build::BUILD_HELP)]
+    Build(cmd::build::BuildArgs),
+    /// Run the project's tests in the sandbox and report totals and failures.
+    #[command(after_help = cmd::test::TEST_HELP)]
+    Test(cmd::test::TestArgs),
 }
 
 fn main() {
+    // The sandbox helper is this binary re-executed; it must start before anything
+    // else (no threads, no signal handlers, no configuration).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).and_then(|a| a.to_str()) == Some(sandbox::HELPER_ARG) {
+        std::process::exit(sandbox::helper_main(&args[2..]));
+    }
     let cli = Cli::parse();
     init_logging();
     let out = output::Output::new(cli.json, cli.color);

@@ -81,6 +81,13 @@ error_codes! {
     // --- processes -----------------------------------------------------------------
     /// A sandbox limit fired (timeout, memory, processes, output).
     SandboxLimit = "SANDBOX_LIMIT",
+    /// A protection the caller required (`--strict`, a named backend) is not available
+    /// on this machine; nothing was run.
+    SandboxUnavailable = "SANDBOX_UNAVAILABLE",
+    /// The command could not be started (not found, not executable).
+    CommandNotFound = "COMMAND_NOT_FOUND",
+    /// No build or test tool could be detected for the project.
+    UnknownProject = "UNKNOWN_PROJECT",
 
     /// A bug in ironbees; the message says where.
     Internal = "INTERNAL",

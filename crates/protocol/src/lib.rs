@@ -17,9 +17,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
+mod exec;
 mod index;
 
 pub use crate::{
     error::{ErrorCode, ErrorInfo},
+    exec::{
+        BuildResult, CapturedOutput, Diagnostic, ExecResult, Isolation, LimitKind, Severity,
+        TestFailure, TestResult,
+    },
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
 };

@@ -2,11 +2,14 @@
 
 pub mod ask;
 pub mod config;
+pub mod build;
+pub mod exec;
 pub mod index;
 pub mod llm;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
+pub mod test;
 
 use std::{
     path::PathBuf,
@@ -99,5 +102,8 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),
+        Command::Exec(args) => exec::run(&ctx, out, args),
+        Command::Build(args) => build::run(&ctx, out, args),
+        Command::Test(args) => test::run(&ctx, out, args),
     }
 }

@@ -1,2 +1,3 @@
 mod index;
 mod llm;
+mod sandbox;

@@ -1,0 +1,469 @@
+//! `ironbees exec`: run a command in the sandbox. Also the sandbox flags and the
+//! `sandbox:` config section shared with `build` and `test`.
+
+use std::{io::Write, path::PathBuf, time::Duration};
+
+use anyhow::{Context, Result};
+use protocol::{ErrorCode, ExecResult, LimitKind};
+use sandbox::{
+    BackendChoice, Hooks, Network, Policy, RunRequest, Sandbox, SandboxConfig, StdinMode, Stream,
+    WorkspaceMode,
+};
+use serde::Deserialize;
+
+use super::Ctx;
+use crate::{exit::cli_error, output::Output};
+
+/// Flags that shape the sandbox; shared by `exec`, `build` and `test`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SandboxArgs {
+    /// Wall-clock limit (`90s`, `10m`, `1h`; plain numbers are seconds); kills the whole
+    /// process tree. Default 10m, or `sandbox.timeout`.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Memory limit for the tree (`512M`, `2G`). Default 4G, or `sandbox.memory`.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// CPU-time limit per process (`30s`). Default none.
+    #[arg(long, value_name = "DURATION")]
+    pub cpu: Option<String>,
+    /// Processes (and threads) at once. Default 512.
+    #[arg(long, value_name = "N")]
+    pub processes: Option<u32>,
+    /// Network access: off (default: a private network namespace, loopback only) or on.
+    #[arg(long, value_name = "on|off")]
+    pub network: Option<String>,
+    /// Another writable path besides the workspace (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub writable: Vec<PathBuf>,
+    /// Another path to hide, besides the built-in secret locations (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub hide: Vec<PathBuf>,
+    /// Run on a throwaway layer over the workspace: the command's writes are discarded.
+    #[arg(long)]
+    pub throwaway: bool,
+    /// The workspace (writable; everything else is read-only). Default: the project root.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Isolation backend: auto, namespaces, bubblewrap, container, none.
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Image for `--backend container`.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Refuse to run (SANDBOX_UNAVAILABLE) when any protection is missing here.
+    #[arg(long)]
+    pub strict: bool,
+    /// Kill the command when it has written this much output (default 256M).
+    #[arg(long, value_name = "SIZE")]
+    pub max_output: Option<String>,
+}
+
+/// The `sandbox:` section of the configuration file. Scalars may arrive as numbers
+/// or booleans (YAML `timeout: 300`, `network: off`); they are read as text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSection {
+    #[serde(deserialize_with = "scalar")]
+    pub timeout: Option<String>,
+    #[serde(deserialize_with = "scalar")]
+    pub memory: Option<String>,
+    #[serde(deserialize_with = "scalar")]
+    pub cpu: Option<String>,
+    pub processes: Option<u32>,
+    #[serde(deserialize_with = "scalar")]
+    pub network: Option<String>,
+    pub writable: Vec<PathBuf>,
+    pub hide: Vec<PathBuf>,
+    pub backend: Option<String>,
+    pub image: Option<String>,
+    pub strict: bool,
+    #[serde(deserialize_with = "scalar")]
+    pub max_output: Option<String>,
+}
+
+fn scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(serde_json::Value::Bool(b)) => Some(if b { "on" } else { "off" }.to_owned()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        Some(other) => {
+            return Err(serde::de::Error::custom(format!("expected a scalar, got {other}")));
+        }
+    })
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    /// The command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<String>,
+}
+
+pub const EXEC_HELP: &str = "\
+Examples:
+  ironbees exec -- cargo test                     network off, workspace writable, rest read-only
+  ironbees exec --timeout 30s --memory 1G -- make
+  ironbees exec --throwaway -- ./configure        writes go to a layer that is discarded
+  ironbees exec --json -- pytest -q               the result as JSON (exit code, limit, isolation, output)
+
+Without --json the command's output streams through and ironbees exits with the
+command's exit code, 128+N when a signal N ended it, and when a limit fired:
+  124 timeout    137 memory, processes or output (the tree was killed)
+  152 CPU time (SIGXCPU)    153 file size (SIGXFSZ)
+  127 command not found
+With --json: 0 the command succeeded, 1 it failed, 6 a limit fired (`limit` names it).
+Isolation warnings (a protection this machine cannot provide) are printed on stderr;
+--strict refuses to run instead.";
+
+/// Parses `90s`, `10m`, `1h`, `500ms` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let bad =
+        || cli_error(ErrorCode::InvalidArgument, format!("bad duration {s:?} (try 90s, 10m, 1h)"));
+    let (num, mult_ms) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60_000.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3_600_000.0)
+    } else {
+        (s, 1000.0)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad());
+    }
+    Ok(Duration::from_millis((v * mult_ms).round() as u64))
+}
+
+/// Parses `512M`, `2G`, `1GiB`, `100k` (binary multiples). A unit is required: a
+/// bare `2048` is too easy to mean megabytes and get bytes.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let bad = || {
+        cli_error(
+            ErrorCode::InvalidArgument,
+            format!("bad size {s:?} (give a unit: 512M, 2G, 100k)"),
+        )
+    };
+    let lower = t.to_ascii_lowercase();
+    let stripped = lower.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = match stripped.chars().last() {
+        Some('k') => (&stripped[..stripped.len() - 1], 1u64 << 10),
+        Some('m') => (&stripped[..stripped.len() - 1], 1 << 20),
+        Some('g') => (&stripped[..stripped.len() - 1], 1 << 30),
+        Some('t') => (&stripped[..stripped.len() - 1], 1 << 40),
+        _ => return Err(bad()),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad());
+    }
+    Ok((v * mult as f64) as u64)
+}
+
+/// The policy from defaults, then the config file, then the flags.
+pub fn policy(ctx: &Ctx, args: &SandboxArgs) -> Result<Policy> {
+    let sec: SandboxSection = ctx.config.section("sandbox")?;
+    let mut p = Policy::default();
+    if let Some(t) = args.timeout.as_ref().or(sec.timeout.as_ref()) {
+        p.timeout = Some(parse_duration(t)?);
+    }
+    if let Some(m) = args.memory.as_ref().or(sec.memory.as_ref()) {
+        p.memory_bytes = Some(parse_size(m)?);
+    }
+    if let Some(c) = args.cpu.as_ref().or(sec.cpu.as_ref()) {
+        p.cpu_time = Some(parse_duration(c)?);
+    }
+    if let Some(n) = args.processes.or(sec.processes) {
+        if n == 0 {
+            return Err(cli_error(ErrorCode::InvalidArgument, "--processes must be at least 1"));
+        }
+        p.max_processes = Some(n);
+    }
+    if let Some(n) = args.network.as_ref().or(sec.network.as_ref()) {
+        p.network = match n.as_str() {
+            "on" => Network::On,
+            "off" => Network::Off,
+            other => {
+                return Err(cli_error(
+                    ErrorCode::InvalidArgument,
+                    format!("--network takes on or off, not {other:?}"),
+                ));
+            }
+        };
+    }
+    if let Some(o) = args.max_output.as_ref().or(sec.max_output.as_ref()) {
+        p.max_output_bytes = Some(parse_size(o)?);
+    }
+    let rel = |v: &PathBuf| if v.is_absolute() { v.clone() } else { ctx.cwd.join(v) };
+    p.writable = sec.writable.iter().chain(&args.writable).map(rel).collect();
+    p.hidden = sec.hide.iter().chain(&args.hide).map(rel).collect();
+    if args.throwaway {
+        p.workspace = WorkspaceMode::Throwaway;
+    }
+    if let Some(b) = args.backend.as_ref().or(sec.backend.as_ref()) {
+        p.backend = BackendChoice::parse(b).ok_or_else(|| {
+            cli_error(
+                ErrorCode::InvalidArgument,
+                format!("unknown backend {b:?} (auto, namespaces, bubblewrap, container, none)"),
+            )
+        })?;
+    }
+    p.container_image = args.image.clone().or(sec.image);
+    p.strict = args.strict || sec.strict;
+    Ok(p)
+}
+
+/// A sandbox using this very binary as its helper.
+pub fn open_sandbox(policy: &Policy) -> Result<Sandbox> {
+    let helper =
+        std::env::current_exe().context("locating the ironbees binary (the sandbox helper)")?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Ok(Sandbox::new(SandboxConfig {
+        helper,
+        home,
+        temp_dir: std::env::temp_dir(),
+        search_path: std::env::var_os("PATH"),
+        probe_container: policy.backend == BackendChoice::Container,
+        probe_bubblewrap: policy.backend == BackendChoice::Bubblewrap,
+        probe_cache: probe_cache_path(),
+    })?)
+}
+
+/// `$XDG_RUNTIME_DIR/ironbees/probe.json` (per user, per boot), else
+/// `~/.cache/ironbees/sandbox-probe.json`.
+fn probe_cache_path() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("ironbees/sandbox-probe.json"));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("ironbees/sandbox-probe.json"))
+}
+
+/// The environment for the command: ours, minus anything that looks like a secret.
+pub fn command_env() -> (Vec<(String, String)>, Vec<String>) {
+    let vars = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    sandbox::filter_env(vars)
+}
+
+pub fn workspace(ctx: &Ctx, args: &SandboxArgs) -> PathBuf {
+    match &args.workspace {
+        Some(w) if w.is_absolute() => w.clone(),
+        Some(w) => ctx.cwd.join(w),
+        None => ctx.root.clone(),
+    }
+}
+
+/// Prints the plan's warnings loudly before anything runs.
+pub fn warn_plan(out: &Output, sb: &Sandbox, policy: &Policy) -> Result<()> {
+    let plan = sb.plan(policy)?;
+    for w in &plan.warnings {
+        out.warn(format!("sandbox: {w}"));
+    }
+    Ok(())
+}
+
+/// Exit code for a finished command (see `EXEC_HELP`).
+pub fn exit_code_for(r: &ExecResult, json: bool) -> i32 {
+    if json {
+        return if r.limit.is_some() {
+            6
+        } else if r.success() {
+            0
+        } else {
+            1
+        };
+    }
+    match r.limit {
+        Some(LimitKind::Timeout) => 124,
+        Some(LimitKind::CpuTime) => 152,
+        Some(LimitKind::FileSize) => 153,
+        Some(_) => 137,
+        None => match (r.exit_code, &r.signal) {
+            (Some(c), _) => c,
+            (None, Some(sig)) => 128 + signal_number(sig),
+            (None, None) => 1,
+        },
+    }
+}
+
+fn signal_number(name: &str) -> i32 {
+    match name {
+        "SIGHUP" => 1,
+        "SIGINT" => 2,
+        "SIGQUIT" => 3,
+        "SIGILL" => 4,
+        "SIGTRAP" => 5,
+        "SIGABRT" => 6,
+        "SIGBUS" => 7,
+        "SIGFPE" => 8,
+        "SIGKILL" => 9,
+        "SIGSEGV" => 11,
+        "SIGPIPE" => 13,
+        "SIGALRM" => 14,
+        "SIGTERM" => 15,
+        "SIGXCPU" => 24,
+        "SIGXFSZ" => 25,
+        _ => name.trim_start_matches("SIG").parse().unwrap_or(0),
+    }
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &ExecArgs) -> Result<i32> {
+    let policy = policy(ctx, &args.sandbox)?;
+    let sb = open_sandbox(&policy)?;
+    warn_plan(out, &sb, &policy)?;
+    let (env, env_removed) = command_env();
+    let ws = workspace(ctx, &args.sandbox);
+    // Start where we are when that is inside the workspace, else at its root.
+    let here = std::fs::canonicalize(&ctx.cwd).ok();
+    let ws_real = std::fs::canonicalize(&ws).ok();
+    let cwd = match (here, ws_real) {
+        (Some(h), Some(w)) if h.starts_with(&w) => Some(h),
+        _ => None,
+    };
+    let req = RunRequest {
+        argv: args.command.clone(),
+        workspace: ws,
+        cwd,
+        env,
+        env_removed,
+        stdin: if out.json { StdinMode::Null } else { StdinMode::Inherit },
+    };
+    let stream = |s: Stream, bytes: &[u8]| {
+        // A closed pipe on our side must not stop the command's capture.
+        let _ = match s {
+            Stream::Stdout => std::io::stdout().lock().write_all(bytes),
+            Stream::Stderr => std::io::stderr().lock().write_all(bytes),
+        };
+    };
+    let hooks =
+        Hooks { on_output: if out.json { None } else { Some(&stream) }, cancel: Some(&ctx.cancel) };
+    let result = sb.run(&req, &policy, &hooks)?;
+    let code = exit_code_for(&result, out.json);
+    if out.json {
+        out.json(&result)?;
+        if let Some(e) = result.limit_error() {
+            out.error(&e);
+        }
+    } else {
+        report_limit(out, &result);
+    }
+    Ok(code)
+}
+
+/// Run-time warnings and a fired limit, on stderr.
+pub fn report_limit(out: &Output, r: &ExecResult) {
+    for w in r.isolation.warnings.iter().filter(|w| w.contains("NOT")) {
+        out.warn(format!("sandbox: {w}"));
+    }
+    if let Some(l) = r.limit {
+        let s = out.style_err().red().bold();
+        eprintln!(
+            "{} {l}: {}",
+            s.apply_to("ironbees: sandbox limit fired:"),
+            r.limit_detail.as_deref().unwrap_or("")
+        );
+    }
+    if r.leftover_processes_killed > 0 {
+        out.warn(format!(
+            "sandbox: killed {} process(es) the command left running",
+            r.leftover_processes_killed
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let table = [
+            ("90s", 90_000),
+            ("10m", 600_000),
+            ("1h", 3_600_000),
+            ("500ms", 500),
+            ("2", 2000),
+            ("1.5s", 1500),
+        ];
+        for (s, ms) in table {
+            assert_eq!(parse_duration(s).unwrap(), Duration::from_millis(ms), "{s}");
+        }
+        for bad in ["", "x", "-1s", "0", "10parsecs"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        let table = [
+            ("512M", 512u64 << 20),
+            ("2G", 2 << 30),
+            ("1GiB", 1 << 30),
+            ("100k", 100 << 10),
+            ("1.5g", 3 << 29),
+        ];
+        for (s, b) in table {
+            assert_eq!(parse_size(s).unwrap(), b, "{s}");
+        }
+        for bad in ["", "lots", "-5M", "0", "2048"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn config_scalars_from_yaml() {
+        let v: serde_json::Value =
+            yaml_serde::from_str("timeout: 300\nnetwork: off\nmemory: 2G\nprocesses: 64\n")
+                .unwrap();
+        let s: SandboxSection = serde_json::from_value(v).unwrap();
+        assert_eq!(s.timeout.as_deref(), Some("300"));
+        assert_eq!(
+            parse_duration(s.timeout.as_deref().unwrap()).unwrap(),
+            Duration::from_secs(300)
+        );
+        assert_eq!(s.network.as_deref(), Some("off"));
+        assert_eq!(s.memory.as_deref(), Some("2G"));
+        assert_eq!(s.processes, Some(64));
+        let v: serde_json::Value = yaml_serde::from_str("network: true\n").unwrap();
+        let s: SandboxSection = serde_json::from_value(v).unwrap();
+        assert_eq!(s.network.as_deref(), Some("on"));
+        let v: serde_json::Value = yaml_serde::from_str("memroy: 2G\n").unwrap();
+        assert!(serde_json::from_value::<SandboxSection>(v).is_err(), "typos are errors");
+    }
+
+    #[test]
+    fn exit_codes() {
+        let mut r = ExecResult { exit_code: Some(3), ..Default::default() };
+        assert_eq!(exit_code_for(&r, false), 3);
+        assert_eq!(exit_code_for(&r, true), 1);
+        r.limit = Some(LimitKind::Timeout);
+        assert_eq!(exit_code_for(&r, false), 124);
+        assert_eq!(exit_code_for(&r, true), 6);
+        r.limit = Some(LimitKind::Memory);
+        assert_eq!(exit_code_for(&r, false), 137);
+        r.limit = None;
+        r.exit_code = None;
+        r.signal = Some("SIGSEGV".into());
+        assert_eq!(exit_code_for(&r, false), 139);
+        r.signal = None;
+        r.exit_code = Some(0);
+        assert_eq!(exit_code_for(&r, true), 0);
+    }
+}

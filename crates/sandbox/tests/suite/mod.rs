@@ -1,0 +1,4 @@
+mod escape;
+mod parsers;
+mod runners;
+mod support;
