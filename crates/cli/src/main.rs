@@ -70,6 +70,9 @@ pub enum Command {
     /// Show a file's signatures, type definitions and first doc lines, bodies elided.
     #[command(after_help = "Example:\n  ironbees skeleton crates/code-index/src/lib.rs")]
     Skeleton(cmd::skeleton::SkeletonArgs),
+    /// Rank the files that matter for a request (issue text, question, stack trace).
+    #[command(after_help = "Example:\n  ironbees localize --query-file issue.md -k 5 --json")]
+    Localize(cmd::localize::LocalizeArgs),
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),

@@ -128,8 +128,7 @@ impl Graphs {
             let imported_files: HashSet<FileId> =
                 file_imports[f as usize].iter().copied().collect();
             // Resolution depends on (name, kind class, enclosing scope): cache it.
-            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> =
-                HashMap::new();
+            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> = HashMap::new();
             for r in &file.refs {
                 let class = kind_class(r.kind);
                 let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);

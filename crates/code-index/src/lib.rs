@@ -32,8 +32,10 @@ mod extract;
 mod graph;
 mod indexer;
 mod lang;
+mod localize;
 mod project;
 mod query;
+mod querytype;
 mod rank;
 mod refcodec;
 mod resolve;
@@ -55,8 +57,12 @@ pub use crate::{
     graph::{Graphs, Resolution, SymbolEdge},
     indexer::UpdateReport,
     lang::Language,
+    localize::{
+        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, localize, parse_weights,
+    },
     project::{Def, DefId, FileId, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
+    querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
     resolve::{ImportTarget, Manifest, ResolvedImport},
     search::{ChunkHit, SearchIndex},
@@ -242,6 +248,27 @@ impl Index {
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
+    }
+
+    /// The search index (`.ironbees/search/`), brought up to date with `snapshot`
+    /// file by file. When another process holds the update lock, the index is
+    /// searched as it is.
+    pub fn search_index(&mut self, snapshot: &Snapshot) -> Result<SearchIndex> {
+        let mut search = SearchIndex::open(&self.state_dir.join("search"))?;
+        let lock = self.lock_file()?;
+        if lock.try_lock().is_ok() {
+            // An empty (new or rebuilt) search index holds nothing, whatever the table says.
+            let indexed = if search.num_docs() == 0 {
+                Default::default()
+            } else {
+                self.store.search_files()?
+            };
+            let (next, changed) = search.sync(&self.root, &snapshot.project, &indexed)?;
+            if changed > 0 || next.len() != indexed.len() {
+                self.store.set_search_files(&next)?;
+            }
+        }
+        Ok(search)
     }
 
     /// Every use of `name` in the project (calls, type uses, other identifier uses),

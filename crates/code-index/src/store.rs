@@ -97,6 +97,13 @@ const MIGRATIONS: &[&str] = &[
         mtime_ns INTEGER NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 1 -> 2: what the search index (tantivy, .ironbees/search/) holds, per file.
+    r#"
+    CREATE TABLE search_files(
+        path TEXT PRIMARY KEY,
+        hash TEXT NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -240,6 +247,29 @@ impl Store {
             .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
+    }
+
+    /// path → content hash of what the search index holds.
+    pub fn search_files(&self) -> Result<HashMap<String, String>> {
+        let mut stmt =
+            self.conn.prepare("SELECT path, hash FROM search_files").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
+    }
+
+    pub fn set_search_files(&mut self, files: &HashMap<String, String>) -> Result<()> {
+        let batch = self.begin()?;
+        batch.tx.execute("DELETE FROM search_files", []).map_err(|e| batch.err(e))?;
+        {
+            let mut stmt = batch
+                .tx
+                .prepare("INSERT INTO search_files(path, hash) VALUES (?1, ?2)")
+                .map_err(|e| batch.err(e))?;
+            for (p, h) in files {
+                stmt.execute([p, h]).map_err(|e| batch.err(e))?;
+            }
+        }
+        batch.commit()
     }
 
     pub fn begin(&mut self) -> Result<Batch<'_>> {
@@ -423,7 +453,10 @@ impl Batch<'_> {
     /// Forgets every parse result (the extractor changed): files will be re-parsed.
     pub fn clear_parse_results(&self) -> Result<()> {
         self.tx
-            .execute_batch("DELETE FROM symbols; DELETE FROM ref_names; DELETE FROM imports; DELETE FROM files; DELETE FROM blobs;")
+            .execute_batch(
+                "DELETE FROM symbols; DELETE FROM ref_names; DELETE FROM imports; DELETE FROM files; DELETE FROM blobs;
+                 DELETE FROM search_files;",
+            )
             .map_err(|e| self.err(e))
     }
 }

@@ -1,11 +1,12 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
 pub mod ask;
-pub mod config;
 pub mod build;
+pub mod config;
 pub mod exec;
 pub mod index;
 pub mod llm;
+pub mod localize;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -99,6 +100,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Symbols(args) => symbols::run(&ctx, out, args),
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
+        Command::Localize(args) => localize::run(&ctx, out, args),
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),

@@ -1,0 +1,96 @@
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use code_index::Evidence;
+use protocol::ErrorCode;
+
+use super::{Ctx, index::open_fresh};
+use crate::{exit::cli_error, output::Output};
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["query", "query_file"])))]
+pub struct LocalizeArgs {
+    /// The request: an issue, a bug report, a question, a stack trace.
+    #[arg(long, short = 'q', value_name = "TEXT")]
+    pub query: Option<String>,
+    /// Read the request from a file (`-` for stdin).
+    #[arg(long, value_name = "F")]
+    pub query_file: Option<PathBuf>,
+    /// Number of files to return.
+    #[arg(short = 'k', long, default_value_t = 10)]
+    pub k: usize,
+    /// Feature weights for experiments (`only=text`, `graph=0`); see
+    /// scripts/bench_localize.py.
+    #[arg(long, hide = true)]
+    pub weights: Option<String>,
+    /// Include every file's feature values in the JSON.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+pub fn read_query(query: &Option<String>, file: &Option<PathBuf>) -> Result<String> {
+    let text = match (query, file) {
+        (Some(q), _) => q.clone(),
+        (None, Some(f)) if f.as_os_str() == "-" => {
+            std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+        }
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .map_err(|e| cli_error(ErrorCode::NotFound, format!("{}: {e}", f.display())))?,
+        (None, None) => String::new(),
+    };
+    if text.trim().is_empty() {
+        return Err(cli_error(ErrorCode::InvalidArgument, "the query is empty"));
+    }
+    Ok(text)
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
+    let query = read_query(&args.query, &args.query_file)?;
+    let mut index = open_fresh(ctx, out)?;
+    let snapshot = index.snapshot()?;
+    let search = index.search_index(&snapshot)?;
+    let opts = code_index::LocalizeOptions {
+        k: args.k,
+        weights: args.weights.clone(),
+        explain: args.explain,
+    };
+    let results = code_index::localize(&snapshot, &search, index.root(), &query, &opts)?;
+    if out.json {
+        out.json(&results)?;
+        return Ok(0);
+    }
+    let dim = out.style_out().dim();
+    let bold = out.style_out().bold();
+    for (i, r) in results.iter().enumerate() {
+        out.line(format!(
+            "{:>2}. {} {}",
+            i + 1,
+            bold.apply_to(&r.path),
+            dim.apply_to(format!("{:.3}", r.score))
+        ));
+        for e in r.evidence.iter().take(3) {
+            out.line(format!("      {}", dim.apply_to(describe(e))));
+        }
+    }
+    Ok(0)
+}
+
+pub fn describe(e: &Evidence) -> String {
+    match e {
+        Evidence::Frame { line, function } => format!(
+            "stack frame{}{}",
+            line.map(|l| format!(" line {l}")).unwrap_or_default(),
+            function.as_deref().map(|f| format!(" in {f}")).unwrap_or_default()
+        ),
+        Evidence::PathMentioned { text } => format!("named in the request as {text}"),
+        Evidence::Defines { symbol, line, mention } => {
+            format!("defines {symbol} (line {line}) for `{mention}`")
+        }
+        Evidence::Literal { text, line } => format!("contains {text:?} (line {line})"),
+        Evidence::Text { symbol, line, score } => {
+            format!("text matches {symbol} (line {line}, bm25 {score:.1})")
+        }
+        Evidence::Graph { near } => format!("close to {near}"),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,776 @@
+//! Which files matter for a request: file-level localization without a model.
+//!
+//! Signals, each a score per file with the evidence behind it:
+//!
+//! - **frames and paths**: files a stack trace or the text names (by path suffix);
+//! - **definitions**: files defining identifiers the text mentions, weighed by how
+//!   code-like the mention is and how rare the name is in the project;
+//! - **literals**: files containing quoted messages or `--options` verbatim;
+//! - **text**: BM25 over symbol-level chunks (the best chunk of each file);
+//! - **graph**: personalized PageRank restarted at the files the other signals
+//!   found, so their close dependencies and dependents rise too;
+//! - **centrality**: the global file PageRank, as a small prior.
+//!
+//! Scores are combined linearly with weights that depend on the query kind (a stack
+//! trace trusts frames more), then multiplied by a prior on the file's role: tests,
+//! docs and examples are rarely where a change belongs. No rule names a project;
+//! everything is a function of the text and the index.
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::Path,
+};
+
+use serde::Serialize;
+
+use crate::{
+    Snapshot,
+    error::Result,
+    project::FileId,
+    querytype::{QueryFeatures, analyze_query},
+    rank::pagerank,
+    search::SearchIndex,
+};
+
+/// Why a file is in the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Evidence {
+    /// A stack-trace frame points into the file.
+    Frame { line: Option<u32>, function: Option<String> },
+    /// The text names the file (or a module that is this file).
+    PathMentioned { text: String },
+    /// The file defines an identifier the text mentions.
+    Defines { symbol: String, line: u32, mention: String },
+    /// The file contains a quoted string or option from the text.
+    Literal { text: String, line: u32 },
+    /// A chunk of the file matches the text (BM25).
+    Text { symbol: String, line: u32, score: f32 },
+    /// The file is close in the dependency graph to files found by other signals.
+    Graph { near: String },
+}
+
+/// One ranked file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileResult {
+    pub path: String,
+    pub score: f64,
+    pub evidence: Vec<Evidence>,
+    /// Feature values by name, with `explain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub features: Option<std::collections::BTreeMap<&'static str, f64>>,
+}
+
+/// The features of a candidate file, in this order (see [`FEATURES`]).
+pub const NF: usize = 17;
+
+/// Feature names, as `--explain` shows them and the weights are keyed.
+pub const FEATURES: [&str; NF] = [
+    "text",        // best BM25 chunk of the file for the whole text (0..1 of the best file)
+    "text_rr",     // 1 / rank of the file in the BM25 file ranking
+    "text_sum",    // sum of the file's three best chunks (0..1 of the best file)
+    "title_text",  // best BM25 chunk for the first line (the title) alone
+    "code_text",   // best BM25 chunk for the code identifiers alone
+    "def",         // defines identifiers the text mentions (rarity-weighted, saturated)
+    "literal",     // contains quoted strings, options or message ids of the text
+    "code_string", // one of its string literals appears verbatim in the text
+    "frame",       // a stack frame points into it
+    "path",        // the text names it (path or dotted module)
+    "stem_title",  // the title names it (its file name without extension)
+    "stem_body",   // the body names it
+    "graph",       // personalized PageRank from files the direct signals found
+    "central",     // global PageRank (0..1 of the most central file)
+    "size",        // log of its line count (0..1 of the largest file)
+    "init",        // it is a package's __init__
+    "role",        // 1 for source, lower for tests (0.35) and docs or examples (0.5)
+];
+
+/// The learned weights (see docs/BENCHMARKS.md, "Localization"): a linear model over
+/// [`FEATURES`], trained pairwise (gold file above every other candidate) and chosen
+/// by leave-one-repository-out cross-validation, so that no repository tunes its own
+/// weights. `scripts/bench_localize.py --train` reproduces them.
+pub const DEFAULT_WEIGHTS: [f64; NF] =
+    [1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0];
+
+/// Weights for an experiment: `text=1,def=0.5` over the defaults, or
+/// `only=text+def` to zero every other feature.
+pub fn parse_weights(spec: &str) -> std::result::Result<[f64; NF], String> {
+    let mut w = DEFAULT_WEIGHTS;
+    let index = |name: &str| {
+        FEATURES.iter().position(|f| *f == name).ok_or_else(|| format!("unknown feature {name:?}"))
+    };
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) =
+            item.split_once('=').ok_or_else(|| format!("expected key=value, got {item:?}"))?;
+        if key == "only" {
+            let keep = w;
+            w = [0.0; NF];
+            for name in value.split('+') {
+                let i = index(name)?;
+                w[i] = keep[i];
+            }
+            w[index("role")?] = keep[index("role")?];
+            continue;
+        }
+        w[index(key)?] = value.parse().map_err(|_| format!("not a number: {value:?}"))?;
+    }
+    Ok(w)
+}
+
+/// How [`localize`] runs.
+#[derive(Debug, Clone, Default)]
+pub struct LocalizeOptions {
+    pub k: usize,
+    /// Override of [`DEFAULT_WEIGHTS`] (`parse_weights` syntax).
+    pub weights: Option<String>,
+    /// Include each file's feature values in the result.
+    pub explain: bool,
+}
+
+/// The role of a file, from its path: tests, docs and examples are rarely where a
+/// change belongs.
+pub(crate) fn role_prior(path: &str) -> f64 {
+    if is_test_path(path) {
+        0.35
+    } else if is_doc_or_example(path) {
+        0.5
+    } else {
+        1.0
+    }
+}
+
+pub(crate) fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let dirs: Vec<&str> = lower.split('/').collect();
+    let in_test_dir = dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
+        matches!(
+            *d,
+            "test"
+                | "tests"
+                | "testing"
+                | "__tests__"
+                | "spec"
+                | "specs"
+                | "testdata"
+                | "test_data"
+        )
+    });
+    in_test_dir
+        || name.starts_with("test_")
+        || name == "conftest.py"
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name.ends_with("_tests.rs")
+        || [".test.", ".spec.", "test.java", "tests.java", "tests.cs", "test.cs"]
+            .iter()
+            .any(|s| name.contains(s))
+}
+
+fn is_doc_or_example(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.split('/').take(lower.split('/').count().saturating_sub(1)).any(|d| {
+        matches!(
+            d,
+            "doc"
+                | "docs"
+                | "example"
+                | "examples"
+                | "benchmarks"
+                | "bench"
+                | "demo"
+                | "demos"
+                | "samples"
+        )
+    })
+}
+
+/// Ranks the project's files for `query`; the best `opts.k`, with evidence.
+pub fn localize(
+    snapshot: &Snapshot,
+    search: &SearchIndex,
+    root: &Path,
+    query: &str,
+    opts: &LocalizeOptions,
+) -> Result<Vec<FileResult>> {
+    let weights = match &opts.weights {
+        Some(spec) => parse_weights(spec).map_err(crate::Error::InvalidArgument)?,
+        None => DEFAULT_WEIGHTS,
+    };
+    let (table, mut evidence) = features(snapshot, search, root, query)?;
+    let role = FEATURES.iter().position(|f| *f == "role").expect("role feature");
+    let mut results: Vec<FileResult> = table
+        .iter()
+        .enumerate()
+        .filter_map(|(f, x)| {
+            // The role multiplies: a test that matches well still ranks below the
+            // source it tests.
+            let linear: f64 = (0..NF).filter(|&i| i != role).map(|i| weights[i] * x[i]).sum();
+            if linear <= 0.0 {
+                return None;
+            }
+            let prior = if weights[role] > 0.0 { x[role] } else { 1.0 };
+            Some(FileResult {
+                path: snapshot.project.files[f].path.clone(),
+                score: linear * prior,
+                evidence: std::mem::take(&mut evidence[f]),
+                features: opts
+                    .explain
+                    .then(|| FEATURES.iter().copied().zip(x.iter().copied()).collect()),
+            })
+        })
+        .collect();
+    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    results.truncate(opts.k);
+    Ok(results)
+}
+
+type Table = Vec<[f64; NF]>;
+
+/// Every feature of every file, with the evidence behind them.
+fn features(
+    snapshot: &Snapshot,
+    search: &SearchIndex,
+    root: &Path,
+    query: &str,
+) -> Result<(Table, Vec<Vec<Evidence>>)> {
+    let q = analyze_query(query);
+    let cleaned = crate::querytype::clean(query);
+    let project = &snapshot.project;
+    let n = project.files.len();
+    let mut s = Signals::new(n);
+
+    path_signal(snapshot, &q, &mut s);
+    definition_signal(snapshot, &q, &mut s);
+    content_signals(snapshot, root, &q, &cleaned, &mut s);
+    stem_signals(snapshot, &cleaned, &mut s);
+
+    // BM25 over chunks: the whole text, the title, the code identifiers.
+    let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let code: Vec<&str> =
+        q.identifiers.iter().filter(|m| m.strength >= 1.0).map(|m| m.text.as_str()).collect();
+    let text_hits = search.search(&cleaned, 400, 160)?;
+    file_text_scores(
+        snapshot,
+        &text_hits,
+        &mut s.text,
+        Some(&mut s.text_sum),
+        Some(&mut s.evidence),
+    );
+    let mut ranked: Vec<usize> = (0..n).filter(|&f| s.text[f] > 0.0).collect();
+    ranked.sort_by(|a, b| s.text[*b].total_cmp(&s.text[*a]));
+    for (rank, f) in ranked.into_iter().enumerate() {
+        s.text_rr[f] = 1.0 / (rank as f64 + 1.0);
+    }
+    if !title.is_empty() {
+        let hits = search.search(title, 200, 40)?;
+        file_text_scores(snapshot, &hits, &mut s.title_text, None, None);
+    }
+    if !code.is_empty() {
+        let hits = search.search(&code.join(" "), 200, 80)?;
+        file_text_scores(snapshot, &hits, &mut s.code_text, None, None);
+    }
+
+    // Graph: restart where the direct signals point; dependents count as much as
+    // dependencies.
+    let direct: Vec<f64> = (0..n)
+        .map(|f| {
+            s.frame[f]
+                + s.path[f]
+                + s.def[f]
+                + s.literal[f]
+                + s.code_string[f]
+                + s.stem_title[f]
+                + 0.5 * s.text[f]
+        })
+        .collect();
+    let graph = if direct.iter().any(|&x| x > 0.0) {
+        let both: Vec<Vec<(u32, f64)>> = (0..n)
+            .map(|f| {
+                snapshot.graphs.file_out[f]
+                    .iter()
+                    .chain(&snapshot.graphs.file_in[f])
+                    .copied()
+                    .collect()
+            })
+            .collect();
+        let seeds: Vec<f64> = direct.iter().map(|x| x * x).collect();
+        let ppr = pagerank(&both, Some(&seeds), 0.5);
+        let max = ppr.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
+        ppr.into_iter().map(|x| x / max).collect()
+    } else {
+        vec![0.0; n]
+    };
+    let central_max = snapshot.file_rank.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
+    let max_lines = project.files.iter().map(|f| f.lines).max().unwrap_or(1).max(1);
+
+    let mut table = Vec::with_capacity(n);
+    for f in 0..n {
+        let file = &project.files[f];
+        if s.evidence[f].is_empty() && graph[f] > 0.2 {
+            if let Some(near) = strongest_neighbor(snapshot, f as FileId, &direct) {
+                s.evidence[f].push(Evidence::Graph { near });
+            }
+        }
+        table.push([
+            s.text[f],
+            s.text_rr[f],
+            s.text_sum[f],
+            s.title_text[f],
+            s.code_text[f],
+            s.def[f],
+            s.literal[f],
+            s.code_string[f],
+            s.frame[f],
+            s.path[f],
+            s.stem_title[f],
+            s.stem_body[f],
+            graph[f],
+            snapshot.file_rank[f] / central_max,
+            f64::from(file.lines + 1).ln() / f64::from(max_lines + 1).ln(),
+            f64::from(u8::from(file.path.ends_with("__init__.py"))),
+            role_prior(&file.path),
+        ]);
+    }
+    Ok((table, s.evidence))
+}
+
+/// Per file: the best chunk score (0..1 of the best overall), optionally the sum of
+/// its three best, and evidence for the first few chunks.
+fn file_text_scores(
+    snapshot: &Snapshot,
+    hits: &[crate::search::ChunkHit],
+    best: &mut [f64],
+    sum: Option<&mut Vec<f64>>,
+    mut evidence: Option<&mut Vec<Vec<Evidence>>>,
+) {
+    let top = f64::from(hits.first().map_or(1.0, |h| h.score).max(f32::EPSILON));
+    let mut per_file: HashMap<FileId, Vec<f64>> = HashMap::new();
+    for h in hits {
+        let Some(f) = snapshot.project.file_id(&h.path) else { continue };
+        let v = per_file.entry(f).or_default();
+        v.push(f64::from(h.score) / top);
+        if let Some(ev) = evidence.as_deref_mut()
+            && v.len() <= 2
+        {
+            ev[f as usize].push(Evidence::Text {
+                symbol: h.qualified_name.clone(),
+                line: h.line,
+                score: h.score,
+            });
+        }
+    }
+    let mut sums = vec![0.0; best.len()];
+    for (f, scores) in per_file {
+        best[f as usize] = scores.first().copied().unwrap_or(0.0);
+        sums[f as usize] = scores.iter().take(3).sum();
+    }
+    if let Some(sum) = sum {
+        let max = sums.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
+        for (dst, v) in sum.iter_mut().zip(sums) {
+            *dst = v / max;
+        }
+    }
+}
+
+struct Signals {
+    text: Vec<f64>,
+    text_rr: Vec<f64>,
+    text_sum: Vec<f64>,
+    title_text: Vec<f64>,
+    code_text: Vec<f64>,
+    def: Vec<f64>,
+    literal: Vec<f64>,
+    code_string: Vec<f64>,
+    frame: Vec<f64>,
+    path: Vec<f64>,
+    stem_title: Vec<f64>,
+    stem_body: Vec<f64>,
+    evidence: Vec<Vec<Evidence>>,
+}
+
+impl Signals {
+    fn new(n: usize) -> Signals {
+        let z = || vec![0.0; n];
+        Signals {
+            text: z(),
+            text_rr: z(),
+            text_sum: z(),
+            title_text: z(),
+            code_text: z(),
+            def: z(),
+            literal: z(),
+            code_string: z(),
+            frame: z(),
+            path: z(),
+            stem_title: z(),
+            stem_body: z(),
+            evidence: vec![Vec::new(); n],
+        }
+    }
+}
+
+/// Words of a text, lower-cased, split on anything but letters, digits and `_`.
+fn word_set(text: &str) -> HashSet<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Files the title or the body names by their file name: `junitxml` for
+/// `junitxml.py`, `pastebin` for `pastebin.py`; a package by its directory.
+fn stem_signals(snapshot: &Snapshot, cleaned: &str, s: &mut Signals) {
+    let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let title_words = word_set(title);
+    let body_words = word_set(cleaned);
+    let stem_of = |path: &str| -> String {
+        let mut parts = path.rsplit('/');
+        let name = parts.next().unwrap_or(path);
+        let stem = name.split('.').next().unwrap_or(name);
+        if stem == "__init__" || stem == "mod" || stem == "index" {
+            parts.next().unwrap_or(stem).to_lowercase()
+        } else {
+            stem.to_lowercase()
+        }
+    };
+    let stems: Vec<String> = snapshot.project.files.iter().map(|f| stem_of(&f.path)).collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for st in &stems {
+        *count.entry(st.as_str()).or_default() += 1;
+    }
+    for (f, stem) in stems.iter().enumerate() {
+        if stem.len() < 3 || stem.starts_with("test") {
+            continue;
+        }
+        let bare = stem.trim_start_matches('_');
+        let joined = bare.replace('_', "");
+        let hit = |words: &HashSet<String>| {
+            words.contains(bare) || (joined != bare && words.contains(&joined))
+        };
+        let rarity = 1.0 / count[stem.as_str()] as f64;
+        if hit(&title_words) {
+            s.stem_title[f] = rarity;
+            s.evidence[f].push(Evidence::PathMentioned { text: format!("{bare} (title)") });
+        } else if hit(&body_words) {
+            s.stem_body[f] = rarity;
+        }
+    }
+}
+
+/// 1 - e^-x: many pieces of evidence approach 1, one strong piece gets most of it.
+fn saturate(x: f64) -> f64 {
+    1.0 - (-x).exp()
+}
+
+/// Files whose path ends with `mention` at a `/` boundary.
+fn files_by_suffix(snapshot: &Snapshot, mention: &str) -> Vec<FileId> {
+    let mention = mention.trim_start_matches('/');
+    if mention.is_empty() {
+        return Vec::new();
+    }
+    let suffix = format!("/{mention}");
+    snapshot
+        .project
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.path == mention || f.path.ends_with(&suffix))
+        .map(|(i, _)| i as FileId)
+        .collect()
+}
+
+fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
+    let mut frame_raw = vec![0.0; s.frame.len()];
+    let mut path_raw = vec![0.0; s.path.len()];
+    for m in &features.paths {
+        // The longest suffix of the mentioned path that names project files.
+        let parts: Vec<&str> = m.path.split('/').collect();
+        let mut found = Vec::new();
+        for start in 0..parts.len() {
+            found = files_by_suffix(snapshot, &parts[start..].join("/"));
+            if !found.is_empty() {
+                break;
+            }
+        }
+        if found.is_empty() || found.len() > 5 {
+            continue;
+        }
+        let share = 1.0 / found.len() as f64;
+        for f in found {
+            let i = f as usize;
+            if m.frame {
+                frame_raw[i] += share;
+                s.evidence[i].push(Evidence::Frame { line: m.line, function: m.function.clone() });
+            } else {
+                path_raw[i] += share;
+                s.evidence[i].push(Evidence::PathMentioned { text: m.path.clone() });
+            }
+        }
+    }
+    // Dotted module names (`pkg.sub.mod`) naming a file.
+    for m in features.identifiers.iter().filter(|m| m.text.contains('.')) {
+        let as_path = m.text.replace('.', "/");
+        for candidate in
+            [format!("{as_path}.py"), format!("{as_path}/__init__.py"), format!("{as_path}.rs")]
+        {
+            let found = files_by_suffix(snapshot, &candidate);
+            if found.len() == 1 {
+                let i = found[0] as usize;
+                path_raw[i] += 0.8 * m.strength;
+                s.evidence[i].push(Evidence::PathMentioned { text: m.text.clone() });
+                break;
+            }
+        }
+    }
+    for i in 0..s.frame.len() {
+        s.frame[i] = saturate(2.0 * frame_raw[i]);
+        s.path[i] = saturate(2.0 * path_raw[i]);
+    }
+}
+
+fn definition_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
+    let project = &snapshot.project;
+    let mut raw = vec![0.0; s.def.len()];
+    for m in &features.identifiers {
+        if m.text.starts_with("__") && m.text.ends_with("__") {
+            continue; // dunders: every class has them
+        }
+        // `Class.method` names a qualified definition; a plain name every definition of it.
+        let (name, qualifier) = match m.text.rsplit_once(['.', ':']) {
+            Some((q, n)) if !n.is_empty() => {
+                (n.trim_start_matches(':'), Some(q.trim_end_matches(':')))
+            }
+            _ => (m.text.as_str(), None),
+        };
+        let mut defs: Vec<_> = project.defs_named_str(name).to_vec();
+        if let Some(q) = qualifier {
+            let last = q.rsplit(['.', ':']).next().unwrap_or(q);
+            let qualified: Vec<_> = defs
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    project.def(d).qualified_name.contains(&format!("{last}."))
+                        || project.def(d).qualified_name.contains(&format!("{last}::"))
+                })
+                .collect();
+            if qualified.is_empty() {
+                continue; // `np.array` and the like: not ours
+            }
+            defs = qualified;
+        }
+        if defs.is_empty() {
+            continue;
+        }
+        let mut files: Vec<FileId> = defs.iter().map(|d| d.file).collect();
+        files.sort_unstable();
+        files.dedup();
+        // Rare names say more: one defining file counts fully, ten count a little.
+        let rarity = 1.0 / (1.0 + (files.len() as f64).ln() * 1.5);
+        let qualified_bonus = if qualifier.is_some() { 1.5 } else { 1.0 };
+        for f in files {
+            let best = defs
+                .iter()
+                .filter(|d| d.file == f)
+                .map(|&d| project.def(d))
+                .max_by_key(|d| kind_rank(d.kind))
+                .expect("a definition in this file");
+            let kind_weight = match best.kind {
+                k if k.is_container() => 1.0,
+                k if k.is_callable() => 0.9,
+                _ => 0.6,
+            };
+            raw[f as usize] += m.strength * rarity * kind_weight * qualified_bonus;
+            if s.evidence[f as usize].len() < 6 {
+                s.evidence[f as usize].push(Evidence::Defines {
+                    symbol: best.qualified_name.clone(),
+                    line: best.line,
+                    mention: m.text.clone(),
+                });
+            }
+        }
+    }
+    for i in 0..s.def.len() {
+        s.def[i] = saturate(raw[i]);
+    }
+}
+
+fn kind_rank(kind: protocol::SymbolKind) -> u8 {
+    if kind.is_container() {
+        2
+    } else if kind.is_callable() {
+        1
+    } else {
+        0
+    }
+}
+
+/// Reads every file once for two signals: the text's literals found in the file
+/// (`literal`), and the file's own string literals found in the text
+/// (`code_string`: a message the program printed, quoted in the issue).
+fn content_signals(
+    snapshot: &Snapshot,
+    root: &Path,
+    q: &QueryFeatures,
+    cleaned: &str,
+    s: &mut Signals,
+) {
+    let words: HashSet<String> = word_set(cleaned);
+    let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
+    let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
+    for (i, file) in snapshot.project.files.iter().enumerate() {
+        let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        for lit in &q.literals {
+            if let Some(pos) = text.find(lit.as_str()) {
+                lit_hits.entry(lit.as_str()).or_default().push((i, line_at(&text, pos)));
+            }
+        }
+        for (pos, fragment) in string_fragments(&text) {
+            // Cheap filter first: every word of the fragment is a word of the text.
+            if fragment.split_whitespace().all(|w| {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+                w.is_empty() || words.contains(&w)
+            }) && cleaned.contains(fragment)
+            {
+                let v = string_hits.entry(fragment.to_owned()).or_default();
+                if v.last().map(|l| l.0) != Some(i) {
+                    v.push((i, line_at(&text, pos)));
+                }
+            }
+        }
+    }
+    let spread = |files: &[(usize, u32)]| -> f64 {
+        files.iter().map(|(i, _)| role_prior(&snapshot.project.files[*i].path).max(0.2)).sum()
+    };
+    let mut raw = vec![0.0; s.literal.len()];
+    for (lit, files) in lit_hits {
+        let spread = spread(&files);
+        if spread > 8.0 {
+            continue; // everywhere: says nothing
+        }
+        for (i, line) in files {
+            raw[i] += role_prior(&snapshot.project.files[i].path).max(0.2) / spread.max(1.0);
+            s.evidence[i].push(Evidence::Literal { text: lit.to_owned(), line });
+        }
+    }
+    let mut raw_strings = vec![0.0; s.code_string.len()];
+    for (fragment, files) in string_hits {
+        let spread = spread(&files);
+        if spread > 5.0 {
+            continue;
+        }
+        let strength = (fragment.len() as f64 / 40.0).min(1.0);
+        for (i, line) in files {
+            raw_strings[i] +=
+                strength * role_prior(&snapshot.project.files[i].path).max(0.2) / spread.max(1.0);
+            if s.evidence[i].len() < 8 {
+                s.evidence[i].push(Evidence::Literal { text: fragment.clone(), line });
+            }
+        }
+    }
+    for i in 0..s.literal.len() {
+        s.literal[i] = saturate(1.5 * raw[i]);
+        s.code_string[i] = saturate(1.5 * raw_strings[i]);
+    }
+}
+
+fn line_at(text: &str, pos: usize) -> u32 {
+    text[..pos].bytes().filter(|&b| b == b'\n').count() as u32 + 1
+}
+
+/// Fragments of a file's one-line string literals, split at format placeholders
+/// (`%s`, `{}`, `{name}`), that are long enough to be telling: 12+ characters with
+/// two words, or 16+ characters.
+fn string_fragments(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let q = bytes[i];
+        if q != b'"' && q != b'\'' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < bytes.len() && bytes[j] != q && bytes[j] != b'\n' {
+            if bytes[j] == b'\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        if j >= bytes.len() || bytes[j] != q {
+            i = j.max(i + 1);
+            continue;
+        }
+        let literal = &text[start..j];
+        let mut from = 0;
+        for (k, c) in literal.char_indices().chain(std::iter::once((literal.len(), ' '))) {
+            let placeholder = k == literal.len() || c == '%' || c == '{' || c == '}' || c == '\\';
+            if placeholder && k >= from {
+                let raw = &literal[from..k];
+                let frag = raw.trim();
+                let words = frag.split_whitespace().count();
+                if (frag.len() >= 12 && words >= 2) || frag.len() >= 16 {
+                    let lead = raw.len() - raw.trim_start().len();
+                    out.push((start + from + lead, frag));
+                }
+                // Skip the placeholder itself (`%s`, `{name}`).
+                from = literal[k..].find(|ch: char| ch == ' ').map_or(literal.len(), |o| k + o);
+            }
+        }
+        i = j + 1;
+    }
+    out
+}
+
+fn strongest_neighbor(snapshot: &Snapshot, f: FileId, direct: &[f64]) -> Option<String> {
+    let g = &snapshot.graphs;
+    g.file_out[f as usize]
+        .iter()
+        .chain(&g.file_in[f as usize])
+        .filter(|(n, _)| direct[*n as usize] > 0.0)
+        .max_by(|a, b| (direct[a.0 as usize] * a.1).total_cmp(&(direct[b.0 as usize] * b.1)))
+        .map(|(n, _)| snapshot.project.files[*n as usize].path.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_fragments_split_at_placeholders() {
+        let src = r#"msg = "Unused import %s from %s module"; x = '- {fname}'; y = "INTERNALERROR> something broke badly" z = "%s   padded fragment here""#;
+        let frags: Vec<&str> = string_fragments(src).into_iter().map(|(_, f)| f).collect();
+        assert_eq!(
+            frags,
+            ["Unused import", "INTERNALERROR> something broke badly", "padded fragment here"]
+        );
+        // Every offset points at its fragment.
+        for (pos, frag) in string_fragments(src) {
+            assert_eq!(&src[pos..pos + frag.len()], frag);
+        }
+    }
+
+    #[test]
+    fn roles() {
+        let cases: &[(&str, f64)] = &[
+            ("src/_pytest/main.py", 1.0),
+            ("testing/test_main.py", 0.35),
+            ("tests/unit/test_x.py", 0.35),
+            ("pkg/conftest.py", 0.35),
+            ("lib/util_test.go", 0.35),
+            ("web/app.test.ts", 0.35),
+            ("src/test/java/FooTest.java", 0.35),
+            ("docs/conf.py", 0.5),
+            ("examples/demo.py", 0.5),
+            ("src/contest.py", 1.0),
+            ("src/attestation.py", 1.0),
+        ];
+        for (p, expected) in cases {
+            assert_eq!(role_prior(p), *expected, "{p}");
+        }
+    }
+}

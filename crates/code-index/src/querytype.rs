@@ -1,0 +1,663 @@
+//! What a query is and what it mentions.
+//!
+//! A pure function of the text: the kind of query (a symbol lookup, a file, an
+//! error message or stack trace, or a concept in words) and the concrete handles
+//! it carries: identifiers (from backticks, code blocks, `CamelCase`, `snake_case`,
+//! dotted and called names), paths and stack-trace frames (with line and function
+//! when a frame has them), and literal strings worth finding verbatim (quoted
+//! messages, command-line options). Retrieval weighs its signals by these.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryKind {
+    /// One identifier: `Router`, `parse_args`, `http::Client::send`.
+    Symbol,
+    /// A path: `src/app/models.py`, `lib/util.go`.
+    File,
+    /// A stack trace or an error message.
+    ErrorTrace,
+    /// Words: "where are retries configured".
+    Concept,
+}
+
+/// An identifier the query mentions, and how sure we are it is code.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mention {
+    pub text: String,
+    /// 1.0 in backticks or a code block, or shaped like code (`snake_case`,
+    /// `CamelCase`, `a.b`, `f(`); 0.25 for a plain word.
+    pub strength: f64,
+}
+
+/// A path or stack frame the query mentions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathMention {
+    pub path: String,
+    pub line: Option<u32>,
+    pub function: Option<String>,
+    /// From a stack trace (rather than prose).
+    pub frame: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryFeatures {
+    pub kind: QueryKind,
+    pub identifiers: Vec<Mention>,
+    pub paths: Vec<PathMention>,
+    pub literals: Vec<String>,
+}
+
+const SOURCE_EXTS: &[&str] = &[
+    "py", "pyi", "rs", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "go", "java", "cs",
+    "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "rb", "php", "kt", "swift", "toml", "cfg",
+    "ini", "json", "yaml", "yml",
+];
+
+/// Words that look like identifiers in prose but say nothing.
+const COMMON: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "not",
+    "this",
+    "that",
+    "with",
+    "from",
+    "when",
+    "what",
+    "which",
+    "have",
+    "has",
+    "but",
+    "are",
+    "was",
+    "were",
+    "will",
+    "would",
+    "should",
+    "could",
+    "can",
+    "does",
+    "did",
+    "doesn",
+    "isn",
+    "its",
+    "into",
+    "also",
+    "only",
+    "just",
+    "than",
+    "then",
+    "there",
+    "here",
+    "these",
+    "those",
+    "such",
+    "some",
+    "any",
+    "all",
+    "each",
+    "other",
+    "more",
+    "most",
+    "very",
+    "been",
+    "being",
+    "because",
+    "about",
+    "after",
+    "before",
+    "like",
+    "use",
+    "used",
+    "using",
+    "get",
+    "set",
+    "new",
+    "old",
+    "one",
+    "two",
+    "way",
+    "see",
+    "run",
+    "make",
+    "work",
+    "works",
+    "working",
+    "error",
+    "errors",
+    "issue",
+    "bug",
+    "fix",
+    "version",
+    "python",
+    "code",
+    "file",
+    "files",
+    "line",
+    "lines",
+    "test",
+    "tests",
+    "example",
+    "expected",
+    "actual",
+    "behavior",
+    "behaviour",
+    "output",
+    "result",
+    "results",
+    "thanks",
+    "please",
+    "would",
+    "like",
+    "think",
+    "seems",
+    "following",
+    "current",
+    "instead",
+    "case",
+    "true",
+    "false",
+    "none",
+    "null",
+    "self",
+    "def",
+    "class",
+    "return",
+    "import",
+    "print",
+    "value",
+    "values",
+    "type",
+    "http",
+    "https",
+    "www",
+    "com",
+    "org",
+    "github",
+    "html",
+];
+
+pub fn analyze_query(query: &str) -> QueryFeatures {
+    let cleaned = clean(query);
+    let query = cleaned.as_str();
+    let paths = find_paths(query);
+    let identifiers = find_identifiers(query);
+    let literals = find_literals(query);
+    let kind = classify(query, &paths, &identifiers);
+    QueryFeatures { kind, identifiers, paths, literals }
+}
+
+/// Removes what issue trackers add that says nothing about the code: HTML comments
+/// (issue templates), package listings (`pip list`, `pip freeze`, `conda list`) and
+/// URLs.
+pub fn clean(query: &str) -> String {
+    let mut text = String::with_capacity(query.len());
+    let mut rest = query;
+    while let Some(start) = rest.find("<!--") {
+        text.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    text.push_str(rest);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if is_package_listing(line) {
+            continue;
+        }
+        let kept: Vec<&str> = line
+            .split(' ')
+            .filter(|w| !(w.starts_with("http://") || w.starts_with("https://")))
+            .collect();
+        out.push_str(&kept.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// `name   1.2.3   [location]`, `name==1.2.3`, `name=1.2.3=build`, `---- ----`.
+fn is_package_listing(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    if t.chars().all(|c| c == '-' || c == ' ' || c == '=') {
+        return true;
+    }
+    let mut words = t.split_whitespace();
+    let (Some(name), Some(second)) = (words.next(), words.next()) else {
+        return t.contains("==")
+            && !t.contains(' ')
+            && t.split("==").nth(1).is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+    };
+    let version_like = |v: &str| {
+        let v = v.trim_start_matches('v');
+        v.starts_with(|c: char| c.is_ascii_digit())
+            && v.contains('.')
+            && v.chars().all(|c| c.is_ascii_alphanumeric() || ".+-_".contains(c))
+    };
+    let name_like = name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c));
+    name_like && version_like(second) && t.split_whitespace().count() <= 4
+}
+
+fn classify(query: &str, paths: &[PathMention], idents: &[Mention]) -> QueryKind {
+    let q = query.trim();
+    let lower = q.to_ascii_lowercase();
+    let traceback = lower.contains("traceback (most recent call last)")
+        || paths.iter().filter(|p| p.frame).count() >= 2
+        || lower.contains("panicked at")
+        || q.lines().filter(|l| l.trim_start().starts_with("at ") && l.contains(':')).count() >= 2;
+    if traceback {
+        return QueryKind::ErrorTrace;
+    }
+    let single_token = !q.contains(char::is_whitespace);
+    if single_token
+        && paths.len() == 1
+        && (q.contains('/') || q.contains('\\') || has_source_ext(q))
+    {
+        return QueryKind::File;
+    }
+    let identifier_shaped = q.chars().all(|c| c.is_alphanumeric() || "_:.$#".contains(c));
+    if single_token && identifier_shaped && !idents.is_empty() {
+        return QueryKind::Symbol;
+    }
+    let error_words = ["error:", "exception:", "error ", "exception", "failed", "fails with"];
+    if error_words.iter().any(|w| lower.contains(w))
+        && (lower.contains("error") && q.contains(':'))
+        && q.len() < 300
+    {
+        return QueryKind::ErrorTrace;
+    }
+    QueryKind::Concept
+}
+
+fn has_source_ext(s: &str) -> bool {
+    s.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && SOURCE_EXTS.contains(&ext))
+}
+
+/// Paths and stack frames: `File "a/b.py", line 3, in f`, `a/b.py:3: in f`,
+/// `at f (a/b.js:3:5)`, and bare `pkg/mod.py` or `mod.rs` mentions.
+fn find_paths(query: &str) -> Vec<PathMention> {
+    let mut out: Vec<PathMention> = Vec::new();
+    let push = |out: &mut Vec<PathMention>, m: PathMention| {
+        // A bare mention of a path a frame already named adds nothing.
+        if m.line.is_none() && out.iter().any(|e| e.path == m.path) {
+            return;
+        }
+        if let Some(existing) = out.iter_mut().find(|e| e.path == m.path && e.line == m.line) {
+            existing.frame |= m.frame;
+            if existing.function.is_none() {
+                existing.function = m.function;
+            }
+        } else {
+            out.push(m);
+        }
+    };
+    for line in query.lines() {
+        let t = line.trim();
+        // Python: File "path", line N, in func
+        if let Some(rest) = t.strip_prefix("File \"")
+            && let Some((path, after)) = rest.split_once('"')
+        {
+            let line_no = after
+                .split("line ")
+                .nth(1)
+                .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok());
+            let func = after.split(", in ").nth(1).map(|f| f.trim().to_owned());
+            push(
+                &mut out,
+                PathMention { path: clean_path(path), line: line_no, function: func, frame: true },
+            );
+            continue;
+        }
+        // JS: at func (path:line:col)   /   at path:line:col
+        if let Some(rest) = t.strip_prefix("at ") {
+            let (func, loc) = match rest.rsplit_once(" (") {
+                Some((f, l)) => (Some(f.trim().to_owned()), l.trim_end_matches(')')),
+                None => (None, rest),
+            };
+            if let Some((path, line_no)) = split_location(loc) {
+                push(
+                    &mut out,
+                    PathMention {
+                        path: clean_path(&path),
+                        line: line_no,
+                        function: func,
+                        frame: true,
+                    },
+                );
+                continue;
+            }
+        }
+    }
+    // Anything shaped like a path with a source extension, optionally `:line`.
+    for raw in query.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;|".contains(c)) {
+        let token = raw.trim_matches(|c: char| c == '.' || c == ':' || c == '\'' || c == '"');
+        let Some((path, line_no)) = split_location(token) else { continue };
+        if !has_source_ext(&path) || path.starts_with("http") || path.contains("://") {
+            continue;
+        }
+        // `path.py:12: in func` (pytest) counts as a frame.
+        let frame = line_no.is_some() && query.contains(&format!("{token}: in "));
+        push(
+            &mut out,
+            PathMention { path: clean_path(&path), line: line_no, function: None, frame },
+        );
+    }
+    out
+}
+
+/// `a/b.py:12:3` → (a/b.py, Some(12)); `a/b.py` → (a/b.py, None).
+fn split_location(s: &str) -> Option<(String, Option<u32>)> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let mut parts = s.splitn(3, ':');
+    let first = parts.next()?;
+    // Windows drive letters: C:\x\y.py:3
+    let (path, rest) = if first.len() == 1 && s.len() > 2 {
+        let mut p = s.splitn(4, ':');
+        let drive = p.next()?;
+        let path = p.next()?;
+        (format!("{drive}:{path}"), p.next())
+    } else {
+        (first.to_owned(), parts.next())
+    };
+    let line = rest.and_then(|r| r.trim().parse().ok());
+    if path.contains(char::is_whitespace) || !path.contains('.') {
+        return None;
+    }
+    Some((path, line))
+}
+
+fn clean_path(p: &str) -> String {
+    let p = p.replace('\\', "/");
+    // Keep what follows site-packages/dist-packages, the part inside a project.
+    for marker in ["site-packages/", "dist-packages/"] {
+        if let Some((_, rest)) = p.rsplit_once(marker) {
+            return rest.to_owned();
+        }
+    }
+    p.trim_start_matches("./").to_owned()
+}
+
+fn find_identifiers(query: &str) -> Vec<Mention> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<Mention> = Vec::new();
+    let mut add = |text: &str, strength: f64, out: &mut Vec<Mention>| {
+        let text = text.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        if text.len() < 2 || text.chars().all(|c| c.is_ascii_digit()) {
+            return;
+        }
+        let lower = text.to_ascii_lowercase();
+        if strength < 1.0 && COMMON.contains(&lower.as_str()) {
+            return;
+        }
+        if seen.insert(text.to_owned()) {
+            out.push(Mention { text: text.to_owned(), strength });
+        } else if let Some(m) = out.iter_mut().find(|m| m.text == text) {
+            m.strength = m.strength.max(strength);
+        }
+    };
+    // Code: backtick spans and fenced blocks.
+    let mut code = String::new();
+    let mut prose = String::new();
+    let mut in_fence = false;
+    for line in query.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            code.push_str(line);
+            code.push('\n');
+            continue;
+        }
+        let mut in_tick = false;
+        for (i, part) in line.split('`').enumerate() {
+            if i > 0 {
+                in_tick = !in_tick;
+            }
+            if in_tick {
+                code.push_str(part);
+                code.push('\n');
+            } else {
+                prose.push_str(part);
+                prose.push(' ');
+            }
+        }
+        prose.push('\n');
+    }
+    let code = strip_options(&code);
+    let prose = strip_options(&prose);
+    for word in words(&code) {
+        for piece in word.split(['.', ':']) {
+            add(piece, 1.0, &mut out);
+        }
+        if word.contains('.') || word.contains("::") {
+            add(word, 1.0, &mut out);
+        }
+    }
+    for word in words(&prose) {
+        let shaped = is_code_shaped(word);
+        for piece in word.split(['.', ':']) {
+            let piece_shaped = shaped || is_code_shaped(piece);
+            add(piece, if piece_shaped { 1.0 } else { PROSE_WORD }, &mut out);
+        }
+        if shaped && (word.contains('.') || word.contains("::")) {
+            add(word, 1.0, &mut out);
+        }
+    }
+    out
+}
+
+/// The strength of a plain prose word as an identifier mention.
+const PROSE_WORD: f64 = 0.25;
+
+/// Removes `--long-options` and `-x` flags: they are literals, not identifiers.
+fn strip_options(text: &str) -> String {
+    text.split(' ')
+        .map(|w| if w.trim_start_matches(['`', '(', '"', '\'']).starts_with('-') { "" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Identifier-ish words, keeping `a.b` and `a::b` together.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .map(|w| w.trim_matches(|c| c == '.' || c == ':'))
+        .filter(|w| !w.is_empty())
+}
+
+fn is_code_shaped(word: &str) -> bool {
+    let has_lower = word.chars().any(|c| c.is_lowercase());
+    let inner_upper = word.chars().skip(1).any(|c| c.is_uppercase());
+    (word.contains('_') && word.len() > 2)
+        || (has_lower && inner_upper)
+        || word.contains("::")
+        || (word.contains('.')
+            && !word.ends_with('.')
+            && word.split('.').all(|p| !p.is_empty())
+            && !has_source_ext(word))
+}
+
+/// Quoted messages and command-line options worth finding verbatim in the code.
+fn find_literals(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let push = |s: &str, out: &mut Vec<String>| {
+        let s = s.trim();
+        if s.len() >= 6
+            && s.len() <= 120
+            && s.chars().any(char::is_alphabetic)
+            && !out.iter().any(|o| o == s)
+        {
+            out.push(s.to_owned());
+        }
+    };
+    // `--long-option` flags.
+    for w in query.split(|c: char| c.is_whitespace() || "`'\"(),=[]".contains(c)) {
+        if let Some(name) = w.strip_prefix("--")
+            && name.len() >= 3
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            push(w, &mut out);
+        }
+    }
+    // Quoted strings with a few words (messages), outside code blocks too.
+    for quote in ['"', '\''] {
+        let mut parts = query.split(quote);
+        parts.next();
+        while let Some(inner) = parts.next() {
+            if inner.contains(' ') && !inner.contains('\n') && inner.split_whitespace().count() >= 2
+            {
+                push(inner, &mut out);
+            }
+            parts.next();
+        }
+    }
+    // Error lines: `SomeError: message`.
+    for line in query.lines() {
+        let t = line.trim().trim_start_matches("E ").trim();
+        if let Some((head, msg)) = t.split_once(": ")
+            && (head.ends_with("Error") || head.ends_with("Exception") || head.ends_with("Warning"))
+            && !head.contains(' ')
+        {
+            push(msg, &mut out);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        let cases: &[(&str, QueryKind)] = &[
+            ("Router", QueryKind::Symbol),
+            ("parse_args", QueryKind::Symbol),
+            ("http::Client::send", QueryKind::Symbol),
+            ("src/app/models.py", QueryKind::File),
+            ("models.py", QueryKind::File),
+            ("where are retries configured", QueryKind::Concept),
+            ("how does the cache expire entries?", QueryKind::Concept),
+            (
+                "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nKeyError: 'x'",
+                QueryKind::ErrorTrace,
+            ),
+            (
+                "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+                QueryKind::ErrorTrace,
+            ),
+            ("thread 'main' panicked at src/main.rs:3:5", QueryKind::ErrorTrace),
+        ];
+        for (q, kind) in cases {
+            assert_eq!(analyze_query(q).kind, *kind, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn frames_and_paths() {
+        let q = "Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/seaborn/_core.py\", line 144, in _lookup_single\n    value = self.lookup_table[key]\nsee also src/_pytest/main.py:12: in pytest_cmdline and `utils.rs`";
+        let paths = analyze_query(q).paths;
+        assert_eq!(
+            paths,
+            vec![
+                PathMention {
+                    path: "seaborn/_core.py".into(),
+                    line: Some(144),
+                    function: Some("_lookup_single".into()),
+                    frame: true
+                },
+                PathMention {
+                    path: "src/_pytest/main.py".into(),
+                    line: Some(12),
+                    function: None,
+                    frame: true
+                },
+                PathMention { path: "utils.rs".into(), line: None, function: None, frame: false },
+            ]
+        );
+        let js =
+            analyze_query("Error: boom\n    at render (src/app.tsx:10:5)\n    at src/index.js:3:1")
+                .paths;
+        assert_eq!(
+            js[0],
+            PathMention {
+                path: "src/app.tsx".into(),
+                line: Some(10),
+                function: Some("render".into()),
+                frame: true
+            }
+        );
+        assert_eq!(js[1].path, "src/index.js");
+    }
+
+    #[test]
+    fn identifiers_with_strength() {
+        let q = "PairGrid errors with `hue` assigned in `map`. Calling sns.PairGrid(iris).map_diag fails in the_function and plain words";
+        let ids = analyze_query(q).identifiers;
+        let get = |t: &str| ids.iter().find(|m| m.text == t).map(|m| m.strength);
+        assert_eq!(get("hue"), Some(1.0));
+        assert_eq!(get("map"), Some(1.0));
+        assert_eq!(get("PairGrid"), Some(1.0));
+        assert_eq!(get("map_diag"), Some(1.0));
+        assert_eq!(get("the_function"), Some(1.0));
+        assert_eq!(get("sns.PairGrid"), Some(1.0));
+        assert_eq!(get("plain"), Some(PROSE_WORD));
+        assert_eq!(get("the"), None);
+        assert_eq!(get("with"), None);
+    }
+
+    #[test]
+    fn cleaning_drops_templates_package_lists_and_urls() {
+        let q = "Bug <!-- Thanks for submitting an issue! checklist --> here\n```\n$ pip list\nPackage    Version\n---------- -------\naiohttp    3.6.2\nnumpy==1.19.0\npytest     6.0.0rc2  /src/pytest\n```\nsee https://github.com/x/y/issues/1 for `add_marker`";
+        let c = clean(q);
+        assert!(
+            !c.contains("Thanks")
+                && !c.contains("aiohttp")
+                && !c.contains("numpy")
+                && !c.contains("github.com"),
+            "{c}"
+        );
+        assert!(
+            c.contains("Bug")
+                && c.contains("here")
+                && c.contains("add_marker")
+                && c.contains("$ pip list"),
+            "{c}"
+        );
+        let ids = analyze_query(q).identifiers;
+        assert!(!ids.iter().any(|m| m.text == "aiohttp" || m.text == "checklist"), "{ids:?}");
+    }
+
+    #[test]
+    fn options_are_literals_not_identifiers() {
+        let f = analyze_query("run `pytest --collect-only -q` and `--log-level=DEBUG`");
+        assert!(f.literals.contains(&"--collect-only".to_owned()));
+        assert!(
+            !f.identifiers.iter().any(|m| m.text == "collect" || m.text == "only"),
+            "{:?}",
+            f.identifiers
+        );
+    }
+
+    #[test]
+    fn literals() {
+        let q = "Running `pytest --collect-only -q` prints \"no tests ran in 0.01s\".\nE   AssertionError: assert b'' == b'42'\nValueError: could not convert string to float";
+        let lits = analyze_query(q).literals;
+        assert!(lits.contains(&"--collect-only".to_owned()), "{lits:?}");
+        assert!(lits.contains(&"no tests ran in 0.01s".to_owned()), "{lits:?}");
+        assert!(lits.contains(&"could not convert string to float".to_owned()), "{lits:?}");
+    }
+}
