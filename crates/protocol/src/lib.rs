@@ -16,10 +16,16 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod edit;
 mod error;
 mod index;
 
 pub use crate::{
+    edit::{
+        AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
+        FileChangeKind, InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart,
+        TransactionKind, TransactionState, TransactionSummary,
+    },
     error::{ErrorCode, ErrorInfo},
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
 };
