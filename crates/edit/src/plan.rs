@@ -660,7 +660,7 @@ fn splices_for(
             };
             match spans.len() {
                 0 => {
-                    let similar = locator.similar_names(rel, text.as_bytes(), qualified_name);
+                    let similar = symbol::similar_names(qualified_name, &locator.names(rel, text.as_bytes()));
                     let hint = if similar.is_empty() {
                         String::new()
                     } else {

@@ -29,11 +29,44 @@ pub trait SymbolLocator: Send + Sync {
     fn locate(&self, path: &str, bytes: &[u8], qualified_name: &str)
     -> Result<Vec<SymbolSpan>, String>;
 
-    /// Qualified names in `bytes` that resemble `qualified_name`, best first, for
-    /// the `NO_MATCH` error. The default offers none.
-    fn similar_names(&self, _path: &str, _bytes: &[u8], _qualified_name: &str) -> Vec<String> {
+    /// Every qualified name defined in `bytes`; the engine suggests the closest
+    /// ones when a name is not found. The default offers none.
+    fn names(&self, _path: &str, _bytes: &[u8]) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// The names closest to `wanted` (edit distance on the whole name and on its last
+/// segment, case-insensitive), best first, at most five.
+pub(crate) fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
+    let last = |s: &str| s.rsplit(['.', ':', '/']).next().unwrap_or(s).to_lowercase();
+    let (w, wl) = (wanted.to_lowercase(), last(wanted));
+    let mut scored: Vec<(usize, &String)> = names
+        .iter()
+        .filter(|n| n.as_str() != wanted)
+        .filter_map(|n| {
+            let d = levenshtein(&w, &n.to_lowercase()).min(levenshtein(&wl, &last(n)) + 1);
+            let contains = last(n).contains(&wl) || wl.contains(&last(n));
+            let limit = (wl.chars().count() / 3).max(2);
+            (d <= limit || contains).then_some((if contains { d.min(limit) } else { d }, n))
+        })
+        .collect();
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// A planned replacement of `[start, end)` with `text` (in the file's line endings).
@@ -180,6 +213,15 @@ mod tests {
         for (name, text, def, body, part, repl, want) in cases {
             assert_eq!(apply(text, def, *body, *part, repl), *want, "{name}");
         }
+    }
+
+    #[test]
+    fn similar_names_rank_by_distance() {
+        let names: Vec<String> =
+            ["Server.start", "Server.stop", "Client.start", "helper", "Server"].map(String::from).into();
+        assert_eq!(similar_names("Server.stat", &names), ["Server.start", "Client.start", "Server.stop"]);
+        assert_eq!(similar_names("halper", &names), ["helper"]);
+        assert!(similar_names("zzzzzz", &names).is_empty());
     }
 
     #[test]
