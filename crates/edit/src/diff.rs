@@ -28,8 +28,12 @@ pub(crate) fn render(old: &Side<'_>, new: &Side<'_>) -> (String, u32, u32) {
                 let _ = writeln!(out, "rename from {}\nrename to {}", old.path, new.path);
             }
             if git_mode(old.mode) != git_mode(new.mode) {
-                let _ =
-                    writeln!(out, "old mode {}\nnew mode {}", git_mode(old.mode), git_mode(new.mode));
+                let _ = writeln!(
+                    out,
+                    "old mode {}\nnew mode {}",
+                    git_mode(old.mode),
+                    git_mode(new.mode)
+                );
             }
         }
     }
@@ -104,6 +108,10 @@ mod tests {
         let (d, ..) = render(&side("o.txt", Some("x\n")), &side("m/o.txt", Some("x\n")));
         assert_eq!(d, "diff --git a/o.txt b/m/o.txt\nrename from o.txt\nrename to m/o.txt\n");
         let (d, ..) = render(&side("b.bin", Some("\0x")), &side("b.bin", None));
-        assert!(d.contains("deleted file mode") && d.contains("Binary files a/b.bin and /dev/null differ"), "{d}");
+        assert!(
+            d.contains("deleted file mode")
+                && d.contains("Binary files a/b.bin and /dev/null differ"),
+            "{d}"
+        );
     }
 }

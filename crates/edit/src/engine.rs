@@ -258,8 +258,11 @@ impl Engine {
                 orig.target.as_deref().unwrap_or("?")
             )));
         }
-        let (want_state, next_state) =
-            if undo { (history::APPLIED, history::UNDONE) } else { (history::UNDONE, history::APPLIED) };
+        let (want_state, next_state) = if undo {
+            (history::APPLIED, history::UNDONE)
+        } else {
+            (history::UNDONE, history::APPLIED)
+        };
         if row.state != want_state {
             return Err(Error::InvalidState(if undo {
                 format!("{} is already undone; `redo` re-applies it", orig.id)
@@ -272,7 +275,11 @@ impl Engine {
             orig.transitions
                 .iter()
                 .rev()
-                .map(|t| Transition { path: t.path.clone(), before: t.after.clone(), after: t.before.clone() })
+                .map(|t| Transition {
+                    path: t.path.clone(),
+                    before: t.after.clone(),
+                    after: t.before.clone(),
+                })
                 .collect()
         } else {
             orig.transitions.clone()
@@ -821,7 +828,8 @@ fn ensure_state_dir(root: &Path) -> Result<PathBuf> {
 /// creating one: std cannot read the umask without unsafe code.
 fn probe_default_mode(dir: &Path) -> u32 {
     let p = dir.join(format!(".mode-probe-{}", std::process::id()));
-    let mode = File::create(&p).and_then(|f| f.metadata()).map(|m| plan::mode_of(&m)).unwrap_or(0o644);
+    let mode =
+        File::create(&p).and_then(|f| f.metadata()).map(|m| plan::mode_of(&m)).unwrap_or(0o644);
     let _ = std::fs::remove_file(&p);
     mode
 }

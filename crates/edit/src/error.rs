@@ -149,7 +149,14 @@ impl Error {
                 Error::InvalidArgument { edit: Some(index), message }
             }
             Error::HashMismatch { path, edit: None, message, expected, current, changed_by } => {
-                Error::HashMismatch { path, edit: Some(index), message, expected, current, changed_by }
+                Error::HashMismatch {
+                    path,
+                    edit: Some(index),
+                    message,
+                    expected,
+                    current,
+                    changed_by,
+                }
             }
             other => other,
         }

@@ -7,10 +7,20 @@
 //! transaction protocol (see `engine.rs`).
 
 #[cfg(test)]
+pub(crate) use imp::{arm, hit, passed};
+
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn hit(_name: &str) {}
+
+#[cfg(test)]
 mod imp {
     use std::{
         io::Write,
-        sync::atomic::{AtomicU64, Ordering},
+        sync::{
+            Mutex,
+            atomic::{AtomicU64, Ordering},
+        },
     };
 
     /// Points left before the one that stops the process; 0 = disarmed.
@@ -22,12 +32,16 @@ mod imp {
         COUNTDOWN.store(n, Ordering::SeqCst);
     }
 
-    pub fn passed() -> u64 {
-        PASSED.load(Ordering::SeqCst)
+    /// Names of the points passed so far, in order.
+    static NAMES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    pub fn passed() -> Vec<String> {
+        NAMES.lock().unwrap().clone()
     }
 
     pub fn hit(name: &str) {
         PASSED.fetch_add(1, Ordering::SeqCst);
+        NAMES.lock().unwrap().push(name.to_owned());
         let left = COUNTDOWN.load(Ordering::SeqCst);
         if left == 0 {
             return;
@@ -43,10 +57,3 @@ mod imp {
         }
     }
 }
-
-#[cfg(test)]
-pub(crate) use imp::{arm, hit, passed};
-
-#[cfg(not(test))]
-#[inline(always)]
-pub(crate) fn hit(_name: &str) {}

@@ -62,7 +62,8 @@ impl History {
         // synchronous=FULL: a row is the commit record, so it must survive a power
         // cut once `commit` returns, before the journal is deleted.
         conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;").map_err(err)?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+        let version: i64 =
+            conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
         if version > SCHEMA_VERSION {
             return Err(Error::Corrupt {
                 path: path.display().to_string(),
@@ -201,7 +202,8 @@ impl History {
 
     /// The first transaction after `seq` that changed `path`.
     pub(crate) fn later_touching(&self, seq: i64, path: &str) -> Result<Option<String>> {
-        let rows = self.query("SELECT seq, state, record FROM tx WHERE seq > ?1 ORDER BY seq", [seq])?;
+        let rows =
+            self.query("SELECT seq, state, record FROM tx WHERE seq > ?1 ORDER BY seq", [seq])?;
         Ok(rows
             .into_iter()
             .find(|r| r.record.transitions.iter().any(|t| t.path == path))

@@ -55,11 +55,13 @@ pub(crate) fn resolve(root: &Path, user: &str, usage: Use) -> Result<Resolved, E
         let lexical = lexical_absolute(p);
         match lexical.strip_prefix(root) {
             Ok(r) => r.to_owned(),
-            Err(_) => match canonical_prefix(&lexical).and_then(|c| {
-                c.strip_prefix(root).ok().map(Path::to_owned)
-            }) {
+            Err(_) => match canonical_prefix(&lexical)
+                .and_then(|c| c.strip_prefix(root).ok().map(Path::to_owned))
+            {
                 Some(r) => r,
-                None => return Err(outside(format!("not under the project root {}", root.display()))),
+                None => {
+                    return Err(outside(format!("not under the project root {}", root.display())));
+                }
             },
         }
     } else {

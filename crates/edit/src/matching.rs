@@ -36,7 +36,11 @@ pub(crate) enum Reindent {
     Remove(String),
     /// Indentation compared in columns with tabs `width` wide: shift by `delta`
     /// columns and write with tabs when `tabs`.
-    Columns { width: u32, delta: i32, tabs: bool },
+    Columns {
+        width: u32,
+        delta: i32,
+        tabs: bool,
+    },
 }
 
 impl Reindent {
@@ -158,11 +162,17 @@ pub(crate) fn find(
             let reindent = match (&rel, mode) {
                 (Relation::Same, Mode::Strings) => Reindent::None,
                 (Relation::FileMore(p), _) => {
-                    norms.push(Normalization::Indentation { added: p.clone(), removed: String::new() });
+                    norms.push(Normalization::Indentation {
+                        added: p.clone(),
+                        removed: String::new(),
+                    });
                     Reindent::Add(p.clone())
                 }
                 (Relation::TargetMore(p), _) => {
-                    norms.push(Normalization::Indentation { added: String::new(), removed: p.clone() });
+                    norms.push(Normalization::Indentation {
+                        added: String::new(),
+                        removed: p.clone(),
+                    });
                     Reindent::Remove(p.clone())
                 }
                 (Relation::Same, Mode::Columns(_)) => Reindent::None,
@@ -368,7 +378,7 @@ impl<'a> Lines<'a> {
             let hline = self.line(first + j);
             let (h, tt) = (hline.trim_end(), tline.trim_end());
             if h.len() != hline.len() || tt.len() != tline.len() {
-                trailing |= &hline[h.len()..] != &tline[tt.len()..];
+                trailing |= hline[h.len()..] != tline[tt.len()..];
             }
             if h.is_empty() || tt.is_empty() {
                 if h.is_empty() && tt.is_empty() {
@@ -429,7 +439,12 @@ fn columns(indent: &str, tab: u32) -> u32 {
 // --- closest candidates for NO_MATCH -------------------------------------------------
 
 /// The best few windows of text that resemble `target`, most similar first.
-fn closest(text: &str, ix: &LineIndex, target: &str, scope: Option<LineRange>) -> Vec<MatchCandidate> {
+fn closest(
+    text: &str,
+    ix: &LineIndex,
+    target: &str,
+    scope: Option<LineRange>,
+) -> Vec<MatchCandidate> {
     const MIN_SIMILARITY: f32 = 0.4;
     const MAX_CANDIDATES: usize = 3;
     // Bounds the work on huge files: beyond this many line comparisons only equal
@@ -458,11 +473,8 @@ fn closest(text: &str, ix: &LineIndex, target: &str, scope: Option<LineRange>) -
     };
     let cheap = (hi - lo).saturating_mul(k) > BIGRAM_BUDGET;
     let t_grams: Vec<Vec<(char, char)>> = t_lines.iter().map(|l| bigrams(l)).collect();
-    let f_grams: Vec<Vec<(char, char)>> = if cheap {
-        Vec::new()
-    } else {
-        file_lines[lo..hi].iter().map(|l| bigrams(l)).collect()
-    };
+    let f_grams: Vec<Vec<(char, char)>> =
+        if cheap { Vec::new() } else { file_lines[lo..hi].iter().map(|l| bigrams(l)).collect() };
     let line_sim = |j: usize, i: usize| -> f32 {
         let (a, b) = (t_lines[j], file_lines[i]);
         if a == b {

@@ -79,8 +79,7 @@ impl Plan {
     /// exists before its source goes), then removals.
     pub(crate) fn transitions(&self) -> Vec<Transition> {
         let changed = self.slots.iter().filter(|s| s.before != s.after);
-        let (writes, removals): (Vec<&Slot>, Vec<&Slot>) =
-            changed.partition(|s| s.after.is_some());
+        let (writes, removals): (Vec<&Slot>, Vec<&Slot>) = changed.partition(|s| s.after.is_some());
         writes
             .into_iter()
             .chain(removals)
@@ -292,7 +291,12 @@ fn check_conflicts(
         let whole: Vec<usize> = idx
             .iter()
             .copied()
-            .filter(|&i| matches!(ops[i], EditOp::Create { .. } | EditOp::Delete { .. } | EditOp::Rename { .. }))
+            .filter(|&i| {
+                matches!(
+                    ops[i],
+                    EditOp::Create { .. } | EditOp::Delete { .. } | EditOp::Rename { .. }
+                )
+            })
             .collect();
         if whole.len() > 1 {
             return Err(conflict(whole[0], whole[1], path, "create, delete or rename"));
@@ -337,7 +341,10 @@ pub(crate) fn read_state(ctx: &Ctx<'_>, rel: &str, abs: &Path) -> Result<Option<
         Err(e) => return Err(Error::io(rel, e)),
     };
     if meta.is_dir() {
-        return Err(Error::InvalidArgument { edit: None, message: format!("{rel} is a directory") });
+        return Err(Error::InvalidArgument {
+            edit: None,
+            message: format!("{rel} is a directory"),
+        });
     }
     if !meta.is_file() {
         return Err(Error::InvalidArgument {
@@ -348,7 +355,11 @@ pub(crate) fn read_state(ctx: &Ctx<'_>, rel: &str, abs: &Path) -> Result<Option<
     let bytes = match stdx::read_to_end_limited(abs, ctx.max_file_size) {
         Ok(stdx::ReadLimited::Complete(b)) => b,
         Ok(stdx::ReadLimited::TooLarge { size }) => {
-            return Err(Error::FileTooLarge { path: rel.to_owned(), size, limit: ctx.max_file_size });
+            return Err(Error::FileTooLarge {
+                path: rel.to_owned(),
+                size,
+                limit: ctx.max_file_size,
+            });
         }
         Err(e) => return Err(Error::io(rel, e)),
     };
@@ -518,7 +529,10 @@ fn splices_for(
     // Replacement text written the file's way; a conversion is reported.
     let fit = |lf: &str, original: &str, norms: &mut Vec<Normalization>| -> String {
         let n = Normalization::LineEndings { file: eol.name().to_owned() };
-        if original.contains('\n') && text::with_eol(original, eol) != original && !norms.contains(&n) {
+        if original.contains('\n')
+            && text::with_eol(original, eol) != original
+            && !norms.contains(&n)
+        {
             norms.push(n);
         }
         text::with_eol(lf, eol)
@@ -537,7 +551,9 @@ fn splices_for(
             }
             check_range(index, *line_range, lines)?;
             let want = match (expected_occurrences, replace_all) {
-                (Some(0), _) => return Err(bad(index, "expectedOccurrences must be at least 1".into())),
+                (Some(0), _) => {
+                    return Err(bad(index, "expectedOccurrences must be at least 1".into()));
+                }
                 (Some(n), _) => Want::Exactly(*n),
                 (None, true) => Want::All,
                 (None, false) => Want::Exactly(1),
@@ -574,7 +590,14 @@ fn splices_for(
             }
             let mut norms = Vec::new();
             let body = fit(&lf, replacement_string, &mut norms);
-            Ok(vec![Splice { start: s, end: e, text: body, index, line_range: Some(*line_range), normalizations: norms }])
+            Ok(vec![Splice {
+                start: s,
+                end: e,
+                text: body,
+                index,
+                line_range: Some(*line_range),
+                normalizations: norms,
+            }])
         }
         EditOp::Insert { position, line, target_string, line_range, text: ins, .. } => {
             if ins.is_empty() {
@@ -582,7 +605,10 @@ fn splices_for(
             }
             let (offset, anchor, reindent, mut norms) = match (line, target_string) {
                 (Some(_), Some(_)) | (None, None) => {
-                    return Err(bad(index, "`insert` needs exactly one anchor: `line` or `targetString`".into()));
+                    return Err(bad(
+                        index,
+                        "`insert` needs exactly one anchor: `line` or `targetString`".into(),
+                    ));
                 }
                 (Some(n), None) => {
                     let n = *n;
@@ -630,11 +656,21 @@ fn splices_for(
                 lf.insert(0, '\n');
             }
             let body = fit(&lf, ins, &mut norms);
-            Ok(vec![Splice { start: offset, end: offset, text: body, index, line_range: anchor, normalizations: norms }])
+            Ok(vec![Splice {
+                start: offset,
+                end: offset,
+                text: body,
+                index,
+                line_range: anchor,
+                normalizations: norms,
+            }])
         }
         EditOp::ReplaceSymbol { qualified_name, replacement_string, part, line_range, .. } => {
             let Some(locator) = ctx.locator else {
-                return Err(bad(index, "replaceSymbol needs a symbol locator, and none is configured".into()));
+                return Err(bad(
+                    index,
+                    "replaceSymbol needs a symbol locator, and none is configured".into(),
+                ));
             };
             check_range(index, *line_range, lines)?;
             let spans = locator
@@ -660,19 +696,26 @@ fn splices_for(
             };
             match spans.len() {
                 0 => {
-                    let similar = symbol::similar_names(qualified_name, &locator.names(rel, text.as_bytes()));
+                    let similar =
+                        symbol::similar_names(qualified_name, &locator.names(rel, text.as_bytes()));
                     let hint = if similar.is_empty() {
                         String::new()
                     } else {
-                        format!("; similar: {}", similar.iter().take(5).cloned().collect::<Vec<_>>().join(", "))
+                        format!(
+                            "; similar: {}",
+                            similar.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                        )
                     };
                     Err(Error::NoMatch {
                         path: rel.to_owned(),
                         edit: index,
-                        message: format!("no definition named {qualified_name:?}{}{hint}", match line_range {
-                            Some(r) => format!(" starting within lines {r}"),
-                            None => String::new(),
-                        }),
+                        message: format!(
+                            "no definition named {qualified_name:?}{}{hint}",
+                            match line_range {
+                                Some(r) => format!(" starting within lines {r}"),
+                                None => String::new(),
+                            }
+                        ),
                         candidates: Vec::new(),
                         similar_names: similar,
                     })
@@ -707,10 +750,9 @@ fn splices_for(
 
 fn check_range(index: usize, r: Option<LineRange>, lines: u32) -> Result<()> {
     match r {
-        Some(r) if r.end > lines => Err(bad(
-            index,
-            format!("lineRange {r} is past the end of the file ({lines} lines)"),
-        )),
+        Some(r) if r.end > lines => {
+            Err(bad(index, format!("lineRange {r} is past the end of the file ({lines} lines)")))
+        }
         _ => Ok(()),
     }
 }

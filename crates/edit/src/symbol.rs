@@ -26,8 +26,12 @@ pub struct SymbolSpan {
 pub trait SymbolLocator: Send + Sync {
     /// Every definition named `qualified_name` in `bytes`. An error means the file
     /// cannot be analyzed at all (e.g. an unknown language).
-    fn locate(&self, path: &str, bytes: &[u8], qualified_name: &str)
-    -> Result<Vec<SymbolSpan>, String>;
+    fn locate(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        qualified_name: &str,
+    ) -> Result<Vec<SymbolSpan>, String>;
 
     /// Every qualified name defined in `bytes`; the engine suggests the closest
     /// ones when a name is not found. The default offers none.
@@ -117,8 +121,11 @@ pub(crate) fn splice(
         let inner = inner_indent(text, s, e, &line_indent);
         let close_line_start = text[..e - 1].rfind('\n').map_or(0, |i| i + 1);
         let close_prefix = &text[close_line_start..e - 1];
-        let close_indent =
-            if close_prefix.trim().is_empty() { close_prefix.to_owned() } else { line_indent.clone() };
+        let close_indent = if close_prefix.trim().is_empty() {
+            close_prefix.to_owned()
+        } else {
+            line_indent.clone()
+        };
         let content = text::reindent_block(repl.trim_matches('\n'), &inner, false);
         let body = if content.trim().is_empty() {
             "{}".to_owned()
@@ -136,7 +143,8 @@ pub(crate) fn splice(
     } else {
         // Starts after other text on its line (`fn f() {` before a body): the first
         // line goes in place, the rest aligns with the line's indentation.
-        let body = text::reindent_block(repl.strip_suffix('\n').unwrap_or(&repl), &line_indent, true);
+        let body =
+            text::reindent_block(repl.strip_suffix('\n').unwrap_or(&repl), &line_indent, true);
         (s, e, body)
     };
     let mut normalizations = Vec::new();
@@ -181,6 +189,9 @@ mod tests {
         format!("{}{}{}", &text[..sp.start], sp.text, &text[sp.end..])
     }
 
+    /// name, file, definition text, body text, part, replacement, expected file
+    type Case<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, SymbolPart, &'a str, &'a str);
+
     #[test]
     fn table() {
         let rs = "impl A {\n    fn f(&self) -> u32 {\n        1\n    }\n}\n";
@@ -190,7 +201,7 @@ mod tests {
         let py_def = "def f(self):\n        x = 1\n        return x";
         let py_body = "x = 1\n        return x";
         #[rustfmt::skip]
-        let cases: &[(&str, &str, &str, Option<&str>, SymbolPart, &str, &str)] = &[
+        let cases: &[Case<'_>] = &[
             ("definition re-indented", rs, f_def, None, SymbolPart::Definition,
              "fn f(&self) -> u32 {\n    2\n}\n",
              "impl A {\n    fn f(&self) -> u32 {\n        2\n    }\n}\n"),
@@ -218,8 +229,13 @@ mod tests {
     #[test]
     fn similar_names_rank_by_distance() {
         let names: Vec<String> =
-            ["Server.start", "Server.stop", "Client.start", "helper", "Server"].map(String::from).into();
-        assert_eq!(similar_names("Server.stat", &names), ["Server.start", "Client.start", "Server.stop"]);
+            ["Server.start", "Server.stop", "Client.start", "helper", "Server"]
+                .map(String::from)
+                .into();
+        assert_eq!(
+            similar_names("Server.stat", &names),
+            ["Server.start", "Client.start", "Server.stop"]
+        );
         assert_eq!(similar_names("halper", &names), ["helper"]);
         assert!(similar_names("zzzzzz", &names).is_empty());
     }
@@ -228,7 +244,8 @@ mod tests {
     fn crlf_files_get_crlf() {
         let text = "fn a() {\r\n    1\r\n}\r\n";
         let span = SymbolSpan { start_byte: 0, end_byte: 18, body: None };
-        let sp = splice(text, span, SymbolPart::Definition, "fn a() {\n    2\n}", Eol::Crlf).unwrap();
+        let sp =
+            splice(text, span, SymbolPart::Definition, "fn a() {\n    2\n}", Eol::Crlf).unwrap();
         assert_eq!(sp.text, "fn a() {\r\n    2\r\n}");
         assert_eq!(&text[sp.end..], "\r\n");
     }

@@ -55,7 +55,7 @@ impl LineIndex {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         // A text ending with '\n' has no line after it, only the end.
-        if starts.last() == Some(&text.len()) && text.len() > 0 {
+        if starts.last() == Some(&text.len()) && !text.is_empty() {
             starts.pop();
         }
         LineIndex { starts, len: text.len() }
@@ -215,7 +215,10 @@ mod tests {
     #[test]
     fn reindent() {
         assert_eq!(reindent_block("  a\n    b\n\n  c", "\t", false), "\ta\n\t  b\n\n\tc");
-        assert_eq!(reindent_block("fn x() {\n    y\n}", "    ", true), "fn x() {\n        y\n    }");
+        assert_eq!(
+            reindent_block("fn x() {\n    y\n}", "    ", true),
+            "fn x() {\n        y\n    }"
+        );
         assert_eq!(common_indent("    a\n  \n      b"), "    ");
     }
 }

@@ -83,7 +83,11 @@ impl LineRange {
 
 impl std::fmt::Display for LineRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.start == self.end { write!(f, "{}", self.start) } else { write!(f, "{}-{}", self.start, self.end) }
+        if self.start == self.end {
+            write!(f, "{}", self.start)
+        } else {
+            write!(f, "{}-{}", self.start, self.end)
+        }
     }
 }
 
@@ -339,9 +343,8 @@ impl TryFrom<RawEdit> for EditOp {
             }
         };
         let path = r.path.unwrap_or_default();
-        let need = |v: Option<String>, field: &str| {
-            v.ok_or_else(|| format!("`{op}` needs `{field}`"))
-        };
+        let need =
+            |v: Option<String>, field: &str| v.ok_or_else(|| format!("`{op}` needs `{field}`"));
         let edit = match op.as_str() {
             "replace" => EditOp::Replace {
                 path,

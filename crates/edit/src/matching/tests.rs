@@ -43,6 +43,9 @@ fn outcome(text: &str, target: &str, scope: Option<(u32, u32)>, want: Want) -> S
 
 const ONE: Want = Want::Exactly(1);
 
+/// name, file, target, scope, want, expected outcome
+type Case<'a> = (&'a str, &'a str, &'a str, Option<(u32, u32)>, Want, &'a str);
+
 #[test]
 fn table() {
     let py = "def f():\n    if x:\n        return 1\n    return 2\n";
@@ -51,7 +54,7 @@ fn table() {
     let dup = "x = 1\ny = 2\nx = 1\n";
     let trailing = "fn a() {   \n    b();\t\n}\n";
     #[rustfmt::skip]
-    let cases: &[(&str, &str, &str, Option<(u32, u32)>, Want, &str)] = &[
+    let cases: &[Case<'_>] = &[
         // name, file, target, scope, want, expected
         ("exact substring", py, "return 1", None, ONE, "ok 3 []"),
         ("exact multi-line", py, "    if x:\n        return 1\n", None, ONE, "ok 2-3 []"),

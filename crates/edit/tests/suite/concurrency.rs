@@ -40,7 +40,10 @@ fn a_second_writer_waits_then_fails_with_busy_and_succeeds_later() {
     assert!(r.transaction_id.is_some());
     let mut e = engine_with(&p, opts);
     assert!(e.recovery().is_empty(), "{:?}", e.recovery());
-    apply(&mut e, json!([{"op": "replace", "path": "b.txt", "targetString": "b", "replacementString": "B"}]))
-        .unwrap();
+    apply(
+        &mut e,
+        json!([{"op": "replace", "path": "b.txt", "targetString": "b", "replacementString": "B"}]),
+    )
+    .unwrap();
     assert_eq!((p.read("a.txt"), p.read("b.txt")), ("A\n".to_owned(), "B\n".to_owned()));
 }

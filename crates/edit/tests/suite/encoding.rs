@@ -24,7 +24,10 @@ fn crlf_files_stay_crlf_and_the_conversion_is_reported() {
     );
     apply(&mut e, json!([{"op": "insert", "path": "win.txt", "position": "after", "line": 4, "text": "last"}]))
         .unwrap();
-    assert_eq!(std::fs::read(p.path("win.txt")).unwrap(), b"1st\r\n2nd\r\n2nd-b\r\nthird\r\nlast\r\n");
+    assert_eq!(
+        std::fs::read(p.path("win.txt")).unwrap(),
+        b"1st\r\n2nd\r\n2nd-b\r\nthird\r\nlast\r\n"
+    );
 }
 
 #[test]
@@ -34,10 +37,16 @@ fn bom_is_kept_and_lines_count_without_it() {
     let mut e = engine(&p);
     apply(&mut e, json!([{"op": "replaceLines", "path": "bom.cs", "lineRange": "1", "replacementString": "using System.IO;"}]))
         .unwrap();
-    assert_eq!(std::fs::read(p.path("bom.cs")).unwrap(), "\u{feff}using System.IO;\nclass A {}\n".as_bytes());
+    assert_eq!(
+        std::fs::read(p.path("bom.cs")).unwrap(),
+        "\u{feff}using System.IO;\nclass A {}\n".as_bytes()
+    );
     let undo = e.undo(None, false).unwrap();
     assert!(undo.transaction_id.is_some());
-    assert_eq!(std::fs::read(p.path("bom.cs")).unwrap(), "\u{feff}using System;\nclass A {}\n".as_bytes());
+    assert_eq!(
+        std::fs::read(p.path("bom.cs")).unwrap(),
+        "\u{feff}using System;\nclass A {}\n".as_bytes()
+    );
 }
 
 #[test]
@@ -63,7 +72,8 @@ fn indentation_drift_is_forgiven_reported_and_fitted() {
     let norms = &r.files[0].edits[0].normalizations;
     assert!(norms.contains(&Normalization::TrailingWhitespace), "{norms:?}");
     assert!(
-        norms.contains(&Normalization::Indentation { added: "    ".into(), removed: String::new() }),
+        norms
+            .contains(&Normalization::Indentation { added: "    ".into(), removed: String::new() }),
         "{norms:?}"
     );
 }
@@ -100,9 +110,12 @@ fn permissions_survive_edits_renames_and_undo_of_deletes() {
     apply(&mut e, json!([{"op": "replace", "path": "run.sh", "targetString": "hi", "replacementString": "hello"}]))
         .unwrap();
     assert_eq!(mode(&p.path("run.sh")), 0o755);
-    apply(&mut e, json!([{"op": "rename", "path": "run.sh", "newPath": "bin/run.sh"},
-                         {"op": "delete", "path": "secret.txt"}]))
-        .unwrap();
+    apply(
+        &mut e,
+        json!([{"op": "rename", "path": "run.sh", "newPath": "bin/run.sh"},
+                         {"op": "delete", "path": "secret.txt"}]),
+    )
+    .unwrap();
     assert_eq!(mode(&p.path("bin/run.sh")), 0o755);
     e.undo(None, false).unwrap();
     assert_eq!(mode(&p.path("run.sh")), 0o755);

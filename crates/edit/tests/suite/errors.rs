@@ -10,8 +10,8 @@ use super::*;
 fn every_bad_input_has_its_code_and_changes_nothing() {
     let p = TempProject::new();
     p.write("ok.txt", "fine\nfine again\n");
-    p.write("latin1.txt", b"caf\xe9\n".to_vec());
-    p.write("bin.dat", b"\x00\x01\x02".to_vec());
+    p.write("latin1.txt", b"caf\xe9\n");
+    p.write("bin.dat", b"\x00\x01\x02");
     p.write("big.txt", vec![b'x'; 2048]);
     p.write(".git/config", "[core]\n");
     std::fs::create_dir_all(p.path("adir")).unwrap();
@@ -21,9 +21,7 @@ fn every_bad_input_has_its_code_and_changes_nothing() {
     std::os::unix::fs::symlink(outside.path(), p.path("escape")).unwrap();
     let before = snapshot(p.root());
     let mut e = engine_with(&p, edit::EngineOptions { max_file_size: 1024, ..Default::default() });
-    let replace = |path: &str, target: &str| {
-        json!([{"op": "replace", "path": path, "targetString": target, "replacementString": "X"}])
-    };
+    let replace = |path: &str, target: &str| json!([{"op": "replace", "path": path, "targetString": target, "replacementString": "X"}]);
     let cases = [
         (replace("ok.txt", ""), ErrorCode::InvalidArgument, "empty"),
         (replace("latin1.txt", "caf"), ErrorCode::InvalidUtf8, "UTF-8"),
@@ -38,10 +36,26 @@ fn every_bad_input_has_its_code_and_changes_nothing() {
         (replace("ok.txt", "fine"), ErrorCode::AmbiguousMatch, "2 times"),
         (replace("ok.txt", "nothing like it"), ErrorCode::NoMatch, "not found"),
         (json!([]), ErrorCode::InvalidArgument, "no edits"),
-        (json!([{"op": "replace", "targetString": "a", "replacementString": "b"}]), ErrorCode::InvalidArgument, "no path"),
-        (json!([{"op": "replace", "path": "ok.txt", "targetString": "fine", "replacementString": "b", "lineRange": "1-9"}]), ErrorCode::InvalidArgument, "past the end"),
-        (json!([{"op": "replace", "path": "ok.txt", "targetString": "fine", "replacementString": "b", "expectedOccurrences": 0}]), ErrorCode::InvalidArgument, "at least 1"),
-        (json!([{"op": "create", "path": "ok.txt/child", "content": "b"}]), ErrorCode::InvalidArgument, "not a directory"),
+        (
+            json!([{"op": "replace", "targetString": "a", "replacementString": "b"}]),
+            ErrorCode::InvalidArgument,
+            "no path",
+        ),
+        (
+            json!([{"op": "replace", "path": "ok.txt", "targetString": "fine", "replacementString": "b", "lineRange": "1-9"}]),
+            ErrorCode::InvalidArgument,
+            "past the end",
+        ),
+        (
+            json!([{"op": "replace", "path": "ok.txt", "targetString": "fine", "replacementString": "b", "expectedOccurrences": 0}]),
+            ErrorCode::InvalidArgument,
+            "at least 1",
+        ),
+        (
+            json!([{"op": "create", "path": "ok.txt/child", "content": "b"}]),
+            ErrorCode::InvalidArgument,
+            "not a directory",
+        ),
     ];
     for (req, code, needle) in cases {
         let info = fail(&mut e, req.clone());
@@ -52,7 +66,8 @@ fn every_bad_input_has_its_code_and_changes_nothing() {
     {
         let info = fail(&mut e, replace("escape/victim.txt", "victim"));
         assert_code(&info, ErrorCode::PathOutsideRoot);
-        let info = fail(&mut e, json!([{"op": "create", "path": "escape/new.txt", "content": "x"}]));
+        let info =
+            fail(&mut e, json!([{"op": "create", "path": "escape/new.txt", "content": "x"}]));
         assert_code(&info, ErrorCode::PathOutsideRoot);
         assert_eq!(std::fs::read_to_string(outside.path().join("victim.txt")).unwrap(), "victim");
         assert!(!outside.path().join("new.txt").exists());
@@ -78,7 +93,9 @@ fn ambiguous_and_missing_matches_carry_candidates() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["lineRange"]["start"].as_u64().unwrap(), c["preview"].as_str().unwrap().to_owned()))
+        .map(|c| {
+            (c["lineRange"]["start"].as_u64().unwrap(), c["preview"].as_str().unwrap().to_owned())
+        })
         .collect();
     assert_eq!(ranges, [(2, "    let x = 1;\n".to_owned()), (6, "    let x = 1;\n".to_owned())]);
     // The line range picks one.

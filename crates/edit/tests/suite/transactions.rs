@@ -41,7 +41,11 @@ fn replace_writes_the_file_and_reports_diff_hash_and_lines() {
     assert_eq!(f.kind, FileChangeKind::Modified);
     assert_eq!(f.new_hash.as_deref(), Some(sha(&text).as_str()));
     assert_eq!((f.lines_added, f.lines_removed), (1, 1));
-    assert!(f.diff.contains("-    print(\"hello\", name)\n+    print(\"hi\", name)\n"), "{}", f.diff);
+    assert!(
+        f.diff.contains("-    print(\"hello\", name)\n+    print(\"hi\", name)\n"),
+        "{}",
+        f.diff
+    );
     assert_eq!(f.edits[0].line_range.unwrap().start, 2);
     assert_eq!(f.edits[0].new_line_range.unwrap().start, 2);
     let h = e.history(10).unwrap();
@@ -147,10 +151,7 @@ fn expected_hash_guards_against_stale_reads() {
     )
     .unwrap();
     assert_eq!(e.file_hash("src/util.py").unwrap(), r.files[0].new_hash.clone().unwrap());
-    let err = fail(
-        &mut e,
-        json!([{"op": "delete", "path": "src/util.py", "expectedHash": "abc"}]),
-    );
+    let err = fail(&mut e, json!([{"op": "delete", "path": "src/util.py", "expectedHash": "abc"}]));
     assert_code(&err, ErrorCode::InvalidArgument);
 }
 
@@ -170,7 +171,8 @@ fn edits_in_one_file_refer_to_the_original_and_must_not_overlap() {
     )
     .unwrap();
     assert_eq!(p.read("a.txt"), "ONE\nONE-B\nTWO\nthree\nthree-b\nFOUR\n");
-    let placed: Vec<_> = r.files[0].edits.iter().map(|e| e.new_line_range.unwrap().to_string()).collect();
+    let placed: Vec<_> =
+        r.files[0].edits.iter().map(|e| e.new_line_range.unwrap().to_string()).collect();
     assert_eq!(placed, ["1-3", "6", "5"]);
     let before = p.read("a.txt");
     let err = fail(
@@ -204,7 +206,10 @@ fn insert_by_line_and_by_anchor() {
         p.read("a.py"),
         "#!/usr/bin/env python3\nimport os\n\n@cached\ndef f():\n    return 1\n\ndef g():\n    return 2"
     );
-    let err = fail(&mut e, json!([{"op": "insert", "path": "a.py", "position": "before", "line": 99, "text": "x"}]));
+    let err = fail(
+        &mut e,
+        json!([{"op": "insert", "path": "a.py", "position": "before", "line": 99, "text": "x"}]),
+    );
     assert_code(&err, ErrorCode::InvalidArgument);
     assert!(err.message.contains("out of range"), "{}", err.message);
 }
@@ -215,7 +220,8 @@ fn create_delete_rename_and_their_conflicts() {
     let mut e = engine(&p);
     let err = fail(&mut e, json!([{"op": "create", "path": "src/util.py", "content": "x"}]));
     assert_code(&err, ErrorCode::AlreadyExists);
-    let err = fail(&mut e, json!([{"op": "rename", "path": "src/app.py", "newPath": "src/util.py"}]));
+    let err =
+        fail(&mut e, json!([{"op": "rename", "path": "src/app.py", "newPath": "src/util.py"}]));
     assert_code(&err, ErrorCode::AlreadyExists);
     let err = fail(&mut e, json!([{"op": "delete", "path": "src/nope.py"}]));
     assert_code(&err, ErrorCode::NotFound);

@@ -133,7 +133,10 @@ fn history_is_bounded_and_unreferenced_versions_are_deleted() {
         ids.push(r.transaction_id.unwrap());
     }
     let h = e.history(100).unwrap();
-    assert_eq!(h.iter().map(|t| t.id.clone()).collect::<Vec<_>>(), [&ids[5], &ids[4], &ids[3]].map(|s| s.clone()));
+    assert_eq!(
+        h.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
+        [&ids[5], &ids[4], &ids[3]].map(|s| s.clone())
+    );
     let info = e.undo(Some(&ids[0]), false).unwrap_err().to_info();
     assert_code(&info, ErrorCode::StateNotFound);
     // Versions v2..v6 are referenced (v2 as the "before" of the oldest kept edit).
@@ -148,11 +151,15 @@ fn history_is_bounded_and_unreferenced_versions_are_deleted() {
 fn history_byte_budget_keeps_the_newest() {
     let p = TempProject::new();
     p.write("big.txt", "x".repeat(4000));
-    let mut e = engine_with(&p, edit::EngineOptions { history_max_bytes: 10_000, ..Default::default() });
+    let mut e =
+        engine_with(&p, edit::EngineOptions { history_max_bytes: 10_000, ..Default::default() });
     for i in 0..5 {
-        apply(&mut e, json!([{"op": "create", "path": "big.txt", "overwrite": true,
-                              "content": format!("{i}").repeat(4000)}]))
-            .unwrap();
+        apply(
+            &mut e,
+            json!([{"op": "create", "path": "big.txt", "overwrite": true,
+                              "content": format!("{i}").repeat(4000)}]),
+        )
+        .unwrap();
     }
     let h = e.history(100).unwrap();
     assert!(h.len() < 5 && !h.is_empty(), "{}", h.len());
