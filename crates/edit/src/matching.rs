@@ -445,7 +445,9 @@ fn closest(
     target: &str,
     scope: Option<LineRange>,
 ) -> Vec<MatchCandidate> {
-    const MIN_SIMILARITY: f32 = 0.4;
+    const MIN_SIMILARITY: f32 = 0.5;
+    // Windows re-scored by a character diff after the cheap bigram pass.
+    const RESCORE: usize = 20;
     const MAX_CANDIDATES: usize = 3;
     // Bounds the work on huge files: beyond this many line comparisons only equal
     // lines count (hash compare) instead of character bigrams.
@@ -505,9 +507,22 @@ fn closest(
         scored.push((total / k as f32, start));
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Re-score the best windows by characters (typos barely move a character
+    // diff but break several bigrams), then keep the best few that do not overlap.
+    let target_norm = t_lines.join("\n");
+    let mut rescored: Vec<(f32, usize)> = scored
+        .iter()
+        .take(RESCORE)
+        .map(|&(_, start)| {
+            let end = (start + k).min(hi);
+            let window = file_lines[start..end].join("\n");
+            (char_similarity(&target_norm, &window, k == 1), start)
+        })
+        .collect();
+    rescored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut out: Vec<MatchCandidate> = Vec::new();
     let mut taken: Vec<(usize, usize)> = Vec::new();
-    for (score, start) in scored {
+    for (score, start) in rescored {
         if score < MIN_SIMILARITY || out.len() == MAX_CANDIDATES {
             break;
         }
@@ -522,6 +537,24 @@ fn closest(
         out.push(c);
     }
     out
+}
+
+/// 0..1 character similarity of whitespace-trimmed texts; for a one-line target,
+/// how much of it the line contains counts too (it may be a fragment of the line).
+fn char_similarity(target: &str, window: &str, fragment: bool) -> f32 {
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(50))
+        .diff_chars(target, window);
+    let ratio = diff.ratio();
+    if !fragment {
+        return ratio;
+    }
+    let matched = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() == similar::ChangeTag::Equal)
+        .count();
+    let coverage = matched as f32 / target.chars().count().max(1) as f32;
+    ratio.max(0.9 * coverage)
 }
 
 fn bigrams(s: &str) -> Vec<(char, char)> {

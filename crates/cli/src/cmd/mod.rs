@@ -1,7 +1,9 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
 pub mod ask;
+pub mod change;
 pub mod config;
+pub mod history;
 pub mod index;
 pub mod llm;
 pub mod skeleton;
@@ -99,5 +101,9 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),
+        Command::Change(args) => change::run(&ctx, out, args),
+        Command::Undo(args) => history::undo(&ctx, out, args),
+        Command::Redo(args) => history::redo(&ctx, out, args),
+        Command::History(args) => history::history(&ctx, out, args),
     }
 }
