@@ -549,10 +549,7 @@ fn char_similarity(target: &str, window: &str, fragment: bool) -> f32 {
     if !fragment {
         return ratio;
     }
-    let matched = diff
-        .iter_all_changes()
-        .filter(|c| c.tag() == similar::ChangeTag::Equal)
-        .count();
+    let matched = diff.iter_all_changes().filter(|c| c.tag() == similar::ChangeTag::Equal).count();
     let coverage = matched as f32 / target.chars().count().max(1) as f32;
     ratio.max(0.9 * coverage)
 }

@@ -105,7 +105,10 @@ pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
             "{} changed after edit {} was interrupted; left as it is{}",
             c.path,
             c.transaction,
-            c.saved_to.as_ref().map(|s| format!(" (the earlier version is in {s})")).unwrap_or_default()
+            c.saved_to
+                .as_ref()
+                .map(|s| format!(" (the earlier version is in {s})"))
+                .unwrap_or_default()
         ));
     }
     Ok(engine)
@@ -189,7 +192,10 @@ fn build_request(ctx: &Ctx, args: &ChangeArgs) -> Result<EditRequest> {
         (Some(t), _) => t.clone(),
         (None, Some(p)) => read(p)?,
         (None, None) => {
-            return Err(cli_error(ErrorCode::InvalidArgument, "--replace TEXT (or --replace-file) is required"));
+            return Err(cli_error(
+                ErrorCode::InvalidArgument,
+                "--replace TEXT (or --replace-file) is required",
+            ));
         }
     };
     let lines = match &args.lines {
@@ -224,8 +230,9 @@ fn build_request(ctx: &Ctx, args: &ChangeArgs) -> Result<EditRequest> {
 
 /// A request object, or a bare list of edits.
 fn parse_request(text: &str) -> Result<EditRequest> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| cli_error(ErrorCode::InvalidArgument, format!("the request is not JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        cli_error(ErrorCode::InvalidArgument, format!("the request is not JSON: {e}"))
+    })?;
     let value = if value.is_array() { serde_json::json!({ "edits": value }) } else { value };
     serde_json::from_value(value)
         .map_err(|e| cli_error(ErrorCode::InvalidArgument, format!("bad edit request: {e}")))
@@ -240,7 +247,10 @@ pub fn print_result(out: &Output, result: &EditResult, verb: &str) {
     let style = out.style_out();
     for f in &result.files {
         for line in f.diff.lines() {
-            let styled = if line.starts_with("diff --git") || line.starts_with("+++") || line.starts_with("---") {
+            let styled = if line.starts_with("diff --git")
+                || line.starts_with("+++")
+                || line.starts_with("---")
+            {
                 style.clone().bold().apply_to(line)
             } else if line.starts_with('+') {
                 style.clone().green().apply_to(line)
@@ -261,11 +271,10 @@ pub fn print_result(out: &Output, result: &EditResult, verb: &str) {
     }
     let (added, removed): (u32, u32) =
         result.files.iter().fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
-    let files = result.files.iter().filter(|f| f.old_hash != f.new_hash || f.new_path.is_some()).count();
-    let summary = format!(
-        "{files} file{} changed, +{added} -{removed}",
-        if files == 1 { "" } else { "s" }
-    );
+    let files =
+        result.files.iter().filter(|f| f.old_hash != f.new_hash || f.new_path.is_some()).count();
+    let summary =
+        format!("{files} file{} changed, +{added} -{removed}", if files == 1 { "" } else { "s" });
     let s = out.style_err().dim();
     match (&result.transaction_id, result.dry_run) {
         (_, true) => eprintln!("{}", s.apply_to(format!("dry run: {summary}; nothing written"))),
@@ -276,7 +285,9 @@ pub fn print_result(out: &Output, result: &EditResult, verb: &str) {
                 if verb == "undo" { "redo" } else { "undo" }
             ))
         ),
-        (None, false) => eprintln!("{}", s.apply_to("no change: the files already have this content")),
+        (None, false) => {
+            eprintln!("{}", s.apply_to("no change: the files already have this content"))
+        }
     }
 }
 
@@ -286,13 +297,19 @@ fn describe_normalization(n: &protocol::Normalization) -> String {
         N::LineEndings { file } => format!("line endings written as the file's ({file})"),
         N::TrailingWhitespace => "matched ignoring trailing whitespace".to_owned(),
         N::Indentation { added, .. } if !added.is_empty() => {
-            format!("matched with indentation {added:?} less than the file's; replacement indented to fit")
+            format!(
+                "matched with indentation {added:?} less than the file's; replacement indented to fit"
+            )
         }
         N::Indentation { removed, .. } => {
-            format!("matched with indentation {removed:?} more than the file's; replacement dedented to fit")
+            format!(
+                "matched with indentation {removed:?} more than the file's; replacement dedented to fit"
+            )
         }
         N::TabsAsSpaces { tab_width } => {
-            format!("matched with spaces for tabs (tab width {tab_width}); replacement uses the file's tabs")
+            format!(
+                "matched with spaces for tabs (tab width {tab_width}); replacement uses the file's tabs"
+            )
         }
         other => format!("{other:?}"),
     }
@@ -316,9 +333,11 @@ impl SymbolLocator for IndexLocator {
 
     fn names(&self, path: &str, bytes: &[u8]) -> Vec<String> {
         match code_index::Language::from_path(Path::new(path)) {
-            Some(lang) => {
-                code_index::analyze(lang, bytes).definitions.into_iter().map(|d| d.qualified_name).collect()
-            }
+            Some(lang) => code_index::analyze(lang, bytes)
+                .definitions
+                .into_iter()
+                .map(|d| d.qualified_name)
+                .collect(),
             None => Vec::new(),
         }
     }

@@ -95,8 +95,12 @@ pub fn history(ctx: &Ctx, out: &Output, args: &HistoryArgs) -> Result<i32> {
 fn line(out: &Output, t: &TransactionSummary) -> String {
     let style = out.style_out();
     let state = match (t.kind, t.state) {
-        (TransactionKind::Edit, TransactionState::Applied) => style.clone().green().apply_to("applied"),
-        (TransactionKind::Edit, TransactionState::Undone) => style.clone().yellow().apply_to("undone "),
+        (TransactionKind::Edit, TransactionState::Applied) => {
+            style.clone().green().apply_to("applied")
+        }
+        (TransactionKind::Edit, TransactionState::Undone) => {
+            style.clone().yellow().apply_to("undone ")
+        }
         (TransactionKind::Undo, _) => style.clone().dim().apply_to("undo   "),
         (TransactionKind::Redo, _) => style.clone().dim().apply_to("redo   "),
         _ => style.clone().apply_to("?      "),

@@ -1,2 +1,3 @@
+mod edit;
 mod index;
 mod llm;
