@@ -146,10 +146,19 @@ impl Engine {
             recovery: Recovery::default(),
             lock_path,
         };
-        let lock = engine.lock()?;
-        engine.recover_locked()?;
-        drop(lock);
+        engine.try_recover()?;
         Ok(engine)
+    }
+
+    /// Recovers interrupted transactions unless another process holds the lock (a
+    /// live writer: its journal is in flight, not abandoned). Never waits, so
+    /// readers (history, dry runs) are not blocked by a long post-edit check.
+    fn try_recover(&mut self) -> Result<()> {
+        if let Some(lock) = self.try_lock()? {
+            self.recover_locked()?;
+            drop(lock);
+        }
+        Ok(())
     }
 
     /// Sets the locator `replaceSymbol` uses.
@@ -182,6 +191,8 @@ impl Engine {
         check: &mut dyn FnMut(&[FileChange]) -> std::result::Result<(), CheckFailure>,
     ) -> Result<EditResult> {
         if req.options.dry_run {
+            // Plan against a recovered project, not a crashed writer's half state.
+            self.try_recover()?;
             let plan = self.plan(req)?;
             return Ok(EditResult { transaction_id: None, dry_run: true, files: plan.changes() });
         }
@@ -228,10 +239,14 @@ impl Engine {
     }
 
     fn undo_redo(&mut self, id: Option<&str>, dry_run: bool, undo: bool) -> Result<EditResult> {
-        let lock = if dry_run { None } else { Some(self.lock()?) };
-        if lock.is_some() {
+        let _lock = if dry_run {
+            self.try_recover()?;
+            None
+        } else {
+            let lock = self.lock()?;
             self.recover_locked()?;
-        }
+            Some(lock)
+        };
         let verb = if undo { "undo" } else { "redo" };
         let row = match id {
             Some(id) => self.history.find(id)?,
@@ -722,14 +737,32 @@ impl Engine {
 
     // --- the writer lock --------------------------------------------------------------
 
-    fn lock(&self) -> Result<File> {
-        let mut f = File::options()
+    fn lock_file(&self) -> Result<File> {
+        File::options()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
             .open(&self.lock_path)
-            .map_err(|e| Error::io(self.lock_path.display().to_string(), e))?;
+            .map_err(|e| Error::io(self.lock_path.display().to_string(), e))
+    }
+
+    fn try_lock(&self) -> Result<Option<File>> {
+        let mut f = self.lock_file()?;
+        match f.try_lock() {
+            Ok(()) => {
+                mark_holder(&mut f);
+                Ok(Some(f))
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(Error::io(self.lock_path.display().to_string(), e))
+            }
+        }
+    }
+
+    fn lock(&self) -> Result<File> {
+        let mut f = self.lock_file()?;
         let deadline = Instant::now() + self.options.lock_timeout;
         loop {
             match f.try_lock() {
@@ -754,12 +787,16 @@ impl Engine {
                 }
             }
         }
-        // Who holds it, for the BUSY message of the next writer.
-        let _ = f.set_len(0);
-        let _ = f.rewind();
-        let _ = write!(f, "{}", std::process::id());
+        mark_holder(&mut f);
         Ok(f)
     }
+}
+
+/// Writes our pid into the lock file, for the BUSY message of the next writer.
+fn mark_holder(f: &mut File) {
+    let _ = f.set_len(0);
+    let _ = f.rewind();
+    let _ = write!(f, "{}", std::process::id());
 }
 
 fn summary(row: &history::Row) -> TransactionSummary {

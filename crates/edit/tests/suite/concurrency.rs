@@ -31,10 +31,27 @@ fn a_second_writer_waits_then_fails_with_busy_and_succeeds_later() {
     });
     holding_rx.recv().unwrap();
     let opts = EngineOptions { lock_timeout: Duration::from_millis(200), ..Default::default() };
-    // Opening also takes the lock (to recover); it must not touch the running edit.
-    let err = Engine::open(p.root(), opts.clone()).err().expect("busy");
+    // Opening does not wait, and leaves the running edit's journal alone; readers
+    // and dry runs work meanwhile (they see the files as they are now).
+    let mut second = engine_with(&p, opts.clone());
+    assert!(second.recovery().is_empty());
+    assert_eq!(second.history(10).unwrap().len(), 0);
+    let dry = second
+        .apply(&request(json!({"options": {"dryRun": true}, "edits": [
+            {"op": "replace", "path": "b.txt", "targetString": "b", "replacementString": "B"}]})))
+        .unwrap();
+    assert!(dry.dry_run);
+    // A second writer waits, then gives up with BUSY naming the holder.
+    let err = apply(
+        &mut second,
+        json!([{"op": "replace", "path": "b.txt", "targetString": "b", "replacementString": "B"}]),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Busy);
     assert!(err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
+    assert_eq!(p.read("b.txt"), "b\n");
+    let err = second.undo(None, false).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Busy);
     release_tx.send(()).unwrap();
     let r = first.join().unwrap();
     assert!(r.transaction_id.is_some());
