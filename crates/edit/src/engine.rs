@@ -406,12 +406,8 @@ impl Engine {
         target_state: Option<&str>,
         check: &mut dyn FnMut() -> std::result::Result<(), CheckFailure>,
     ) -> Result<()> {
-        for t in &rec.transitions {
-            for v in [&t.before, &t.after].into_iter().flatten() {
-                self.store.put_blob(&contents[&v.hash])?;
-                failpoint::hit("blob stored");
-            }
-        }
+        let versions = rec.transitions.iter().flat_map(|t| [&t.before, &t.after]).flatten();
+        self.store.put_blobs(versions.map(|v| contents[&v.hash].as_slice()))?;
         self.store.write_journal(rec)?;
         failpoint::hit("journal written");
         if let Err(e) = self.write_files(rec, contents) {

@@ -9,13 +9,16 @@
 //! record names, and the record is enough to go back (or to know we are done).
 
 use std::{
-    io,
+    io::{self, Write},
     path::{Path, PathBuf},
 };
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::{
+    error::{Error, Result},
+    failpoint,
+};
 
 /// One version of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,21 +95,38 @@ impl Store {
         self.blobs.join(hash)
     }
 
-    /// Stores `bytes` under their hash (once) and returns the hash. Synced before
-    /// returning: a journal may only name blobs that are on disk.
-    pub(crate) fn put_blob(&self, bytes: &[u8]) -> Result<String> {
-        let hash = stdx::sha256_hex(bytes);
-        let p = self.blob_path(&hash);
-        // Already stored (an earlier transaction had this content): trust it only if
-        // it still verifies, or a damaged blob would be what a rollback restores.
-        if let Ok(m) = std::fs::metadata(&p)
-            && m.len() == bytes.len() as u64
-            && std::fs::read(&p).is_ok_and(|b| stdx::sha256_hex(&b) == hash)
-        {
-            return Ok(hash);
+    /// Stores each content under its hash (once). Everything is synced before this
+    /// returns, the directory once for all: a journal may only name blobs that are
+    /// on disk.
+    pub(crate) fn put_blobs<'a>(&self, contents: impl IntoIterator<Item = &'a [u8]>) -> Result<()> {
+        let mut wrote = false;
+        for bytes in contents {
+            let hash = stdx::sha256_hex(bytes);
+            let p = self.blob_path(&hash);
+            // Already stored (an earlier transaction had this content): trust it
+            // only if it still verifies, or a damaged blob would be what a rollback
+            // restores.
+            if let Ok(m) = std::fs::metadata(&p)
+                && m.len() == bytes.len() as u64
+                && std::fs::read(&p).is_ok_and(|b| stdx::sha256_hex(&b) == hash)
+            {
+                continue;
+            }
+            let err = |e: io::Error| Error::io(p.display().to_string(), e);
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".ironbees-tmp-")
+                .tempfile_in(&self.blobs)
+                .map_err(err)?;
+            tmp.write_all(bytes).map_err(err)?;
+            tmp.as_file().sync_all().map_err(err)?;
+            tmp.persist(&p).map_err(|e| err(e.error))?;
+            wrote = true;
+            failpoint::hit("blob stored");
         }
-        stdx::atomic_write(&p, bytes).map_err(|e| Error::io(p.display().to_string(), e))?;
-        Ok(hash)
+        if wrote {
+            stdx::sync_dir_best_effort(&self.blobs);
+        }
+        Ok(())
     }
 
     /// Reads a blob and checks it against its name.
