@@ -137,6 +137,13 @@ pub(crate) fn resolve(root: &Path, user: &str, usage: Use) -> Result<Resolved, E
     }
     let rel = cur.strip_prefix(root).map_err(|_| outside("resolves outside the root".into()))?;
     check_protected(user, rel)?;
+    // Paths travel as UTF-8 (JSON, history); a lossy name would address another file.
+    if rel.to_str().is_none() {
+        return Err(Error::InvalidArgument {
+            edit: None,
+            message: format!("{user} resolves to a path that is not valid UTF-8"),
+        });
+    }
     Ok(Resolved { rel: stdx::to_slash(rel), abs: cur.clone() })
 }
 
@@ -218,6 +225,10 @@ mod tests {
             symlink("..", root.join("sub/up")).unwrap();
             symlink("../..", root.join("sub/escape")).unwrap();
             symlink(root.join(".git"), root.join("gitlink")).unwrap();
+            use std::os::unix::ffi::OsStrExt;
+            let bad = root.join(std::ffi::OsStr::from_bytes(b"bad\xff"));
+            std::fs::create_dir(&bad).unwrap();
+            symlink(&bad, root.join("to_bad")).unwrap();
         }
         (tmp, root)
     }
@@ -257,6 +268,7 @@ mod tests {
             ("", Use::Content, "INVALID_ARGUMENT"),
             (".", Use::Content, "INVALID_ARGUMENT"),
             ("a\0b", Use::Content, "INVALID_ARGUMENT"),
+            ("to_bad/x.txt", Use::Content, "INVALID_ARGUMENT"),
         ];
         let mut failures = Vec::new();
         for (path, usage, want) in cases {

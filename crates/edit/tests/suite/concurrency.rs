@@ -64,3 +64,11 @@ fn a_second_writer_waits_then_fails_with_busy_and_succeeds_later() {
     .unwrap();
     assert_eq!((p.read("a.txt"), p.read("b.txt")), ("A\n".to_owned(), "B\n".to_owned()));
 }
+
+/// Servers keep one engine behind a mutex and use it from worker threads.
+#[test]
+fn engine_is_send() {
+    fn send<T: Send>() {}
+    send::<Engine>();
+    send::<edit::Error>();
+}
