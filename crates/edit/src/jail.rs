@@ -179,12 +179,13 @@ fn lexical_absolute(path: &Path) -> PathBuf {
     out
 }
 
-/// The canonical form of the longest existing ancestor of `path`, with the rest
-/// appended (an absolute path spelled through a symlinked root, like macOS's
-/// `/tmp` → `/private/tmp`).
+/// `path` with its directories in canonical form (an absolute path spelled through
+/// a symlinked root, like macOS's `/tmp` → `/private/tmp`). The last component is
+/// kept as written: whether a final symlink is followed is the walk's decision.
 fn canonical_prefix(path: &Path) -> Option<PathBuf> {
-    let mut rest = Vec::new();
-    let mut cur = path.to_owned();
+    let name = path.file_name()?;
+    let mut rest = vec![name.to_owned()];
+    let mut cur = path.parent()?.to_owned();
     loop {
         if let Ok(c) = cur.canonicalize() {
             let mut out = c;
@@ -229,6 +230,8 @@ mod tests {
             let bad = root.join(std::ffi::OsStr::from_bytes(b"bad\xff"));
             std::fs::create_dir(&bad).unwrap();
             symlink(&bad, root.join("to_bad")).unwrap();
+            // The root spelled another way (like macOS's /tmp -> /private/tmp).
+            symlink(&root, base.join("alias")).unwrap();
         }
         (tmp, root)
     }
@@ -239,6 +242,9 @@ mod tests {
         let (_tmp, root) = setup();
         let abs_inside = format!("{}/sub/f.txt", root.display());
         let abs_outside = format!("{}/../outside/secret.txt", root.display());
+        let base = root.parent().unwrap().display().to_string();
+        let alias_plain = format!("{base}/alias/plain.txt");
+        let alias_link = format!("{base}/alias/file_link");
         #[rustfmt::skip]
         let cases: &[(&str, Use, &str)] = &[
             ("plain.txt", Use::Content, "ok plain.txt"),
@@ -248,6 +254,9 @@ mod tests {
             (&abs_inside, Use::Content, "ok sub/f.txt"),
             (&abs_outside, Use::Content, "PATH_OUTSIDE_ROOT"),
             ("/etc/passwd", Use::Content, "PATH_OUTSIDE_ROOT"),
+            (&alias_plain, Use::Entry, "ok plain.txt"),
+            (&alias_link, Use::Entry, "INVALID_ARGUMENT"),
+            (&alias_link, Use::Content, "ok sub/f.txt"),
             ("../outside/secret.txt", Use::Content, "PATH_OUTSIDE_ROOT"),
             ("sub/../../outside/secret.txt", Use::Content, "PATH_OUTSIDE_ROOT"),
             ("link_in/f.txt", Use::Content, "ok sub/f.txt"),
