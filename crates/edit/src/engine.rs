@@ -415,8 +415,24 @@ impl Engine {
             return Err(e);
         }
         if let Err(f) = check() {
-            self.abort(rec)?;
-            return Err(Error::CheckFailed { code: f.code, message: f.message });
+            let left = self.abort(rec)?;
+            let mut message = f.message;
+            if !left.is_empty() {
+                // The check itself changed files (a formatter, a code generator):
+                // those are kept, and what the rollback would have written is saved.
+                let list: Vec<String> = left
+                    .iter()
+                    .map(|c| match &c.saved_to {
+                        Some(s) => format!("{} (earlier version saved to {s})", c.path),
+                        None => c.path.clone(),
+                    })
+                    .collect();
+                message.push_str(&format!(
+                    "; changed during the check and left as they are: {}",
+                    list.join(", ")
+                ));
+            }
+            return Err(Error::CheckFailed { code: f.code, message });
         }
         failpoint::hit("check passed");
         if let Err(e) = self.history.commit(rec, target_state) {
@@ -432,10 +448,12 @@ impl Engine {
     }
 
     /// Rolls back a transaction that did not commit, in this process.
-    fn abort(&mut self, rec: &TxRecord) -> Result<()> {
+    /// Returns the files it had to leave alone (changed by someone else meanwhile).
+    fn abort(&mut self, rec: &TxRecord) -> Result<Vec<RecoveryConflict>> {
         let conflicts = self.roll_back(rec)?;
-        self.recovery.conflicts.extend(conflicts);
-        self.store.remove_journal(&rec.id)
+        self.recovery.conflicts.extend(conflicts.clone());
+        self.store.remove_journal(&rec.id)?;
+        Ok(conflicts)
     }
 
     fn write_files(&self, rec: &TxRecord, contents: &HashMap<String, Vec<u8>>) -> Result<()> {

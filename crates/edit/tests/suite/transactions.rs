@@ -308,6 +308,35 @@ fn failed_check_rolls_back_and_reports_the_checks_code() {
 }
 
 #[test]
+fn a_check_that_changes_files_keeps_its_changes_when_it_fails() {
+    let p = project();
+    let mut e = engine(&p);
+    let err = e
+        .apply_checked(
+            &request(json!([
+                {"op": "replace", "path": "src/util.py", "targetString": "MAX = 10", "replacementString": "MAX=10"},
+                {"op": "replace", "path": "src/app.py", "targetString": "return name", "replacementString": "return name.upper()"},
+            ])),
+            &mut |_| {
+                // A formatter rewrote one file, then the build failed.
+                std::fs::write(p.path("src/util.py"), "MAX = 10  # formatted\nMIN = 0\n").unwrap();
+                Err(edit::CheckFailure { code: ErrorCode::ToolExecutionFailed, message: "build failed".into() })
+            },
+        )
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("build failed") && msg.contains("src/util.py"), "{msg}");
+    assert_eq!(
+        p.read("src/util.py"),
+        "MAX = 10  # formatted\nMIN = 0\n",
+        "the formatter's work is kept"
+    );
+    assert!(p.read("src/app.py").contains("return name\n"), "the other file is rolled back");
+    let saved = e.recovery().conflicts[0].saved_to.clone().unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join(saved)).unwrap(), "MAX = 10\nMIN = 0\n");
+}
+
+#[test]
 fn seed_shaped_request_with_target_and_inferred_ops() {
     let p = project();
     let mut e = engine(&p);
