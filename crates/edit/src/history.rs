@@ -50,7 +50,20 @@ pub(crate) struct History {
 
 impl History {
     pub(crate) fn open(path: &Path) -> Result<History> {
-        let err = |e| Error::History { path: path.to_owned(), source: e };
+        let err = |e: rusqlite::Error| {
+            use rusqlite::ErrorCode as C;
+            match e.sqlite_error_code() {
+                Some(C::DatabaseCorrupt | C::NotADatabase) => Error::Corrupt {
+                    path: path.display().to_string(),
+                    reason: format!(
+                        "the edit history is damaged ({e}). Edits are refused until it is \
+                         moved aside; a new history starts then (older edits can no longer \
+                         be undone)"
+                    ),
+                },
+                _ => Error::History { path: path.to_owned(), source: e },
+            }
+        };
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -116,3 +116,25 @@ fn ambiguous_and_missing_matches_carry_candidates() {
     assert!(best["preview"].as_str().unwrap().contains("compute(2)"));
     assert!(best["similarity"].as_f64().unwrap() > 0.5);
 }
+
+#[test]
+fn damaged_engine_state_is_refused_not_guessed() {
+    let p = TempProject::new();
+    p.write("a.txt", "a\n");
+    drop(engine(&p));
+    // A journal that does not parse: what was in flight is unknown.
+    p.write(".ironbees/edits/journal/0123456789ab.json", "{ torn");
+    let err = Engine::open(p.root(), Default::default()).err().expect("refused");
+    assert_eq!(err.code(), ErrorCode::Io);
+    assert!(err.to_string().contains("delete this file to continue"), "{err}");
+    std::fs::remove_file(p.path(".ironbees/edits/journal/0123456789ab.json")).unwrap();
+    drop(engine(&p));
+    // A history database that is not one.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(p.path(&format!(".ironbees/edits/history.db{suffix}")));
+    }
+    p.write(".ironbees/edits/history.db", vec![0x5a; 8192]);
+    let err = Engine::open(p.root(), Default::default()).err().expect("refused");
+    assert!(err.to_string().contains("moved aside"), "{err}");
+    assert_eq!(p.read("a.txt"), "a\n");
+}
