@@ -258,7 +258,8 @@ fn killed_change_leaves_all_old_or_all_new() {
     assert_eq!(read_all(), olds);
 
     let rounds = 12;
-    let mut outcomes = (0, 0);
+    // (old, new, rolled back by recovery)
+    let mut outcomes = (0, 0, 0);
     for r in 0..rounds {
         let mut child = ironbees(p.root())
             .args(["change", "--edits", "req.json"])
@@ -266,12 +267,16 @@ fn killed_change_leaves_all_old_or_all_new() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(full.mul_f64(r as f64 / rounds as f64));
+        // Spread from the start to past the end of an uninterrupted run.
+        std::thread::sleep(full.mul_f64(1.3 * r as f64 / rounds as f64));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
         // Any next command recovers first.
         let h = run(p.root(), &["history", "--json"]);
         assert_eq!(h.code, 0, "{}", h.stderr);
+        if h.stderr.contains("was rolled back") {
+            outcomes.2 += 1;
+        }
         let now = read_all();
         let list: Value = serde_json::from_str(&h.stdout).unwrap();
         let applied =
@@ -288,4 +293,8 @@ fn killed_change_leaves_all_old_or_all_new() {
     }
     // The spread covers both ends (killed before the commit and after it).
     assert!(outcomes.0 > 0 && outcomes.1 + outcomes.0 == rounds, "{outcomes:?}");
+    eprintln!(
+        "kills: {} before the commit ({} of them mid-write, rolled back), {} after",
+        outcomes.0, outcomes.2, outcomes.1
+    );
 }
