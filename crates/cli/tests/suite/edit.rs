@@ -227,6 +227,7 @@ fn json_request_on_stdin_and_the_dry_run_patch_applies_with_git() {
 /// A real `ironbees change` of many files, SIGKILLed at spread-out moments: after
 /// the next command (which recovers), every file is old or every file is new.
 #[test]
+#[allow(clippy::print_stderr)] // where the kills landed is worth seeing in the log
 fn killed_change_leaves_all_old_or_all_new() {
     let p = TempProject::new();
     const N: usize = 60;
