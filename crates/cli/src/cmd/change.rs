@@ -39,7 +39,7 @@ pub struct ChangeArgs {
     /// The file to change (with --find/--lines), relative to the current directory.
     pub file: Option<PathBuf>,
     /// The text to replace (exactly once unless --all or --occurrences).
-    #[arg(long, value_name = "TEXT", conflicts_with = "find_file")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "find_file", allow_hyphen_values = true)]
     pub find: Option<String>,
     /// Read the text to replace from a file.
     #[arg(long, value_name = "PATH")]
