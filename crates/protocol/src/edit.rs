@@ -634,6 +634,27 @@ mod tests {
     }
 
     #[test]
+    fn normalizations_and_details_wire_shape() {
+        let n = vec![
+            Normalization::LineEndings { file: "crlf".into() },
+            Normalization::TrailingWhitespace,
+            Normalization::Indentation { added: "    ".into(), removed: String::new() },
+            Normalization::TabsAsSpaces { tab_width: 4 },
+        ];
+        assert_eq!(
+            serde_json::to_string(&n).unwrap(),
+            r#"[{"kind":"lineEndings","file":"crlf"},{"kind":"trailingWhitespace"},{"kind":"indentation","added":"    "},{"kind":"tabsAsSpaces","tabWidth":4}]"#
+        );
+        let d = EditErrorDetails {
+            edit_index: Some(1),
+            current_hash: Some("ab".into()),
+            ..Default::default()
+        };
+        assert_eq!(serde_json::to_string(&d).unwrap(), r#"{"editIndex":1,"currentHash":"ab"}"#);
+        assert!(EditErrorDetails::default().is_empty());
+    }
+
+    #[test]
     fn ops_round_trip_in_canonical_form() {
         let op = EditOp::Replace {
             path: "a.rs".into(),

@@ -132,6 +132,24 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
+    fn atomic_write_with_sets_permissions_of_new_and_existing_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.sh");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        atomic_write_with(&p, b"#!/bin/sh\n", Some(std::fs::Permissions::from_mode(0o751)))
+            .unwrap();
+        assert_eq!(mode(&p), 0o751);
+        atomic_write_with(&p, b"#!/bin/sh\n:\n", Some(std::fs::Permissions::from_mode(0o640)))
+            .unwrap();
+        assert_eq!(mode(&p), 0o640);
+        assert_eq!(std::fs::read(&p).unwrap(), b"#!/bin/sh\n:\n");
+        atomic_write_with(&p, b"x", None).unwrap();
+        assert_eq!(mode(&p), 0o640, "None keeps the existing file's permissions");
+    }
+
+    #[test]
     fn read_limited_reports_large_files() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("big");
