@@ -14,6 +14,11 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
+        if let Some(e) = cause.downcast_ref::<edit::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
         if let Some(e) = cause.downcast_ref::<llm::Error>() {
             let mut info = e.to_info();
             info.message = render_chain(err);
@@ -50,6 +55,10 @@ pub fn exit_code(code: ErrorCode) -> i32 {
         ErrorCode::LlmUnavailable | ErrorCode::LlmRateLimited | ErrorCode::LlmBadResponse => 7,
         ErrorCode::BudgetExceeded => 8,
         ErrorCode::CommandNotFound => 127,
+        ErrorCode::NoMatch
+        | ErrorCode::AmbiguousMatch
+        | ErrorCode::HashMismatch
+        | ErrorCode::AlreadyExists => 9,
         ErrorCode::Cancelled => 130,
         _ => 1,
     }

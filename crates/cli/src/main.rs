@@ -27,12 +27,16 @@ Examples:
   ironbees config show                    effective configuration, secrets masked
   ironbees test --json                    run the tests in the sandbox, parsed results
   ironbees exec --timeout 30s -- make     any command, sandboxed
+  ironbees change src/a.py --find 'x = 1' --replace 'x = 2'   journaled edit, diff shown
+  ironbees undo                           revert the last edit (`redo` re-applies it)
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
   4 path outside the project root    5 index corrupt or stale
   6 a sandbox limit fired    7 model provider unavailable, rate limited or bad response
-  8 budget exceeded    127 command not found    130 cancelled (Ctrl-C)
+  8 budget exceeded    9 edit conflict: no match, ambiguous match, file changed
+  (hash mismatch) or already exists; nothing was written
+  127 command not found    130 cancelled (Ctrl-C)
   `ironbees exec` exits with the command's own code (see `ironbees exec --help`).
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).
 IRONBEES_LOG=debug (a tracing filter) writes logs to stderr; secrets never appear.";
@@ -95,6 +99,18 @@ pub enum Command {
     /// Run the project's tests in the sandbox and report totals and failures.
     #[command(after_help = cmd::test::TEST_HELP)]
     Test(cmd::test::TestArgs),
+    /// Change files in one journaled, all-or-nothing transaction (diff on stdout).
+    #[command(after_help = cmd::change::AFTER_HELP)]
+    Change(cmd::change::ChangeArgs),
+    /// Undo an edit transaction (default: the newest applied one).
+    #[command(after_help = "Example:\n  ironbees undo 3f2a9c --dry-run")]
+    Undo(cmd::history::UndoArgs),
+    /// Re-apply an undone edit (default: the most recently undone one).
+    #[command(after_help = "Example:\n  ironbees redo")]
+    Redo(cmd::history::UndoArgs),
+    /// The edit history, newest first; with an id, that transaction's diffs.
+    #[command(after_help = "Example:\n  ironbees history --json\n  ironbees history 3f2a9c")]
+    History(cmd::history::HistoryArgs),
 }
 
 fn main() {

@@ -306,12 +306,12 @@ fn features(
     let max_lines = project.files.iter().map(|f| f.lines).max().unwrap_or(1).max(1);
 
     let mut table = Vec::with_capacity(n);
-    for f in 0..n {
-        let file = &project.files[f];
-        if s.evidence[f].is_empty() && graph[f] > 0.2 {
-            if let Some(near) = strongest_neighbor(snapshot, f as FileId, &direct) {
-                s.evidence[f].push(Evidence::Graph { near });
-            }
+    for (f, file) in project.files.iter().enumerate() {
+        if s.evidence[f].is_empty()
+            && graph[f] > 0.2
+            && let Some(near) = strongest_neighbor(snapshot, f as FileId, &direct)
+        {
+            s.evidence[f].push(Evidence::Graph { near });
         }
         table.push([
             s.text[f],
@@ -524,9 +524,11 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
             }
         }
     }
-    for i in 0..s.frame.len() {
-        s.frame[i] = saturate(2.0 * frame_raw[i]);
-        s.path[i] = saturate(2.0 * path_raw[i]);
+    for ((frame, path), (fr, pr)) in
+        s.frame.iter_mut().zip(s.path.iter_mut()).zip(frame_raw.iter().zip(&path_raw))
+    {
+        *frame = saturate(2.0 * fr);
+        *path = saturate(2.0 * pr);
     }
 }
 
@@ -591,8 +593,8 @@ fn definition_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Sign
             }
         }
     }
-    for i in 0..s.def.len() {
-        s.def[i] = saturate(raw[i]);
+    for (d, r) in s.def.iter_mut().zip(raw) {
+        *d = saturate(r);
     }
 }
 
@@ -670,9 +672,11 @@ fn content_signals(
             }
         }
     }
-    for i in 0..s.literal.len() {
-        s.literal[i] = saturate(1.5 * raw[i]);
-        s.code_string[i] = saturate(1.5 * raw_strings[i]);
+    for ((lit, code), (r, rs)) in
+        s.literal.iter_mut().zip(s.code_string.iter_mut()).zip(raw.iter().zip(&raw_strings))
+    {
+        *lit = saturate(1.5 * r);
+        *code = saturate(1.5 * rs);
     }
 }
 
@@ -718,7 +722,7 @@ fn string_fragments(text: &str) -> Vec<(usize, &str)> {
                     out.push((start + from + lead, frag));
                 }
                 // Skip the placeholder itself (`%s`, `{name}`).
-                from = literal[k..].find(|ch: char| ch == ' ').map_or(literal.len(), |o| k + o);
+                from = literal[k..].find(' ').map_or(literal.len(), |o| k + o);
             }
         }
         i = j + 1;

@@ -63,6 +63,10 @@ error_codes! {
     AmbiguousMatch = "AMBIGUOUS_MATCH",
     /// The file changed since the caller read it (`expectedHash` differs).
     HashMismatch = "HASH_MISMATCH",
+    /// A file to create (or a rename's destination) exists already.
+    AlreadyExists = "ALREADY_EXISTS",
+    /// Another process holds the project's edit lock and did not release it in time.
+    Busy = "BUSY",
 
     // --- workflows, tools, agents --------------------------------------------------
     StateNotFound = "STATE_NOT_FOUND",

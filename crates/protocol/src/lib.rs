@@ -16,11 +16,17 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod edit;
 mod error;
 mod exec;
 mod index;
 
 pub use crate::{
+    edit::{
+        AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
+        FileChangeKind, InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart,
+        TransactionKind, TransactionState, TransactionSummary,
+    },
     error::{ErrorCode, ErrorInfo},
     exec::{
         BuildResult, CapturedOutput, Diagnostic, ExecResult, Isolation, LimitKind, Severity,

@@ -2,8 +2,10 @@
 
 pub mod ask;
 pub mod build;
+pub mod change;
 pub mod config;
 pub mod exec;
+pub mod history;
 pub mod index;
 pub mod llm;
 pub mod localize;
@@ -107,5 +109,9 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Exec(args) => exec::run(&ctx, out, args),
         Command::Build(args) => build::run(&ctx, out, args),
         Command::Test(args) => test::run(&ctx, out, args),
+        Command::Change(args) => change::run(&ctx, out, args),
+        Command::Undo(args) => history::undo(&ctx, out, args),
+        Command::Redo(args) => history::redo(&ctx, out, args),
+        Command::History(args) => history::history(&ctx, out, args),
     }
 }

@@ -1,3 +1,4 @@
+mod edit;
 mod index;
 mod llm;
 mod sandbox;

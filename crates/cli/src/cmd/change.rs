@@ -1,0 +1,344 @@
+//! `ironbees change`: apply an edit request (JSON, or the common single replace
+//! from flags) through the edit engine, printing the unified diff.
+
+use std::{
+    io::Read,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use anyhow::{Context, Result};
+use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
+use protocol::{EditOp, EditRequest, EditResult, ErrorCode, ErrorInfo, LineRange};
+use serde::Deserialize;
+
+use super::Ctx;
+use crate::{
+    exit::{cli_error, exit_code},
+    output::Output,
+};
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  ironbees change src/app.py --find 'return 1' --replace 'return 2'
+  ironbees change src/app.py --lines 10-12 --replace-file new_body.py --dry-run
+  ironbees change --edits request.json --json
+  echo '{\"edits\":[{\"op\":\"rename\",\"path\":\"a.rs\",\"newPath\":\"b.rs\"}]}' | ironbees change --edits -
+
+The request JSON is the MCP `change` tool's: {\"description\", \"target\", \"edits\": [...],
+\"options\": {\"dryRun\"}}; ops: replace (targetString, replacementString, lineRange,
+expectedOccurrences, replaceAll), replaceLines, insert (position, line | targetString,
+text), replaceSymbol (qualifiedName, part), create (content, overwrite), delete, rename
+(newPath); each may carry expectedHash. Paths in JSON are relative to the project root.
+The diff goes to stdout (a patch `git apply` accepts); notes go to stderr.
+Exit 9: NO_MATCH, AMBIGUOUS_MATCH, HASH_MISMATCH or ALREADY_EXISTS (nothing was changed).";
+
+#[derive(Debug, clap::Args)]
+pub struct ChangeArgs {
+    /// The file to change (with --find/--lines), relative to the current directory.
+    pub file: Option<PathBuf>,
+    /// The text to replace (exactly once unless --all or --occurrences).
+    #[arg(long, value_name = "TEXT", conflicts_with = "find_file", allow_hyphen_values = true)]
+    pub find: Option<String>,
+    /// Read the text to replace from a file.
+    #[arg(long, value_name = "PATH")]
+    pub find_file: Option<PathBuf>,
+    /// The replacement text.
+    #[arg(long, value_name = "TEXT", conflicts_with = "replace_file", allow_hyphen_values = true)]
+    pub replace: Option<String>,
+    /// Read the replacement text from a file.
+    #[arg(long, value_name = "PATH")]
+    pub replace_file: Option<PathBuf>,
+    /// Replace every occurrence.
+    #[arg(long)]
+    pub all: bool,
+    /// Expect exactly N occurrences and replace them all.
+    #[arg(long, value_name = "N")]
+    pub occurrences: Option<u32>,
+    /// Lines START-END: with --find, where to look; without, the lines to replace.
+    #[arg(long, value_name = "RANGE")]
+    pub lines: Option<String>,
+    /// Refuse unless the file's SHA-256 is this (as you last read it).
+    #[arg(long, value_name = "SHA256")]
+    pub expected_hash: Option<String>,
+    /// The request as JSON from a file, or `-` for stdin.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "find", "find_file", "lines"])]
+    pub edits: Option<String>,
+    /// What the change is for (shown by `ironbees history`).
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub message: Option<String>,
+    /// Show the diff, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The `edit:` configuration section.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EditSection {
+    pub max_file_size: Option<u64>,
+    pub history_limit: Option<usize>,
+    pub history_max_bytes: Option<u64>,
+    pub lock_timeout_secs: Option<u64>,
+}
+
+/// Opens the engine with the configured limits and the code-index locator, and
+/// reports what recovery did (an earlier run was killed mid-transaction).
+pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
+    let section: EditSection = ctx.config.section("edit")?;
+    let d = EngineOptions::default();
+    let options = EngineOptions {
+        max_file_size: section.max_file_size.unwrap_or(d.max_file_size),
+        history_limit: section.history_limit.unwrap_or(d.history_limit),
+        history_max_bytes: section.history_max_bytes.unwrap_or(d.history_max_bytes),
+        lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
+    };
+    let mut engine = Engine::open(&ctx.root, options)?;
+    engine.set_symbol_locator(Arc::new(IndexLocator));
+    let rec = engine.recovery();
+    for id in &rec.rolled_back {
+        out.warn(format!("an interrupted edit ({id}) was rolled back; its files are as before it"));
+    }
+    for c in &rec.conflicts {
+        out.warn(format!(
+            "{} changed after edit {} was interrupted; left as it is{}",
+            c.path,
+            c.transaction,
+            c.saved_to
+                .as_ref()
+                .map(|s| format!(" (the earlier version is in {s})"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(engine)
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &ChangeArgs) -> Result<i32> {
+    let mut req = build_request(ctx, args)?;
+    if args.dry_run {
+        req.options.dry_run = true;
+    }
+    if args.message.is_some() {
+        req.description = args.message.clone();
+    }
+    let mut engine = open_engine(ctx, out)?;
+    match engine.apply(&req) {
+        Ok(result) => {
+            print_result(out, &result, "change");
+            Ok(0)
+        }
+        Err(e) => report_edit_error(out, &e),
+    }
+}
+
+/// Prints an edit error with its candidates (text mode) and returns its exit code.
+pub fn report_edit_error(out: &Output, e: &edit::Error) -> Result<i32> {
+    let info = e.to_info();
+    out.error(&info);
+    if !out.json {
+        print_candidates(out, &info);
+    }
+    Ok(exit_code(info.code))
+}
+
+fn print_candidates(out: &Output, info: &ErrorInfo) {
+    let Some(cands) = info.details.get("candidates").and_then(|c| c.as_array()) else { return };
+    let dim = out.style_err().dim();
+    let what = if info.code == ErrorCode::AmbiguousMatch { "match" } else { "closest" };
+    for c in cands {
+        let (Some(start), Some(end)) =
+            (c["lineRange"]["start"].as_u64(), c["lineRange"]["end"].as_u64())
+        else {
+            continue;
+        };
+        let sim = c["similarity"].as_f64().map(|s| format!(" ({:.0}% similar)", s * 100.0));
+        eprintln!("  {what} at lines {start}-{end}{}:", sim.unwrap_or_default());
+        for line in c["preview"].as_str().unwrap_or("").lines() {
+            eprintln!("    {}", dim.apply_to(format!("| {line}")));
+        }
+    }
+}
+
+fn build_request(ctx: &Ctx, args: &ChangeArgs) -> Result<EditRequest> {
+    if let Some(src) = &args.edits {
+        let text = if src == "-" {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading the request from stdin")?;
+            s
+        } else {
+            std::fs::read_to_string(ctx.cwd.join(src))
+                .with_context(|| format!("reading the request from {src}"))?
+        };
+        return parse_request(&text);
+    }
+    let Some(file) = &args.file else {
+        return Err(cli_error(
+            ErrorCode::InvalidArgument,
+            "name a FILE with --find/--lines and --replace, or give --edits FILE|-",
+        ));
+    };
+    // Absolute, so the engine's path jail judges the path exactly as given.
+    let path = ctx.cwd.join(file).display().to_string();
+    let read = |p: &Path| {
+        std::fs::read_to_string(ctx.cwd.join(p)).with_context(|| format!("reading {}", p.display()))
+    };
+    let find = match (&args.find, &args.find_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(p)) => Some(read(p)?),
+        (None, None) => None,
+    };
+    let replacement = match (&args.replace, &args.replace_file) {
+        (Some(t), _) => t.clone(),
+        (None, Some(p)) => read(p)?,
+        (None, None) => {
+            return Err(cli_error(
+                ErrorCode::InvalidArgument,
+                "--replace TEXT (or --replace-file) is required",
+            ));
+        }
+    };
+    let lines = match &args.lines {
+        Some(l) => Some(LineRange::parse(l).map_err(|e| cli_error(ErrorCode::InvalidArgument, e))?),
+        None => None,
+    };
+    let op = match (find, lines) {
+        (Some(target), line_range) => EditOp::Replace {
+            path,
+            target_string: target,
+            replacement_string: replacement,
+            line_range,
+            expected_occurrences: args.occurrences,
+            replace_all: args.all,
+            expected_hash: args.expected_hash.clone(),
+        },
+        (None, Some(line_range)) => EditOp::ReplaceLines {
+            path,
+            line_range,
+            replacement_string: replacement,
+            expected_hash: args.expected_hash.clone(),
+        },
+        (None, None) => {
+            return Err(cli_error(
+                ErrorCode::InvalidArgument,
+                "say what to replace: --find TEXT, --find-file PATH or --lines START-END",
+            ));
+        }
+    };
+    Ok(EditRequest { edits: vec![op], ..Default::default() })
+}
+
+/// A request object, or a bare list of edits.
+fn parse_request(text: &str) -> Result<EditRequest> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        cli_error(ErrorCode::InvalidArgument, format!("the request is not JSON: {e}"))
+    })?;
+    let value = if value.is_array() { serde_json::json!({ "edits": value }) } else { value };
+    serde_json::from_value(value)
+        .map_err(|e| cli_error(ErrorCode::InvalidArgument, format!("bad edit request: {e}")))
+}
+
+/// The diff on stdout (colored on a terminal), notes and the summary on stderr.
+pub fn print_result(out: &Output, result: &EditResult, verb: &str) {
+    if out.json {
+        let _ = out.json(result);
+        return;
+    }
+    let style = out.style_out();
+    for f in &result.files {
+        for line in f.diff.lines() {
+            let styled = if line.starts_with("diff --git")
+                || line.starts_with("+++")
+                || line.starts_with("---")
+            {
+                style.clone().bold().apply_to(line)
+            } else if line.starts_with('+') {
+                style.clone().green().apply_to(line)
+            } else if line.starts_with('-') {
+                style.clone().red().apply_to(line)
+            } else if line.starts_with("@@") {
+                style.clone().cyan().apply_to(line)
+            } else {
+                style.apply_to(line)
+            };
+            out.line(styled.to_string());
+        }
+        for e in &f.edits {
+            for n in &e.normalizations {
+                eprintln!("note: {} edits[{}]: {}", f.path, e.index, describe_normalization(n));
+            }
+        }
+    }
+    let (added, removed): (u32, u32) =
+        result.files.iter().fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
+    let files =
+        result.files.iter().filter(|f| f.old_hash != f.new_hash || f.new_path.is_some()).count();
+    let summary =
+        format!("{files} file{} changed, +{added} -{removed}", if files == 1 { "" } else { "s" });
+    let s = out.style_err().dim();
+    match (&result.transaction_id, result.dry_run) {
+        (_, true) => eprintln!("{}", s.apply_to(format!("dry run: {summary}; nothing written"))),
+        (Some(id), false) => eprintln!(
+            "{}",
+            s.apply_to(format!(
+                "{verb} {id}: {summary} (`ironbees {} {id}` reverts it)",
+                if verb == "undo" { "redo" } else { "undo" }
+            ))
+        ),
+        (None, false) => {
+            eprintln!("{}", s.apply_to("no change: the files already have this content"))
+        }
+    }
+}
+
+fn describe_normalization(n: &protocol::Normalization) -> String {
+    use protocol::Normalization as N;
+    match n {
+        N::LineEndings { file } => format!("line endings written as the file's ({file})"),
+        N::TrailingWhitespace => "matched ignoring trailing whitespace".to_owned(),
+        N::Indentation { added, .. } if !added.is_empty() => {
+            format!(
+                "matched with indentation {added:?} less than the file's; replacement indented to fit"
+            )
+        }
+        N::Indentation { removed, .. } => {
+            format!(
+                "matched with indentation {removed:?} more than the file's; replacement dedented to fit"
+            )
+        }
+        N::TabsAsSpaces { tab_width } => {
+            format!(
+                "matched with spaces for tabs (tab width {tab_width}); replacement uses the file's tabs"
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// `replaceSymbol` through the code index: definitions of the exact bytes being
+/// edited, by qualified name.
+struct IndexLocator;
+
+impl SymbolLocator for IndexLocator {
+    fn locate(&self, path: &str, bytes: &[u8], name: &str) -> Result<Vec<SymbolSpan>, String> {
+        let lang = code_index::Language::from_path(Path::new(path))
+            .ok_or_else(|| "no grammar for this file type".to_owned())?;
+        Ok(code_index::analyze(lang, bytes)
+            .definitions
+            .into_iter()
+            .filter(|d| d.qualified_name == name)
+            .map(|d| SymbolSpan { start_byte: d.start_byte, end_byte: d.end_byte, body: d.body })
+            .collect())
+    }
+
+    fn names(&self, path: &str, bytes: &[u8]) -> Vec<String> {
+        match code_index::Language::from_path(Path::new(path)) {
+            Some(lang) => code_index::analyze(lang, bytes)
+                .definitions
+                .into_iter()
+                .map(|d| d.qualified_name)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
