@@ -156,7 +156,8 @@ def train(rows):
     names = list(rows[0][2][0][1].keys()) if rows and rows[0][2] else []
     # The binary's feature order (FEATURES in localize.rs) is alphabetical here: map it.
     order = ["text", "text_rr", "text_sum", "title_text", "code_text", "def", "literal", "code_string", "frame",
-             "path", "stem_title", "stem_body", "graph", "central", "size", "init", "role"]
+             "path", "stem_title", "stem_body", "graph", "central", "size", "init", "role",
+             "title_rr", "code_rr", "def_rr", "graph_rr", "sum_rr"]
     assert set(order) == set(names), (order, names)
     lin = [f for f in order if f != "role"]
     def matrix(cands):
@@ -170,21 +171,24 @@ def train(rows):
         y = np.array([p in gold for p, _ in cands])
         data.append((repo, gold, [p for p, _ in cands], X, y))
 
-    def fit(items, l2=0.01, steps=1500, lr=0.3):
+    def fit(items, l2=0.003, steps=2000, lr=0.5):
+        # Listwise: each gold file should win the softmax over its instance's
+        # candidates (the loss cares about the top of the ranking, not rank 300 vs 301).
         w = np.array([0.5] * len(lin))
         for _ in range(steps):
             grad = np.zeros_like(w)
             count = 0
             for _, _, _, X, y in items:
-                if not y.any() or y.all():
+                if not y.any():
                     continue
-                pos, neg = X[y], X[~y]
-                # Every gold file against every other candidate: d = x_gold - x_other.
-                d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, X.shape[1])
-                z = d @ w
-                p = 1.0 / (1.0 + np.exp(np.clip(z, -30, 30)))
-                grad -= (d * p[:, None]).mean(axis=0)
-                count += 1
+                z = X @ w * 4.0
+                z -= z.max()
+                p = np.exp(z)
+                p /= p.sum()
+                expected = p @ X
+                for gx in X[y]:
+                    grad -= 4.0 * (gx - expected)
+                count += int(y.sum())
             grad = grad / max(count, 1) + l2 * w
             w = np.maximum(w - lr * grad, 0.0)
         return w

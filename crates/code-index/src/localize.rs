@@ -63,7 +63,7 @@ pub struct FileResult {
 }
 
 /// The features of a candidate file, in this order (see [`FEATURES`]).
-pub const NF: usize = 17;
+pub const NF: usize = 24;
 
 /// Feature names, as `--explain` shows them and the weights are keyed.
 pub const FEATURES: [&str; NF] = [
@@ -84,6 +84,13 @@ pub const FEATURES: [&str; NF] = [
     "size",        // log of its line count (0..1 of the largest file)
     "init",        // it is a package's __init__
     "role",        // 1 for source, lower for tests (0.35) and docs or examples (0.5)
+    "title_rr",    // 1 / rank of the file by title_text
+    "code_rr",     // 1 / rank of the file by code_text
+    "def_rr",      // 1 / rank of the file by def
+    "graph_rr",    // 1 / rank of the file by graph
+    "sum_rr",      // 1 / rank of the file by text_sum
+    "file_text",   // whole-file BM25 for the whole text (0..1 of the best file)
+    "tested",      // best text score of the test files named after it (test_foo.py → foo.py)
 ];
 
 /// The learned weights (see docs/BENCHMARKS.md, "Localization"): a linear model over
@@ -91,7 +98,7 @@ pub const FEATURES: [&str; NF] = [
 /// by leave-one-repository-out cross-validation, so that no repository tunes its own
 /// weights. `scripts/bench_localize.py --train` reproduces them.
 pub const DEFAULT_WEIGHTS: [f64; NF] =
-    [1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0];
+    [1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
 
 /// Weights for an experiment: `text=1,def=0.5` over the defaults, or
 /// `only=text+def` to zero every other feature.
@@ -258,11 +265,7 @@ fn features(
         Some(&mut s.text_sum),
         Some(&mut s.evidence),
     );
-    let mut ranked: Vec<usize> = (0..n).filter(|&f| s.text[f] > 0.0).collect();
-    ranked.sort_by(|a, b| s.text[*b].total_cmp(&s.text[*a]));
-    for (rank, f) in ranked.into_iter().enumerate() {
-        s.text_rr[f] = 1.0 / (rank as f64 + 1.0);
-    }
+    s.text_rr = reciprocal_ranks(&s.text);
     if !title.is_empty() {
         let hits = search.search(title, 200, 40)?;
         file_text_scores(snapshot, &hits, &mut s.title_text, None, None);
@@ -271,6 +274,15 @@ fn features(
         let hits = search.search(&code.join(" "), 200, 80)?;
         file_text_scores(snapshot, &hits, &mut s.code_text, None, None);
     }
+    let mut file_text = vec![0.0; n];
+    let file_hits = search.search_files(&cleaned, 200, 160)?;
+    let top_file = f64::from(file_hits.first().map_or(1.0, |h| h.1).max(f32::EPSILON));
+    for (path, score) in &file_hits {
+        if let Some(f) = project.file_id(path) {
+            file_text[f as usize] = f64::from(*score) / top_file;
+        }
+    }
+    let tested = tested_by(snapshot, &s.text);
 
     // Graph: restart where the direct signals point; dependents count as much as
     // dependencies.
@@ -303,6 +315,8 @@ fn features(
         vec![0.0; n]
     };
     let central_max = snapshot.file_rank.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
+    let (title_rr, code_rr, def_rr) = (reciprocal_ranks(&s.title_text), reciprocal_ranks(&s.code_text), reciprocal_ranks(&s.def));
+    let (graph_rr, sum_rr) = (reciprocal_ranks(&graph), reciprocal_ranks(&s.text_sum));
     let max_lines = project.files.iter().map(|f| f.lines).max().unwrap_or(1).max(1);
 
     let mut table = Vec::with_capacity(n);
@@ -331,9 +345,64 @@ fn features(
             f64::from(file.lines + 1).ln() / f64::from(max_lines + 1).ln(),
             f64::from(u8::from(file.path.ends_with("__init__.py"))),
             role_prior(&file.path),
+            title_rr[f],
+            code_rr[f],
+            def_rr[f],
+            graph_rr[f],
+            sum_rr[f],
+            file_text[f],
+            tested[f],
         ]);
     }
     Ok((table, s.evidence))
+}
+
+/// For each source file, the best score among the test files named after it
+/// (`test_foo.py`, `foo_test.go`, `foo.test.ts`, `FooTest.java` for `foo`): an issue
+/// that quotes a test points at the module that test exercises.
+fn tested_by(snapshot: &Snapshot, score: &[f64]) -> Vec<f64> {
+    let files = &snapshot.project.files;
+    let stem = |path: &str| -> String {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.split('.').next().unwrap_or(name).to_lowercase()
+    };
+    let mut by_stem: HashMap<String, Vec<usize>> = HashMap::new();
+    for (f, file) in files.iter().enumerate() {
+        if !is_test_path(&file.path) {
+            by_stem.entry(stem(&file.path)).or_default().push(f);
+        }
+    }
+    let mut out = vec![0.0; files.len()];
+    for (t, file) in files.iter().enumerate() {
+        if score[t] <= 0.0 || !is_test_path(&file.path) {
+            continue;
+        }
+        let st = stem(&file.path);
+        let target = st
+            .strip_prefix("test_")
+            .or_else(|| st.strip_suffix("_test"))
+            .or_else(|| st.strip_suffix("test"))
+            .or_else(|| st.strip_suffix("tests"))
+            .unwrap_or("");
+        if let Some(sources) = by_stem.get(target) {
+            for &src in sources {
+                out[src] = f64::max(out[src], score[t]);
+            }
+        }
+    }
+    out
+}
+
+/// 1 / rank of each file by `values` (0 where the value is 0). Ranks compare across
+/// queries where raw scores do not.
+fn reciprocal_ranks(values: &[f64]) -> Vec<f64> {
+    let mut ranked: Vec<usize> = (0..values.len()).filter(|&f| values[f] > 0.0).collect();
+    ranked.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
+    let mut out = vec![0.0; values.len()];
+    for (rank, f) in ranked.into_iter().enumerate() {
+        out[f] = 1.0 / (rank as f64 + 1.0);
+    }
+    out
 }
 
 /// Per file: the best chunk score (0..1 of the best overall), optionally the sum of

@@ -510,6 +510,11 @@ fn find_literals(query: &str) -> Vec<String> {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             push(w, &mut out);
+            // Option tables often name it without the dashes (`"notes": {...}`).
+            for quote in ['"', '\'']
+            {
+                push(&format!("{quote}{name}{quote}"), &mut out);
+            }
         }
     }
     // Quoted strings with a few words (messages), outside code blocks too.

@@ -41,7 +41,7 @@ use crate::{
 };
 
 /// Bump when the schema or the tokenizer changes: the index is rebuilt.
-const SEARCH_VERSION: &str = "ironbees-search-1";
+const SEARCH_VERSION: &str = "ironbees-search-2";
 
 /// One search hit: a definition, or a file's top level (`ord` None).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -64,6 +64,8 @@ struct Fields {
     signature: Field,
     doc: Field,
     body: Field,
+    /// The whole file, on the file's own document only (file-level BM25).
+    file_body: Field,
     kind: Field,
     line: Field,
     end_line: Field,
@@ -88,6 +90,7 @@ fn schema() -> (Schema, Fields) {
         signature: b.add_text_field("signature", text(false)),
         doc: b.add_text_field("doc", text(false)),
         body: b.add_text_field("body", text(false)),
+        file_body: b.add_text_field("file_body", text(false)),
         kind: b.add_text_field("kind", STRING | STORED),
         line: b.add_u64_field("line", num.clone()),
         end_line: b.add_u64_field("end_line", num.clone()),
@@ -379,6 +382,7 @@ impl SearchIndex {
         doc.add_text(f.path_text, &file.path);
         doc.add_text(f.qualified, &file.path);
         doc.add_text(f.body, own_text(0, bytes.len() as u32, &top_level));
+        doc.add_text(f.file_body, String::from_utf8_lossy(&bytes[..bytes.len().min(512 * 1024)]));
         doc.add_text(f.kind, "file");
         doc.add_u64(f.line, 1);
         doc.add_u64(f.end_line, u64::from(file.lines.max(1)));
@@ -391,28 +395,42 @@ impl SearchIndex {
     /// stack trace). Every token is an optional clause; names and signatures weigh
     /// more than bodies. Of a long query only the `max_terms` rarest tokens are used.
     pub fn search(&self, query: &str, limit: usize, max_terms: usize) -> Result<Vec<ChunkHit>> {
+        self.search_weighted(&[(query, 1.0)], limit, max_terms)
+    }
+
+    /// Like [`SearchIndex::search`] over several texts, each with a weight: a token's
+    /// weight is the largest of the texts it appears in (an issue's title counts more
+    /// than its body, identifiers from its code more than its prose).
+    pub fn search_weighted(&self, texts: &[(&str, f32)], limit: usize, max_terms: usize) -> Result<Vec<ChunkHit>> {
         let searcher = self.reader.searcher();
         let f = self.fields;
-        let mut tokens = analyze_text(query);
-        tokens.sort();
-        tokens.dedup();
-        if tokens.is_empty() {
+        let mut weights: HashMap<String, f32> = HashMap::new();
+        for (text, w) in texts {
+            for t in analyze_text(text) {
+                let e = weights.entry(t).or_insert(0.0);
+                *e = e.max(*w);
+            }
+        }
+        if weights.is_empty() {
             return Ok(Vec::new());
         }
-        // Keep the rarest tokens: a long issue text mentions many common words.
+        // Keep the most telling tokens (weight times rarity): a long issue text
+        // mentions many common words.
+        let mut tokens: Vec<(String, f32)> = weights.into_iter().collect();
         if tokens.len() > max_terms {
-            let mut with_df: Vec<(u64, String)> = tokens
+            let n = searcher.num_docs().max(1) as f32;
+            let mut scored: Vec<(f32, String, f32)> = tokens
                 .into_iter()
-                .map(|t| {
+                .filter_map(|(t, w)| {
                     let df = searcher.doc_freq(&Term::from_field_text(f.body, &t)).unwrap_or(0)
                         + searcher.doc_freq(&Term::from_field_text(f.name, &t)).unwrap_or(0);
-                    (df, t)
+                    (df > 0).then(|| (w * (n / df as f32).ln().max(0.01), t, w))
                 })
-                .filter(|(df, _)| *df > 0)
                 .collect();
-            with_df.sort();
-            tokens = with_df.into_iter().take(max_terms).map(|(_, t)| t).collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            tokens = scored.into_iter().take(max_terms).map(|(_, t, w)| (t, w)).collect();
         }
+        tokens.sort_by(|a, b| a.0.cmp(&b.0));
         let boosts = [
             (f.name, 3.0),
             (f.qualified, 2.0),
@@ -422,11 +440,10 @@ impl SearchIndex {
             (f.path_text, 1.0),
         ];
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &tokens {
+        for (t, w) in &tokens {
             for (field, boost) in boosts {
-                let q =
-                    TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+                let q = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost * w))));
             }
         }
         let query = BooleanQuery::new(clauses);
@@ -453,6 +470,42 @@ impl SearchIndex {
             });
         }
         Ok(hits)
+    }
+
+    /// Files by whole-file BM25 (the classic baseline): path → score.
+    pub fn search_files(&self, query: &str, limit: usize, max_terms: usize) -> Result<Vec<(String, f32)>> {
+        let searcher = self.reader.searcher();
+        let f = self.fields;
+        let mut tokens = analyze_text(query);
+        tokens.sort();
+        tokens.dedup();
+        if tokens.len() > max_terms {
+            let mut with_df: Vec<(u64, String)> = tokens
+                .into_iter()
+                .map(|t| (searcher.doc_freq(&Term::from_field_text(f.file_body, &t)).unwrap_or(0), t))
+                .filter(|(df, _)| *df > 0)
+                .collect();
+            with_df.sort();
+            tokens = with_df.into_iter().take(max_terms).map(|(_, t)| t).collect();
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
+            .iter()
+            .map(|t| {
+                let q = TermQuery::new(Term::from_field_text(f.file_body, t), IndexRecordOption::WithFreqs);
+                (Occur::Should, Box::new(q) as Box<dyn Query>)
+            })
+            .collect();
+        let top: Vec<(Score, DocAddress)> = searcher
+            .search(&BooleanQuery::new(clauses), &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|e| tv(&self.dir, e))?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tv(&self.dir, e))?;
+            if let Some(path) = doc.get_first(f.path).and_then(|v| v.as_str()) {
+                out.push((path.to_owned(), score));
+            }
+        }
+        Ok(out)
     }
 
     /// Number of documents (chunks) in the index.
