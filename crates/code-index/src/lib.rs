@@ -27,9 +27,15 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod complexity;
+mod depgraph;
 mod error;
 mod extract;
+#[cfg(test)]
+mod fixture;
 mod graph;
+mod hotspot;
+mod impact;
 mod indexer;
 mod lang;
 mod localize;
@@ -39,9 +45,14 @@ mod querytype;
 mod rank;
 mod refcodec;
 mod resolve;
+mod roles;
 mod search;
 mod skeleton;
+mod sources;
 mod store;
+mod symrank;
+mod target;
+mod testfiles;
 mod tokens;
 mod walk;
 
@@ -55,6 +66,14 @@ pub use crate::{
     error::{Error, Result},
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     graph::{Graphs, Resolution, SymbolEdge},
+    hotspot::{
+        ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
+        ScoreParts, SymbolHotspot, hotspots,
+    },
+    impact::{
+        AffectedTest, Dependent, Impact, ImpactOptions, Priority, Radius, Risk, SymbolDependent,
+        impact, risk_level, test_priority,
+    },
     indexer::UpdateReport,
     lang::Language,
     localize::{
@@ -65,8 +84,14 @@ pub use crate::{
     querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
     resolve::{ImportTarget, Manifest, ResolvedImport},
+    roles::{Role, RoleFacts, infer_role},
     search::{ChunkHit, SearchIndex},
     skeleton::{Skeleton, render as render_skeleton},
+    sources::{DiskSources, Sources},
+    target::{
+        SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
+    },
+    testfiles::{TestKind, module_stem, test_convention, test_subject},
     tokens::count_tokens,
 };
 use protocol::{ErrorCode, Symbol};
