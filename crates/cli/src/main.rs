@@ -77,6 +77,9 @@ pub enum Command {
     /// Rank the files that matter for a request (issue text, question, stack trace).
     #[command(after_help = "Example:\n  ironbees localize --query-file issue.md -k 5 --json")]
     Localize(cmd::localize::LocalizeArgs),
+    /// A ranked map of the repository's most important definitions, in a token budget.
+    #[command(after_help = cmd::repomap::AFTER_HELP)]
+    Repomap(cmd::repomap::RepomapArgs),
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),

@@ -4,12 +4,42 @@
 //! an ambiguous one (a call to `save` when five classes define it), with a small
 //! weight. For "what breaks if this changes" that would connect everything to
 //! everything through common method names, so this graph keeps only edges we are
-//! sure enough of: resolved imports, and references resolved by scope, file, import
-//! or to the only definition of their name. An edge `a → b` means `a` depends on `b`.
+//! sure enough of ([`edge_trust`] ≥ 0.5): resolved imports, references resolved by
+//! scope, file or import, and calls and type uses of the only definition of their
+//! name. An edge `a → b` means `a` depends on `b`.
 
 use std::collections::VecDeque;
 
-use crate::{Snapshot, graph::Resolution, project::FileId};
+use protocol::SymbolKind;
+
+use crate::{
+    RefKind, Snapshot,
+    graph::{Resolution, SymbolEdge},
+    project::{FileId, Project},
+};
+
+/// How much a resolved reference can be trusted to mean its target, 0..1.
+///
+/// Scope, file and import resolution are certain enough (1.0). A name resolved
+/// only because the project defines it once (`Global`) is trusted for calls of
+/// functions and constructors and for type uses (0.7), but not for method calls
+/// (`x.len()` is far more often a library method than the project's only `len`) nor
+/// for plain identifier uses (a field or local of the same name): 0.15. Ambiguous
+/// references (one of several definitions) keep their split weight (0.3 / n).
+pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
+    match e.resolution {
+        Resolution::Local | Resolution::SameFile | Resolution::Imported => 1.0,
+        Resolution::Global => {
+            let kind = project.def(e.to).kind;
+            match e.kind {
+                RefKind::Type => 0.7,
+                RefKind::Call if kind != SymbolKind::Method => 0.7,
+                _ => 0.15,
+            }
+        }
+        Resolution::Ambiguous => e.weight,
+    }
+}
 
 pub(crate) struct DepGraph {
     /// Files each file depends on, sorted, without duplicates or self-edges.
@@ -35,7 +65,7 @@ impl DepGraph {
             }
         }
         for e in &snapshot.graphs.symbol_edges {
-            if e.to.file != e.from_file && e.resolution != Resolution::Ambiguous {
+            if e.to.file != e.from_file && edge_trust(&snapshot.project, e) >= 0.5 {
                 out[e.from_file as usize].push(e.to.file);
             }
         }

@@ -30,12 +30,11 @@ use serde::Serialize;
 use crate::{
     Snapshot,
     complexity::{decisions_in, decisions_per_line},
-    depgraph::DepGraph,
-    graph::Resolution,
+    depgraph::{DepGraph, edge_trust},
     project::{DefId, FileId},
     sources::Sources,
     target::SymbolRef,
-    testfiles::test_convention,
+    testfiles::{is_vendored, test_convention},
 };
 
 /// How hotspots are computed.
@@ -188,15 +187,18 @@ pub fn hotspots(
     let concentration = churn.filter(|c| c.available).map(|c| concentration(snapshot, c));
     let prefix = opts.under.trim_end_matches('/');
     let under = |p: &str| prefix.is_empty() || p == prefix || p.starts_with(&format!("{prefix}/"));
-    let mut files: Vec<FileHotspot> =
-        m.files.into_iter().filter(|f| f.score > 0.0 && under(&f.path)).collect();
+    let mut files: Vec<FileHotspot> = m
+        .files
+        .into_iter()
+        .filter(|f| f.score > 0.0 && under(&f.path) && !is_vendored(&f.path))
+        .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
     files.truncate(opts.limit);
     let mut symbols: Vec<SymbolHotspot> = m
         .symbols
         .into_iter()
         .map(|(_, s)| s)
-        .filter(|s| s.score > 0.0 && under(&s.symbol.path))
+        .filter(|s| s.score > 0.0 && under(&s.symbol.path) && !is_vendored(&s.symbol.path))
         .collect();
     symbols.sort_by(|a, b| {
         b.score
@@ -275,7 +277,7 @@ pub(crate) fn measure(
     }
     referrers.resize_with(total, HashSet::new);
     for e in &snapshot.graphs.symbol_edges {
-        if e.resolution == Resolution::Ambiguous {
+        if edge_trust(project, e) < 0.5 {
             continue;
         }
         let key = (e.from_file, e.from.map(|d| d.ord));

@@ -7,8 +7,9 @@
 //!   target.
 //! - A **definition**: the reverse closure over references (calls, type uses, other
 //!   uses) between definitions, each referencing definition (or file top level) with
-//!   its distance; references that may mean the target among other same-named
-//!   definitions are listed apart as `possible`, not followed.
+//!   its distance; references that may mean the target but are guesses (one of
+//!   several same-named definitions, a method call matched only by its name) are
+//!   listed apart as `possible`, not followed.
 //!
 //! The **radius** counts dependent files within distance 1, 2 and 3 and in all, a
 //! weighted total (`Σ 0.5^(distance-1)`), the share of the project, and a risk level
@@ -28,10 +29,9 @@ use serde::Serialize;
 
 use crate::{
     Snapshot,
-    depgraph::DepGraph,
-    graph::Resolution,
+    depgraph::{DepGraph, edge_trust},
     project::{DefId, FileId, Project},
-    target::{SymbolRef, Target, TargetKind},
+    target::{Target, TargetKind},
     testfiles::{TestKind, module_stem, test_convention, test_subject},
 };
 
@@ -288,7 +288,7 @@ fn file_closure(
     let targets: HashSet<FileId> = target.file_ids.iter().copied().collect();
     for e in &snapshot.graphs.symbol_edges {
         if targets.contains(&e.to.file)
-            && e.resolution != Resolution::Ambiguous
+            && edge_trust(project, e) >= 0.5
             && let Some(from) = e.from
             && let Some(acc) = tests.get_mut(&from.file)
             && acc.distance == Some(1)
@@ -324,12 +324,10 @@ fn symbol_closure(
     let project = &snapshot.project;
     // Referencing nodes per definition: (file, Some(def ord) | None for top level).
     type Node = (FileId, Option<u32>);
-    let mut referrers: HashMap<DefId, Vec<(Node, Resolution)>> = HashMap::new();
+    let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
     for e in &snapshot.graphs.symbol_edges {
-        referrers
-            .entry(e.to)
-            .or_default()
-            .push(((e.from_file, e.from.map(|d| d.ord)), e.resolution));
+        let sure = edge_trust(project, e) >= 0.5;
+        referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
     }
     let start: HashSet<DefId> = target.def_ids.iter().copied().collect();
     let mut seen: HashSet<Node> = start.iter().map(|d| (d.file, Some(d.ord))).collect();
@@ -351,8 +349,8 @@ fn symbol_closure(
     };
     while let Some((def, dist)) = queue.pop_front() {
         let Some(refs) = referrers.get(&def) else { continue };
-        for &(node, resolution) in refs {
-            if resolution == Resolution::Ambiguous {
+        for &(node, sure) in refs {
+            if !sure {
                 // Only what may reference the target itself; the target's own
                 // definitions referencing each other are not news.
                 if dist == 0 && !seen.contains(&node) && possible_seen.insert(node) {

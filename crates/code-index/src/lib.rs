@@ -44,6 +44,7 @@ mod query;
 mod querytype;
 mod rank;
 mod refcodec;
+mod repomap;
 mod resolve;
 mod roles;
 mod search;
@@ -83,6 +84,7 @@ pub use crate::{
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
     querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
+    repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
     resolve::{ImportTarget, Manifest, ResolvedImport},
     roles::{Role, RoleFacts, infer_role},
     search::{ChunkHit, SearchIndex},
@@ -427,6 +429,11 @@ impl Index {
         }
         let analysis = analyze(lang, &bytes);
         Ok((lang, bytes, analysis))
+    }
+
+    /// Reads project files from disk (for analyses that show or measure lines).
+    pub fn sources(&self) -> DiskSources {
+        DiskSources::new(self.root.clone(), self.config.max_file_size)
     }
 
     /// The skeleton of one project file.

@@ -10,14 +10,15 @@
 //! 3. **entry point** — named like one (`main`, `__main__`, `manage`, `cli`,
 //!    `Program`), or defining a top-level `main`, or depended on by nothing while
 //!    depending on several files (a script);
-//! 4. **interface** — the API surface: named like routes/views/handlers/controllers/
+//! 4. **interface** — the API surface: a package root (`lib.rs`, `__init__.py`,
+//!    `index.*`) with content, or named like routes/views/handlers/controllers/
 //!    endpoints/api, or defining mostly interfaces and traits;
 //! 5. **model** — data definitions: named like models/schema/entities/types/dto, or
 //!    defining mostly data types (structs, records, enums, classes without methods);
 //! 6. **core** — a hub: among the most central files (PageRank, top 10%), with
 //!    several dependents and dependencies;
-//! 7. **utility** — depended on by several files, depending on almost nothing, or
-//!    named like one (`utils`, `helpers`, `common`, `compat`);
+//! 7. **utility** — functions depended on by several files, depending on almost
+//!    nothing, or named like one (`utils`, `helpers`, `common`, `compat`);
 //! 8. **core** — very central (top 5%) whatever its shape;
 //! 9. **peripheral** — everything else.
 
@@ -177,13 +178,13 @@ pub fn infer_role(f: &RoleFacts) -> (Role, String) {
             ),
         );
     }
-    if f.fan_in >= 3 && f.fan_out <= 1 {
+    if f.fan_in >= 3 && f.fan_out <= 1 && f.functions >= f.data_types + f.classes {
         return (
             Role::Utility,
             format!("{} dependents, depends on {} file(s)", f.fan_in, f.fan_out),
         );
     }
-    if named(&["utils", "util", "helpers", "helper", "common", "compat", "misc", "tools", "lib"])
+    if named(&["utils", "util", "helpers", "helper", "common", "compat", "misc", "tools"])
         || in_dir(&["utils", "util", "helpers", "common"])
     {
         return (Role::Utility, format!("named like a utility ({name})"));

@@ -147,6 +147,28 @@ pub fn by_path(path: &str, language: Language) -> Option<(TestKind, &'static str
     hit.or_else(|| is_test_path(path).then_some((File, "test path")))
 }
 
+/// Third-party or generated code kept in the tree: vendored directories and
+/// minified bundles. Not the project's own design, so maps, hotspots and reports
+/// leave it out.
+pub fn is_vendored(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    name.contains(".min.")
+        || name.ends_with(".bundle.js")
+        || lower.split('/').any(|d| {
+            matches!(
+                d,
+                "vendor"
+                    | "vendored"
+                    | "third_party"
+                    | "thirdparty"
+                    | "node_modules"
+                    | "external"
+                    | "_vendor"
+            )
+        })
+}
+
 /// The module a test file is named after, normalized (lowercase, no `_`/`-`):
 /// `tests/test_cart.py` → `cart`, `cart_test.go` → `cart`, `Cart.spec.ts` → `cart`,
 /// `CartTests.cs` → `cart`, `tests/cart.rs` → `cart`. None when the name says
@@ -232,6 +254,21 @@ mod tests {
         ];
         for (path, lang, want) in cases {
             assert_eq!(by_path(path, *lang).map(|c| c.1), *want, "{path}");
+        }
+    }
+
+    #[test]
+    fn vendored() {
+        for p in [
+            "static/js/vendor/jquery/jquery.js",
+            "a/b.min.js",
+            "third_party/x.c",
+            "node_modules/a/i.js",
+        ] {
+            assert!(is_vendored(p), "{p}");
+        }
+        for p in ["src/vendors.py", "src/minify.js", "app/external_api.py"] {
+            assert!(!is_vendored(p), "{p}");
         }
     }
 

@@ -9,6 +9,7 @@ pub mod history;
 pub mod index;
 pub mod llm;
 pub mod localize;
+pub mod repomap;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -103,6 +104,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
         Command::Localize(args) => localize::run(&ctx, out, args),
+        Command::Repomap(args) => repomap::run(&ctx, out, args),
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),
