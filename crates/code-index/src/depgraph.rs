@@ -6,17 +6,52 @@
 //! everything through common method names, so this graph keeps only edges we are
 //! sure enough of ([`edge_trust`] ≥ 0.5): resolved imports, references resolved by
 //! scope, file or import, and calls and type uses of the only definition of their
-//! name. An edge `a → b` means `a` depends on `b`.
+//! name. Two kinds of import are not dependencies: a Rust `mod x;` declaration
+//! (containment), and an import of a package root (`lib.rs`, `__init__.py`,
+//! `index.ts`) used only to reach names it re-exports (the reference edges already
+//! point at the files defining them). An edge `a → b` means `a` depends on `b`.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use protocol::SymbolKind;
 
 use crate::{
-    RefKind, Snapshot,
+    Language, RefKind, Snapshot,
     graph::{Resolution, SymbolEdge},
     project::{FileId, Project},
+    resolve::ImportTarget,
 };
+
+/// A Rust `mod x;` declaration (`pub mod x;`, `pub(crate) mod x;`).
+fn is_mod_decl(text: &str) -> bool {
+    let t = text.trim();
+    let t = t.strip_prefix("pub").map_or(t, |r| {
+        let r = r.trim_start();
+        match r.strip_prefix('(') {
+            Some(inner) => inner.split_once(')').map_or(r, |(_, rest)| rest),
+            None => r,
+        }
+        .trim_start()
+    });
+    t.starts_with("mod ") && t.ends_with(';')
+}
+
+/// Files that are the root of a package or module and mostly re-export.
+pub(crate) fn is_module_root(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "lib.rs"
+            | "main.rs"
+            | "mod.rs"
+            | "__init__.py"
+            | "index.js"
+            | "index.ts"
+            | "index.tsx"
+            | "index.mjs"
+            | "index.jsx"
+    )
+}
 
 /// How much a resolved reference can be trusted to mean its target, 0..1.
 ///
@@ -24,13 +59,17 @@ use crate::{
 /// only because the project defines it once (`Global`) is trusted for calls of
 /// functions and constructors and for type uses (0.7), but not for method calls
 /// (`x.len()` is far more often a library method than the project's only `len`) nor
-/// for plain identifier uses (a field or local of the same name): 0.15. Ambiguous
+/// for plain identifier uses (a field or local of the same name): 0.15, nor when the
+/// language would not let the file see it ([`visible`]): 0.1. Ambiguous
 /// references (one of several definitions) keep their split weight (0.3 / n).
 pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
     match e.resolution {
         Resolution::Local | Resolution::SameFile | Resolution::Imported => 1.0,
         Resolution::Global => {
             let kind = project.def(e.to).kind;
+            if !visible(project, e) {
+                return 0.1;
+            }
             match e.kind {
                 RefKind::Type => 0.7,
                 RefKind::Call if kind != SymbolKind::Method => 0.7,
@@ -38,6 +77,32 @@ pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
             }
         }
         Resolution::Ambiguous => e.weight,
+    }
+}
+
+/// Whether the language lets the referencing file see the definition at all: a
+/// Rust item without `pub`, a Go name in lower case from another package, a Python
+/// `_private` name from another module, a Java/C# `private` member cannot be what
+/// another file means (`root.join(..)` is not the private `fn join` elsewhere).
+fn visible(project: &Project, e: &SymbolEdge) -> bool {
+    if e.from_file == e.to.file {
+        return true;
+    }
+    let def = project.def(e.to);
+    let to_file = project.file(e.to.file);
+    let name = project.names.name(def.name);
+    match to_file.language {
+        Language::Rust => def.signature.trim_start().starts_with("pub"),
+        Language::Go => {
+            let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                || dir(&project.file(e.from_file).path) == dir(&to_file.path)
+        }
+        Language::Python => !(name.starts_with('_') && !name.starts_with("__")),
+        Language::Java | Language::CSharp => {
+            !def.signature.split_whitespace().any(|w| w == "private")
+        }
+        _ => true,
     }
 }
 
@@ -53,20 +118,42 @@ pub(crate) struct DepGraph {
 
 impl DepGraph {
     pub fn build(snapshot: &Snapshot) -> DepGraph {
-        let n = snapshot.project.files.len();
+        let project = &snapshot.project;
+        let n = project.files.len();
         let mut out: Vec<Vec<FileId>> = vec![Vec::new(); n];
+        let mut referenced: HashSet<(FileId, FileId)> = HashSet::new();
+        for e in &snapshot.graphs.symbol_edges {
+            if e.to.file != e.from_file && edge_trust(project, e) >= 0.5 {
+                out[e.from_file as usize].push(e.to.file);
+                referenced.insert((e.from_file, e.to.file));
+            }
+        }
         let mut imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
-        for (f, targets) in snapshot.graphs.file_imports.iter().enumerate() {
-            for &t in targets {
-                if t as usize != f {
+        for (f, resolved) in snapshot.graphs.imports.iter().enumerate() {
+            let file = &project.files[f];
+            for imp in resolved {
+                let ImportTarget::Files(targets) = &imp.target else { continue };
+                // `mod foo;` declares a child module: containment, not use.
+                let declares =
+                    file.imports.iter().any(|row| row.line == imp.line && is_mod_decl(&row.text));
+                if declares {
+                    continue;
+                }
+                for &t in targets {
+                    if t as usize == f {
+                        continue;
+                    }
+                    // `use crate::X` names the crate root, which only re-exports X:
+                    // the dependency is on X's own file (a reference edge), not on
+                    // the root, unless something defined in the root is used.
+                    if is_module_root(&project.file(t).path)
+                        && !referenced.contains(&(f as FileId, t))
+                    {
+                        continue;
+                    }
                     out[f].push(t);
                     imports[f].push(t);
                 }
-            }
-        }
-        for e in &snapshot.graphs.symbol_edges {
-            if e.to.file != e.from_file && edge_trust(&snapshot.project, e) >= 0.5 {
-                out[e.from_file as usize].push(e.to.file);
             }
         }
         let mut inn: Vec<Vec<FileId>> = vec![Vec::new(); n];
@@ -281,6 +368,21 @@ mod tests {
             let g = graph(&edges, n);
             assert_eq!(g.dependents_counts().unwrap(), brute(&g), "{edges:?}");
         }
+    }
+
+    #[test]
+    fn declarations_and_roots() {
+        for (t, want) in [
+            ("mod tests;", true),
+            ("pub mod net;", true),
+            ("pub(crate) mod x;", true),
+            ("mod inline {", false),
+            ("use crate::x;", false),
+        ] {
+            assert_eq!(is_mod_decl(t), want, "{t}");
+        }
+        assert!(is_module_root("crates/x/src/lib.rs") && is_module_root("pkg/__init__.py"));
+        assert!(!is_module_root("src/library.rs"));
     }
 
     #[test]

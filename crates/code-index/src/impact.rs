@@ -1,15 +1,18 @@
 //! Impact: what may break when a file or a definition changes, and which tests to
 //! run.
 //!
-//! - A **file** (or directory): the reverse closure over the confident file graph
-//!   (`depgraph.rs`: imports and references resolved without ambiguity), breadth
-//!   first, each dependent with its distance and the file it depends on toward the
-//!   target.
 //! - A **definition**: the reverse closure over references (calls, type uses, other
-//!   uses) between definitions, each referencing definition (or file top level) with
-//!   its distance; references that may mean the target but are guesses (one of
-//!   several same-named definitions, a method call matched only by its name) are
-//!   listed apart as `possible`, not followed.
+//!   uses) between definitions, breadth first, each referencing definition (or file
+//!   top level) with its distance and the definition it references toward the
+//!   target; references that may mean the target but are guesses (one of several
+//!   same-named definitions, a method call matched only by its name) are listed
+//!   apart as `possible`, not followed.
+//! - A **file** (or directory): the same closure from all its definitions, plus the
+//!   files importing it without referencing a definition (distance 1). Definition
+//!   level on purpose: at file level, a crate root re-exporting every module would
+//!   make every file depend on every other.
+//!
+//! Dependent files are the files of those definitions, at their nearest distance.
 //!
 //! The **radius** counts dependent files within distance 1, 2 and 3 and in all, a
 //! weighted total (`Σ 0.5^(distance-1)`), the share of the project, and a risk level
@@ -169,12 +172,8 @@ pub fn impact(snapshot: &Snapshot, target: &Target, opts: &ImpactOptions) -> Imp
     let project = &snapshot.project;
     let deps = DepGraph::build(snapshot);
     let mut tests: HashMap<FileId, TestAcc> = HashMap::new();
-    let (file_dist, mut dependents, mut symbols, mut possible) = match target.kind {
-        TargetKind::Symbol => symbol_closure(snapshot, target, &mut tests),
-        TargetKind::File | TargetKind::Directory => {
-            file_closure(snapshot, &deps, target, &mut tests)
-        }
-    };
+    let (file_dist, mut dependents, mut symbols, mut possible) =
+        closure(snapshot, &deps, target, &mut tests);
     let total = file_dist.len() as u32;
     let count_within = |d: u32| file_dist.values().filter(|&&x| x <= d).count() as u32;
     let direct = count_within(1);
@@ -250,55 +249,6 @@ fn is_test_file(project: &Project, f: FileId) -> bool {
 
 type Closure = (HashMap<FileId, u32>, Vec<Dependent>, Vec<SymbolDependent>, Vec<SymbolDependent>);
 
-fn file_closure(
-    snapshot: &Snapshot,
-    deps: &DepGraph,
-    target: &Target,
-    tests: &mut HashMap<FileId, TestAcc>,
-) -> Closure {
-    let project = &snapshot.project;
-    let reached = deps.closure(&target.file_ids, true, u32::MAX);
-    let mut file_dist = HashMap::new();
-    let mut dependents = Vec::new();
-    for &(f, d, via) in &reached {
-        file_dist.insert(f, d);
-        let test = is_test_file(project, f);
-        dependents.push(Dependent {
-            path: project.file(f).path.clone(),
-            distance: d,
-            via: project.file(via).path.clone(),
-            test,
-        });
-        if test_convention(project, f).is_some() {
-            let why = if d == 1 {
-                format!("depends on {}", project.file(via).path)
-            } else {
-                format!("reaches the target in {d} steps (via {})", project.file(via).path)
-            };
-            tests.entry(f).or_default().reach(d, why);
-        }
-    }
-    // The target's own inline tests (a Rust `mod tests`).
-    for &f in &target.file_ids {
-        if matches!(test_convention(project, f), Some((TestKind::Inline, _))) {
-            tests.entry(f).or_default().reach(0, "has inline tests".into());
-        }
-    }
-    // Test functions calling into the target directly.
-    let targets: HashSet<FileId> = target.file_ids.iter().copied().collect();
-    for e in &snapshot.graphs.symbol_edges {
-        if targets.contains(&e.to.file)
-            && edge_trust(project, e) >= 0.5
-            && let Some(from) = e.from
-            && let Some(acc) = tests.get_mut(&from.file)
-            && acc.distance == Some(1)
-        {
-            acc.functions.insert(top_level_name(project, from));
-        }
-    }
-    (file_dist, dependents, Vec::new(), Vec::new())
-}
-
 /// The outermost definition containing `d` (a test method's class is not what a
 /// runner selects; `TestCart::test_total` is). Qualified name of the definition
 /// itself when it is a function or method.
@@ -316,12 +266,26 @@ fn top_level_name(project: &Project, d: DefId) -> String {
     project.def(cur).qualified_name.clone()
 }
 
-fn symbol_closure(
+/// The reverse closure over references from the target's definitions (every
+/// definition of a file target), plus, for files, the files importing them without
+/// referencing any definition (distance 1).
+fn closure(
     snapshot: &Snapshot,
+    deps: &DepGraph,
     target: &Target,
     tests: &mut HashMap<FileId, TestAcc>,
 ) -> Closure {
     let project = &snapshot.project;
+    let start_defs: Vec<DefId> = match target.kind {
+        TargetKind::Symbol => target.def_ids.clone(),
+        TargetKind::File | TargetKind::Directory => target
+            .file_ids
+            .iter()
+            .flat_map(|&f| {
+                (0..project.file(f).defs.len() as u32).map(move |ord| DefId { file: f, ord })
+            })
+            .collect(),
+    };
     // Referencing nodes per definition: (file, Some(def ord) | None for top level).
     type Node = (FileId, Option<u32>);
     let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
@@ -329,9 +293,14 @@ fn symbol_closure(
         let sure = edge_trust(project, e) >= 0.5;
         referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
     }
-    let start: HashSet<DefId> = target.def_ids.iter().copied().collect();
-    let mut seen: HashSet<Node> = start.iter().map(|d| (d.file, Some(d.ord))).collect();
-    let mut queue: VecDeque<(DefId, u32)> = target.def_ids.iter().map(|&d| (d, 0)).collect();
+    let own: HashSet<FileId> = target.file_ids.iter().copied().collect();
+    let file_target = target.kind != TargetKind::Symbol;
+    let mut seen: HashSet<Node> = start_defs.iter().map(|d| (d.file, Some(d.ord))).collect();
+    if file_target {
+        // References inside the target files are not impact.
+        seen.extend(target.file_ids.iter().map(|&f| (f, None)));
+    }
+    let mut queue: VecDeque<(DefId, u32)> = start_defs.iter().map(|&d| (d, 0)).collect();
     let mut symbols = Vec::new();
     let mut possible = Vec::new();
     let mut possible_seen = HashSet::new();
@@ -350,10 +319,19 @@ fn symbol_closure(
     while let Some((def, dist)) = queue.pop_front() {
         let Some(refs) = referrers.get(&def) else { continue };
         for &(node, sure) in refs {
+            if file_target && own.contains(&node.0) {
+                continue;
+            }
             if !sure {
                 // Only what may reference the target itself; the target's own
-                // definitions referencing each other are not news.
-                if dist == 0 && !seen.contains(&node) && possible_seen.insert(node) {
+                // definitions referencing each other are not news, and a file's top
+                // level naming it is an import.
+                if !file_target
+                    && dist == 0
+                    && node.1.is_some()
+                    && !seen.contains(&node)
+                    && possible_seen.insert(node)
+                {
                     possible.push(node_dep(node, 1, def));
                 }
                 continue;
@@ -366,7 +344,9 @@ fn symbol_closure(
             if test_convention(project, node.0).is_some() {
                 let acc = tests.entry(node.0).or_default();
                 acc.reach(d, format!("references {}", project.def(def).qualified_name));
-                if let Some(o) = node.1 {
+                if let Some(o) = node.1
+                    && d <= 2
+                {
                     acc.functions.insert(top_level_name(project, DefId { file: node.0, ord: o }));
                 }
             }
@@ -378,7 +358,6 @@ fn symbol_closure(
     possible.retain(|p| {
         !symbols.iter().any(|s| s.path == p.path && s.qualified_name == p.qualified_name)
     });
-    let own: HashSet<FileId> = target.file_ids.iter().copied().collect();
     let mut file_dist: HashMap<FileId, u32> = HashMap::new();
     let mut via_file: HashMap<FileId, String> = HashMap::new();
     for s in &symbols {
@@ -390,6 +369,27 @@ fn symbol_closure(
         if s.distance < *e {
             *e = s.distance;
             via_file.insert(f, s.via.clone());
+        }
+    }
+    // Files importing a target file without referencing any of its definitions.
+    if file_target {
+        for &t in &target.file_ids {
+            for &f in &deps.inn[t as usize] {
+                if own.contains(&f)
+                    || file_dist.contains_key(&f)
+                    || !deps.imports[f as usize].contains(&t)
+                {
+                    continue;
+                }
+                file_dist.insert(f, 1);
+                via_file.insert(f, project.file(t).path.clone());
+                if test_convention(project, f).is_some() {
+                    tests
+                        .entry(f)
+                        .or_default()
+                        .reach(1, format!("imports {}", project.file(t).path));
+                }
+            }
         }
     }
     let mut dependents: Vec<Dependent> = file_dist
@@ -404,7 +404,8 @@ fn symbol_closure(
     dependents.sort_by(|a, b| (a.distance, &a.path).cmp(&(b.distance, &b.path)));
     for &f in &target.file_ids {
         if matches!(test_convention(project, f), Some((TestKind::Inline, _))) {
-            tests.entry(f).or_default().reach(0, "its file has inline tests".into());
+            let why = if file_target { "has inline tests" } else { "its file has inline tests" };
+            tests.entry(f).or_default().reach(0, why.into());
         }
     }
     (file_dist, dependents, symbols, possible)

@@ -34,6 +34,7 @@ mod extract;
 #[cfg(test)]
 mod fixture;
 mod graph;
+mod graphview;
 mod hotspot;
 mod impact;
 mod indexer;
@@ -67,6 +68,7 @@ pub use crate::{
     error::{Error, Result},
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     graph::{Graphs, Resolution, SymbolEdge},
+    graphview::{EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, graph_view},
     hotspot::{
         ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
         ScoreParts, SymbolHotspot, hotspots,

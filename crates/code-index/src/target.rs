@@ -9,7 +9,9 @@
 //!    every file under a directory;
 //! 4. a unique path suffix (`cart.py` for `shop/cart.py`);
 //! 5. a qualified name (`Cart.total`, `http::Client::send`, `Cart#total`; separators
-//!    are interchangeable), exact or as a suffix, else a plain name.
+//!    are interchangeable), exact or as a suffix, else a plain name; failing that, a
+//!    module path whose qualifiers name the file's directories or stem
+//!    (`analysis::target`, `my_crate::parse`).
 //!
 //! Several definitions for one name is [`Error::AmbiguousTarget`] with every
 //! candidate as `path:line kind qualified_name`, unless the caller asks for all of
@@ -188,7 +190,17 @@ pub fn resolve_target(project: &Project, spec: &str, opts: &TargetOptions) -> Re
         .copied()
         .filter(|&d| symbol_matches(project, d, &want))
         .collect();
-    let defs = prefer_exact(project, defs, &want);
+    let mut defs = prefer_exact(project, defs, &want);
+    if defs.is_empty() && want.contains('.') {
+        // A module path (`analysis::target`, `code_index::resolve_target`): the
+        // qualifiers name the file's directories or stem.
+        defs = project
+            .defs_named_str(last)
+            .iter()
+            .copied()
+            .filter(|&d| module_path_matches(project, d, &want))
+            .collect();
+    }
     if !defs.is_empty() {
         return pick(project, spec_t, defs, opts.all);
     }
@@ -260,6 +272,24 @@ fn symbol_matches(project: &Project, d: DefId, want: &str) -> bool {
     }
     let q = norm_symbol(&def.qualified_name);
     q == want || q.ends_with(&format!(".{want}"))
+}
+
+/// Every qualifier of `want` (but the name) is a directory or the stem of the
+/// definition's file, or a container in its qualified name; `crate`, `self` and
+/// `super` match anything.
+fn module_path_matches(project: &Project, d: DefId, want: &str) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+    };
+    let path = &project.file(d.file).path;
+    let mut parts: Vec<String> =
+        path.split('/').map(|p| norm(p.split('.').next().unwrap_or(p))).collect();
+    parts.extend(norm_symbol(&project.def(d).qualified_name).split('.').map(norm));
+    let segs: Vec<&str> = want.split('.').collect();
+    segs[..segs.len() - 1]
+        .iter()
+        .filter(|s| !matches!(**s, "crate" | "self" | "super"))
+        .all(|s| parts.contains(&norm(s)))
 }
 
 /// Exact qualified matches win over suffix matches (`Client.send` is not also
@@ -477,6 +507,18 @@ mod tests {
             "Client::send",
             false,
             expect![[r#"Symbol files=["src/lib.rs"] symbols=["src/lib.rs:http::Client::send"]"#]],
+        );
+        check(
+            "",
+            "shop::pricing::total",
+            false,
+            expect![[r#"Symbol files=["shop/pricing.py"] symbols=["shop/pricing.py:total"]"#]],
+        );
+        check(
+            "",
+            "crate::cart::helper",
+            false,
+            expect![[r#"Symbol files=["shop/cart.py"] symbols=["shop/cart.py:helper"]"#]],
         );
         check(
             "",

@@ -113,15 +113,20 @@ fn python_file_closure_with_tests_by_reach_and_by_name() {
         PY,
         "shop/pricing.py",
         expect![[r#"
-            radius: 1 direct, 4 within 2, 5 within 3, 5 in all, weighted 2.75, High
-              file shop/cart.py@1 via shop/pricing.py
-              file shop/report.py@2 via shop/cart.py
-              file tests/conftest.py@2 via shop/cart.py
-              file tests/test_cart.py@2 via shop/cart.py (test)
-              file tests/test_report.py@3 via shop/report.py (test)
-              test Medium tests/test_cart.py d=2 [pytest test_*.py] (reaches the target in 2 steps (via shop/cart.py))
+            radius: 1 direct, 3 within 2, 4 within 3, 4 in all, weighted 2.25, Medium
+              file shop/cart.py@1 via price_of
+              file shop/report.py@2 via Cart.total
+              file tests/test_cart.py@2 via Cart.total (test)
+              file tests/test_report.py@3 via report (test)
+              symbol shop/cart.py:<top>@1 via price_of
+              symbol shop/cart.py:Cart.total@1 via price_of
+              symbol shop/report.py:report@2 via Cart.total
+              symbol tests/test_cart.py:TestCart.test_total@2 via Cart.total
+              symbol tests/test_report.py:<top>@3 via report
+              symbol tests/test_report.py:test_report@3 via report
+              test Medium tests/test_cart.py d=2 [pytest test_*.py] (references Cart.total) fns TestCart.test_total
               test Medium tests/test_pricing.py d=- [pytest test_*.py] (named after pricing)
-              test Low tests/test_report.py d=3 [pytest test_*.py] (reaches the target in 3 steps (via shop/report.py))
+              test Low tests/test_report.py d=3 [pytest test_*.py] (references report)
         "#]],
     );
 }
@@ -173,9 +178,11 @@ fn go_tests_in_the_package() {
         "cart/cart.go",
         expect![[r#"
             radius: 2 direct, 2 within 2, 2 within 3, 2 in all, weighted 2.00, Low
-              file cart/cart_test.go@1 via cart/cart.go (test)
-              file cmd/main.go@1 via cart/cart.go
-              test High cart/cart_test.go d=1 [go *_test.go] (depends on cart/cart.go; named after cart) fns TestTotal
+              file cart/cart_test.go@1 via Total (test)
+              file cmd/main.go@1 via Total
+              symbol cart/cart_test.go:TestTotal@1 via Total
+              symbol cmd/main.go:main@1 via Total
+              test High cart/cart_test.go d=1 [go *_test.go] (named after cart; references Total) fns TestTotal
         "#]],
     );
 }
@@ -199,11 +206,15 @@ fn javascript_spec_and_dunder_tests() {
         "src/cart.js",
         expect![[r#"
             radius: 2 direct, 3 within 2, 3 within 3, 3 in all, weighted 2.50, Medium
-              file src/cart.test.js@1 via src/cart.js (test)
-              file src/checkout.js@1 via src/cart.js
-              file src/__tests__/checkout.js@2 via src/checkout.js (test)
-              test High src/cart.test.js d=1 [jest/vitest *.test.*] (depends on src/cart.js; named after cart)
-              test Medium src/__tests__/checkout.js d=2 [jest __tests__/] (reaches the target in 2 steps (via src/checkout.js))
+              file src/cart.test.js@1 via total (test)
+              file src/checkout.js@1 via total
+              file src/__tests__/checkout.js@2 via checkout (test)
+              symbol src/cart.test.js:<top>@1 via total
+              symbol src/checkout.js:<top>@1 via total
+              symbol src/checkout.js:checkout@1 via total
+              symbol src/__tests__/checkout.js:<top>@2 via checkout
+              test High src/cart.test.js d=1 [jest/vitest *.test.*] (named after cart; references total)
+              test Medium src/__tests__/checkout.js d=2 [jest __tests__/] (references checkout)
         "#]],
     );
 }
@@ -236,10 +247,13 @@ fn rust_integration_tests_and_inline_modules() {
         "src/cart.rs",
         expect![[r#"
             radius: 2 direct, 2 within 2, 2 within 3, 2 in all, weighted 2.00, Low
-              file src/lib.rs@1 via src/cart.rs
-              file tests/checkout.rs@1 via src/cart.rs (test)
+              file src/lib.rs@1 via total
+              file tests/checkout.rs@1 via total (test)
+              symbol src/lib.rs:<top>@1 via total
+              symbol tests/checkout.rs:<top>@1 via total
+              symbol tests/checkout.rs:checkout_total@1 via total
               test High src/cart.rs d=0 [rust inline `mod tests`] (has inline tests)
-              test High tests/checkout.rs d=1 [cargo tests/ (integration)] (depends on src/cart.rs) fns checkout_total
+              test High tests/checkout.rs d=1 [cargo tests/ (integration)] (references total) fns checkout_total
         "#]],
     );
 }
@@ -287,9 +301,11 @@ fn csharp_test_project() {
         "Src/Acme/Invoice.cs",
         expect![[r#"
             radius: 2 direct, 2 within 2, 2 within 3, 2 in all, weighted 2.00, Low
-              file Src/Acme.Tests/InvoiceTests.cs@1 via Src/Acme/Invoice.cs (test)
-              file Src/Acme/Billing.cs@1 via Src/Acme/Invoice.cs
-              test High Src/Acme.Tests/InvoiceTests.cs d=1 [xunit/nunit *Tests.cs] (depends on Src/Acme/Invoice.cs; named after invoice) fns Acme.Tests.InvoiceTests.TestSum
+              file Src/Acme.Tests/InvoiceTests.cs@1 via Acme.Invoice (test)
+              file Src/Acme/Billing.cs@1 via Acme.Invoice
+              symbol Src/Acme.Tests/InvoiceTests.cs:Acme.Tests.InvoiceTests.TestSum@1 via Acme.Invoice
+              symbol Src/Acme/Billing.cs:Acme.Billing.Run@1 via Acme.Invoice
+              test High Src/Acme.Tests/InvoiceTests.cs d=1 [xunit/nunit *Tests.cs] (named after invoice; references Acme.Invoice) fns Acme.Tests.InvoiceTests.TestSum
         "#]],
     );
 }
