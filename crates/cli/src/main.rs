@@ -95,6 +95,10 @@ pub enum Command {
     /// Files and definitions that change often and are hard to change.
     #[command(after_help = cmd::hotspots::AFTER_HELP)]
     Hotspots(cmd::hotspots::HotspotsArgs),
+    /// An architecture report: central files and definitions with roles, hotspots,
+    /// blast radius, cycles, insights and a Mermaid module map.
+    #[command(after_help = cmd::report::AFTER_HELP)]
+    Report(cmd::report::ReportArgs),
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),

@@ -184,7 +184,7 @@ pub fn hotspots(
     let deps = DepGraph::build(snapshot);
     let m = measure(snapshot, &deps, churn, sources, opts);
     let history = history_info(churn);
-    let concentration = churn.filter(|c| c.available).map(|c| concentration(snapshot, c));
+    let concentration = churn.filter(|c| c.available).map(|c| concentration(snapshot, c).0);
     let prefix = opts.under.trim_end_matches('/');
     let under = |p: &str| prefix.is_empty() || p == prefix || p.starts_with(&format!("{prefix}/"));
     let mut files: Vec<FileHotspot> = m
@@ -236,21 +236,25 @@ pub(crate) fn history_info(churn: Option<&Churn>) -> HistoryInfo {
 }
 
 /// Share of changed lines held by the top 10% (at least one) of changed files
-/// that are in the index.
-pub(crate) fn concentration(snapshot: &Snapshot, churn: &Churn) -> f64 {
-    let mut amounts: Vec<u64> = churn
+/// that are in the index, and those files.
+pub(crate) fn concentration(snapshot: &Snapshot, churn: &Churn) -> (f64, Vec<String>) {
+    let mut amounts: Vec<(u64, &str)> = churn
         .files
         .iter()
-        .filter(|f| snapshot.project.file_id(&f.path).is_some())
-        .map(|f| if f.added + f.deleted > 0 { f.added + f.deleted } else { u64::from(f.commits) })
+        .filter(|f| snapshot.project.file_id(&f.path).is_some() && !is_vendored(&f.path))
+        .map(|f| {
+            let lines = f.added + f.deleted;
+            (if lines > 0 { lines } else { u64::from(f.commits) }, f.path.as_str())
+        })
         .collect();
-    let total: u64 = amounts.iter().sum();
+    let total: u64 = amounts.iter().map(|a| a.0).sum();
     if total == 0 {
-        return 0.0;
+        return (0.0, Vec::new());
     }
-    amounts.sort_unstable_by(|a, b| b.cmp(a));
+    amounts.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     let top = amounts.len().div_ceil(10).max(1);
-    amounts[..top].iter().sum::<u64>() as f64 / total as f64
+    let share = amounts[..top].iter().map(|a| a.0).sum::<u64>() as f64 / total as f64;
+    (share, amounts[..top].iter().map(|a| a.1.to_owned()).collect())
 }
 
 pub(crate) fn measure(

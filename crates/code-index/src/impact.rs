@@ -169,11 +169,42 @@ pub fn test_priority(distance: Option<u32>, named: bool) -> Priority {
 
 /// Computes the impact of changing `target`.
 pub fn impact(snapshot: &Snapshot, target: &Target, opts: &ImpactOptions) -> Impact {
+    let graph = ImpactGraph::build(snapshot);
+    impact_with(snapshot, &graph, target, opts)
+}
+
+/// Referencing nodes per definition: (file, Some(def ord) | None for top level).
+type Node = (FileId, Option<u32>);
+
+/// What impact walks, built once for many targets (reports).
+pub(crate) struct ImpactGraph {
+    pub deps: DepGraph,
+    /// Who references each definition, and whether the reference is sure.
+    referrers: HashMap<DefId, Vec<(Node, bool)>>,
+}
+
+impl ImpactGraph {
+    pub fn build(snapshot: &Snapshot) -> ImpactGraph {
+        let project = &snapshot.project;
+        let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
+        for e in &snapshot.graphs.symbol_edges {
+            let sure = edge_trust(project, e) >= 0.5;
+            referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
+        }
+        ImpactGraph { deps: DepGraph::build(snapshot), referrers }
+    }
+}
+
+pub(crate) fn impact_with(
+    snapshot: &Snapshot,
+    graph: &ImpactGraph,
+    target: &Target,
+    opts: &ImpactOptions,
+) -> Impact {
     let project = &snapshot.project;
-    let deps = DepGraph::build(snapshot);
     let mut tests: HashMap<FileId, TestAcc> = HashMap::new();
     let (file_dist, mut dependents, mut symbols, mut possible) =
-        closure(snapshot, &deps, target, &mut tests);
+        closure(snapshot, graph, target, &mut tests);
     let total = file_dist.len() as u32;
     let count_within = |d: u32| file_dist.values().filter(|&&x| x <= d).count() as u32;
     let direct = count_within(1);
@@ -271,7 +302,7 @@ fn top_level_name(project: &Project, d: DefId) -> String {
 /// referencing any definition (distance 1).
 fn closure(
     snapshot: &Snapshot,
-    deps: &DepGraph,
+    graph: &ImpactGraph,
     target: &Target,
     tests: &mut HashMap<FileId, TestAcc>,
 ) -> Closure {
@@ -286,13 +317,7 @@ fn closure(
             })
             .collect(),
     };
-    // Referencing nodes per definition: (file, Some(def ord) | None for top level).
-    type Node = (FileId, Option<u32>);
-    let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
-    for e in &snapshot.graphs.symbol_edges {
-        let sure = edge_trust(project, e) >= 0.5;
-        referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
-    }
+    let (deps, referrers) = (&graph.deps, &graph.referrers);
     let own: HashSet<FileId> = target.file_ids.iter().copied().collect();
     let file_target = target.kind != TargetKind::Symbol;
     let mut seen: HashSet<Node> = start_defs.iter().map(|d| (d.file, Some(d.ord))).collect();

@@ -46,6 +46,7 @@ mod querytype;
 mod rank;
 mod refcodec;
 mod repomap;
+mod report;
 mod resolve;
 mod roles;
 mod search;
@@ -87,6 +88,11 @@ pub use crate::{
     querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
+    report::{
+        BlastRadius, HotspotCluster, Insight, InsightFacts, InsightKind, LanguageShare, Overview,
+        RankedFile, RankedSymbol, Report, ReportOptions, RoleCount, Severity, insights, report,
+        symbol_role,
+    },
     resolve::{ImportTarget, Manifest, ResolvedImport},
     roles::{Role, RoleFacts, infer_role},
     search::{ChunkHit, SearchIndex},

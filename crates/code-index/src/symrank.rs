@@ -182,6 +182,7 @@ impl SymbolGraph {
     }
 
     /// The definition a node is; None for a file's top level (or the sink).
+    #[cfg(test)]
     pub fn node_def(&self, node: u32) -> Option<DefId> {
         if node >= self.defs {
             return None;

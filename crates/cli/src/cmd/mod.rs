@@ -14,6 +14,7 @@ pub mod index;
 pub mod llm;
 pub mod localize;
 pub mod repomap;
+pub mod report;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -112,6 +113,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Graph(c) => graph::run(&ctx, out, c),
         Command::Impact(args) => impact::run(&ctx, out, args),
         Command::Hotspots(args) => hotspots::run(&ctx, out, args),
+        Command::Report(args) => report::run(&ctx, out, args),
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),
