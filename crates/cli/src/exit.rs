@@ -29,6 +29,11 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
+        if let Some(e) = cause.downcast_ref::<git::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
         if let Some(info) = cause.downcast_ref::<CliError>() {
             return info.0.clone();
         }

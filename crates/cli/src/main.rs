@@ -29,6 +29,11 @@ Examples:
   ironbees exec --timeout 30s -- make     any command, sandboxed
   ironbees change src/a.py --find 'x = 1' --replace 'x = 2'   journaled edit, diff shown
   ironbees undo                           revert the last edit (`redo` re-applies it)
+  ironbees repomap --tokens 2048 --query 'checkout ignores discounts'   ranked map
+  ironbees impact src/cart.py             dependents, blast radius, tests to run
+  ironbees graph callers Cart.total       who calls it, as a tree
+  ironbees hotspots                       churn × complexity × fan-in
+  ironbees report --format md             architecture report with a Mermaid diagram
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
@@ -77,6 +82,23 @@ pub enum Command {
     /// Rank the files that matter for a request (issue text, question, stack trace).
     #[command(after_help = "Example:\n  ironbees localize --query-file issue.md -k 5 --json")]
     Localize(cmd::localize::LocalizeArgs),
+    /// A ranked map of the repository's most important definitions, in a token budget.
+    #[command(after_help = cmd::repomap::AFTER_HELP)]
+    Repomap(cmd::repomap::RepomapArgs),
+    /// Dependency and call graphs around a file or definition: `graph deps`, `calls`,
+    /// `callers`, `callees`.
+    #[command(subcommand, after_help = cmd::graph::AFTER_HELP)]
+    Graph(cmd::graph::GraphCommand),
+    /// What changing a file or definition affects: dependents, radius, tests to run.
+    #[command(after_help = cmd::impact::AFTER_HELP)]
+    Impact(cmd::impact::ImpactArgs),
+    /// Files and definitions that change often and are hard to change.
+    #[command(after_help = cmd::hotspots::AFTER_HELP)]
+    Hotspots(cmd::hotspots::HotspotsArgs),
+    /// An architecture report: central files and definitions with roles, hotspots,
+    /// blast radius, cycles, insights and a Mermaid module map.
+    #[command(after_help = cmd::report::AFTER_HELP)]
+    Report(cmd::report::ReportArgs),
     /// Files, symbols, languages, skipped files and staleness of the index.
     #[command(after_help = "Example:\n  ironbees status --json")]
     Status(cmd::status::StatusArgs),

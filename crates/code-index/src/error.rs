@@ -34,6 +34,18 @@ pub enum Error {
     /// A malformed argument: a bad glob, an unknown kind.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A target (file, directory, `path:line` or symbol) names nothing in the index.
+    /// `suggestions` are close names and paths.
+    #[error("{target}: no indexed file, directory or definition by that name{}",
+        if suggestions.is_empty() { String::new() } else { format!("; did you mean {}?", suggestions.join(", ")) })]
+    TargetNotFound { target: String, suggestions: Vec<String> },
+    /// A target names several definitions or files; `candidates` lists them
+    /// (`path:line kind qualified_name`). Name one by `path:line`, `path::name` or a
+    /// qualified name, or ask for all of them.
+    #[error("{target} is ambiguous: {} matches ({}{})", candidates.len(),
+        candidates.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+        if candidates.len() > 5 { "; ..." } else { "" })]
+    AmbiguousTarget { target: String, candidates: Vec<String> },
 }
 
 impl Error {
@@ -47,11 +59,25 @@ impl Error {
             Error::Corrupt { .. } => ErrorCode::IndexCorrupt,
             Error::Cancelled => ErrorCode::Cancelled,
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::TargetNotFound { .. } => ErrorCode::NotFound,
+            Error::AmbiguousTarget { .. } => ErrorCode::AmbiguousMatch,
         }
     }
 
+    /// The wire form; target errors carry their suggestions or candidates in
+    /// `details`.
     pub fn to_info(&self) -> ErrorInfo {
-        ErrorInfo::new(self.code(), self.to_string())
+        let mut info = ErrorInfo::new(self.code(), self.to_string());
+        match self {
+            Error::TargetNotFound { suggestions, .. } if !suggestions.is_empty() => {
+                info.details = serde_json::json!({ "suggestions": suggestions });
+            }
+            Error::AmbiguousTarget { candidates, .. } => {
+                info.details = serde_json::json!({ "candidates": candidates });
+            }
+            _ => {}
+        }
+        info
     }
 
     pub(crate) fn db(path: &std::path::Path, source: rusqlite::Error) -> Error {

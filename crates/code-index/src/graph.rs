@@ -298,10 +298,18 @@ fn kind_class(kind: RefKind) -> u8 {
 /// Whether a definition of `kind` can be what a reference of `ref_kind` means.
 fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
     match ref_kind {
-        RefKind::Call => kind.is_callable() || kind.is_container() || kind == SymbolKind::TypeAlias,
-        RefKind::Type => kind.is_container() || kind == SymbolKind::TypeAlias,
+        // Modules and namespaces are containers but are never called or used as
+        // types (`analysis::target()` calls a function, not the module `target`).
+        RefKind::Call => {
+            kind.is_callable() || is_type_container(kind) || kind == SymbolKind::TypeAlias
+        }
+        RefKind::Type => is_type_container(kind) || kind == SymbolKind::TypeAlias,
         RefKind::Use => !matches!(kind, SymbolKind::Module | SymbolKind::Namespace),
     }
+}
+
+fn is_type_container(kind: SymbolKind) -> bool {
+    kind.is_container() && !matches!(kind, SymbolKind::Module | SymbolKind::Namespace)
 }
 
 #[allow(clippy::too_many_arguments)]

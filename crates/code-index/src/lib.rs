@@ -27,9 +27,16 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod complexity;
+mod depgraph;
 mod error;
 mod extract;
+#[cfg(test)]
+mod fixture;
 mod graph;
+mod graphview;
+mod hotspot;
+mod impact;
 mod indexer;
 mod lang;
 mod localize;
@@ -38,10 +45,17 @@ mod query;
 mod querytype;
 mod rank;
 mod refcodec;
+mod repomap;
+mod report;
 mod resolve;
+mod roles;
 mod search;
 mod skeleton;
+mod sources;
 mod store;
+mod symrank;
+mod target;
+mod testfiles;
 mod tokens;
 mod walk;
 
@@ -55,6 +69,15 @@ pub use crate::{
     error::{Error, Result},
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     graph::{Graphs, Resolution, SymbolEdge},
+    graphview::{EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, graph_view},
+    hotspot::{
+        ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
+        ScoreParts, SymbolHotspot, hotspots,
+    },
+    impact::{
+        AffectedTest, Dependent, Impact, ImpactOptions, Priority, Radius, Risk, SymbolDependent,
+        impact, risk_level, test_priority,
+    },
     indexer::UpdateReport,
     lang::Language,
     localize::{
@@ -64,9 +87,21 @@ pub use crate::{
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
     querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
+    repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
+    report::{
+        BlastRadius, HotspotCluster, Insight, InsightFacts, InsightKind, LanguageShare, Overview,
+        RankedFile, RankedSymbol, Report, ReportOptions, RoleCount, Severity, insights, report,
+        symbol_role,
+    },
     resolve::{ImportTarget, Manifest, ResolvedImport},
+    roles::{Role, RoleFacts, infer_role},
     search::{ChunkHit, SearchIndex},
     skeleton::{Skeleton, render as render_skeleton},
+    sources::{DiskSources, Sources},
+    target::{
+        SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
+    },
+    testfiles::{TestKind, module_stem, test_convention, test_subject},
     tokens::count_tokens,
 };
 use protocol::{ErrorCode, Symbol};
@@ -402,6 +437,11 @@ impl Index {
         }
         let analysis = analyze(lang, &bytes);
         Ok((lang, bytes, analysis))
+    }
+
+    /// Reads project files from disk (for analyses that show or measure lines).
+    pub fn sources(&self) -> DiskSources {
+        DiskSources::new(self.root.clone(), self.config.max_file_size)
     }
 
     /// The skeleton of one project file.

@@ -403,7 +403,14 @@ impl<'p> Context<'p> {
 
     fn rust(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
         let names = rust_use_names(text);
-        let Some((crate_dir, here)) = self.rust_location(self.path(f)) else {
+        // Integration tests, benches and examples (`tests/x.rs`) are crates of their
+        // own, outside `src/`, that `use` the package by name.
+        let by_name = || {
+            let first = module.split("::").next().unwrap_or(module).trim();
+            (self.rust_crates.contains_key(first) && !text.trim_start().starts_with("mod "))
+                .then(|| (String::new(), String::new()))
+        };
+        let Some((crate_dir, here)) = self.rust_location(self.path(f)).or_else(by_name) else {
             return (
                 ImportTarget::External(module.split("::").next().unwrap_or(module).to_owned()),
                 names,

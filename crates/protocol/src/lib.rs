@@ -16,12 +16,14 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod churn;
 mod edit;
 mod error;
 mod exec;
 mod index;
 
 pub use crate::{
+    churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     edit::{
         AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
         FileChangeKind, InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart,

@@ -1,14 +1,20 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
+pub mod analysis;
 pub mod ask;
 pub mod build;
 pub mod change;
 pub mod config;
 pub mod exec;
+pub mod graph;
 pub mod history;
+pub mod hotspots;
+pub mod impact;
 pub mod index;
 pub mod llm;
 pub mod localize;
+pub mod repomap;
+pub mod report;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -103,6 +109,11 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
         Command::Localize(args) => localize::run(&ctx, out, args),
+        Command::Repomap(args) => repomap::run(&ctx, out, args),
+        Command::Graph(c) => graph::run(&ctx, out, c),
+        Command::Impact(args) => impact::run(&ctx, out, args),
+        Command::Hotspots(args) => hotspots::run(&ctx, out, args),
+        Command::Report(args) => report::run(&ctx, out, args),
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),

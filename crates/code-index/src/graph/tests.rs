@@ -151,3 +151,26 @@ fn call_closures_and_file_graph() {
     let pricing = p.file_id("shop/pricing.py").unwrap();
     assert_eq!(files(g.file_closure(&[pricing], 5, true)), ["shop/cart.py@1", "shop/report.py@2"]);
 }
+
+#[test]
+fn calls_never_resolve_to_modules() {
+    // `analysis::target()` calls the function, not the module `target` the crate
+    // root declares (a regression: modules counted as callable containers).
+    check_calls(
+        r#"
+        //- src/lib.rs
+        mod target;
+        pub use target::Target;
+        //- src/target.rs
+        pub struct Target;
+        //- src/cmd/analysis.rs
+        pub fn target() {}
+        //- src/cmd/graph.rs
+        use crate::Target;
+        fn run() { analysis::target(); }
+        "#,
+        expect![[r#"
+            run -> src/cmd/analysis.rs:target (Global, 0.70)
+        "#]],
+    );
+}

@@ -166,6 +166,9 @@ fn rust_modules_use_paths_and_workspace_crates() {
         //- crates/app/src/main.rs
         use my_core::net::Client;
         use serde::Deserialize;
+        //- crates/core/tests/net.rs
+        use my_core::net::Client;
+        mod common;
         "#,
         expect![[r#"
             crates/core/src/lib.rs:1 parser -> crates/core/src/parser.rs
@@ -177,6 +180,8 @@ fn rust_modules_use_paths_and_workspace_crates() {
             crates/core/src/parser.rs:3 inner -> crates/core/src/parser/inner.rs
             crates/app/src/main.rs:1 my_core::net::Client -> crates/core/src/net/mod.rs [Client]
             crates/app/src/main.rs:2 serde::Deserialize -> external serde [Deserialize]
+            crates/core/tests/net.rs:1 my_core::net::Client -> crates/core/src/net/mod.rs [Client]
+            crates/core/tests/net.rs:2 common -> external common
         "#]],
     );
 }

@@ -1,0 +1,144 @@
+use anyhow::Result;
+use code_index::{HotspotBasis, HotspotOptions, Hotspots, hotspots};
+
+use super::{
+    Ctx,
+    analysis::{self, HistoryArgs},
+    index::open_fresh,
+};
+use crate::output::Output;
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  ironbees hotspots                         the 20 hottest files and definitions
+  ironbees hotspots --since '6 months ago' --top 10
+  ironbees hotspots --under src/api --json
+
+With git history, score = churn × (0.5 + 0.5 × structure): churn mixes
+recency-weighted commits (half-life --half-life days), commits and changed lines;
+structure mixes complexity (decision points, size, the most complex function) and
+fan-in. Code that does not change is not a hotspot. Without history (not a
+repository, --no-history) the score is structure alone, and the output says so.
+Definitions get the churn of their own lines (changes are mapped to today's line
+numbers through every newer commit).";
+
+#[derive(Debug, clap::Args)]
+pub struct HotspotsArgs {
+    /// How many files and definitions to show.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+    /// Only files under this directory.
+    #[arg(long, value_name = "DIR")]
+    pub under: Option<std::path::PathBuf>,
+    /// Half-life of a commit's weight, in days.
+    #[arg(long, default_value_t = 90.0, value_name = "DAYS")]
+    pub half_life: f64,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
+    let index = open_fresh(ctx, out)?;
+    let under = match &args.under {
+        Some(d) => index.relative_path(&ctx.cwd, d)?,
+        None => String::new(),
+    };
+    let churn = analysis::churn(ctx, out, &args.history, true);
+    let snapshot = index.snapshot()?;
+    let opts = HotspotOptions { half_life_days: args.half_life, limit: args.top, under };
+    let result = hotspots(&snapshot, Some(&churn), &index.sources(), &opts);
+    if out.json {
+        out.json(&result)?;
+        return Ok(0);
+    }
+    print(out, &result);
+    Ok(0)
+}
+
+pub fn history_line(h: &code_index::HistoryInfo) -> String {
+    if !h.available {
+        return format!(
+            "no history ({}): ranked by complexity and fan-in only",
+            h.reason.as_deref().unwrap_or("unknown")
+        );
+    }
+    let span = match (h.oldest, h.newest) {
+        (Some(a), Some(b)) => format!(" from {} to {}", analysis::date(a), analysis::date(b)),
+        _ => String::new(),
+    };
+    format!(
+        "history: {} commits{span}{}{}",
+        h.commits,
+        h.head.as_deref().map(|c| format!(", HEAD {}", &c[..c.len().min(10)])).unwrap_or_default(),
+        if h.shallow { " (shallow clone: older history missing)" } else { "" }
+    )
+}
+
+fn print(out: &Output, h: &Hotspots) {
+    let bold = out.style_out().bold();
+    let dim = out.style_out().dim();
+    out.line(dim.apply_to(history_line(&h.history)).to_string());
+    let with_history = h.basis == HotspotBasis::History;
+    if h.files.is_empty() {
+        out.line("no hotspots: nothing changed in the window".to_owned());
+        return;
+    }
+    out.line(
+        bold.apply_to(if with_history {
+            "score  commits  +/- lines  decisions  max cc  fan-in  file"
+        } else {
+            "score  lines  decisions  max cc  fan-in  file"
+        })
+        .to_string(),
+    );
+    for f in &h.files {
+        let c = &f.complexity;
+        let test = if f.test { " (test)" } else { "" };
+        match &f.churn {
+            Some(ch) => out.line(format!(
+                "{:.3}  {:>7}  {:>9}  {:>9}  {:>6}  {:>6}  {}{test}",
+                f.score, ch.commits, ch.lines, c.decisions, c.max_cyclomatic, f.fan_in, f.path
+            )),
+            None => out.line(format!(
+                "{:.3}  {:>5}  {:>9}  {:>6}  {:>6}  {}{test}",
+                f.score, c.lines, c.decisions, c.max_cyclomatic, f.fan_in, f.path
+            )),
+        }
+    }
+    if h.symbols.is_empty() {
+        return;
+    }
+    out.line(String::new());
+    out.line(
+        bold.apply_to(if h.history.symbol_churn {
+            "score  commits  lines  decisions  fan-in  definition"
+        } else {
+            "score  lines  decisions  fan-in  definition"
+        })
+        .to_string(),
+    );
+    for s in &h.symbols {
+        let c = &s.complexity;
+        let name = format!("{}:{} {}", s.symbol.path, s.symbol.line, s.symbol.qualified_name);
+        match &s.churn {
+            Some(ch) => out.line(format!(
+                "{:.3}  {:>7}  {:>5}  {:>9}  {:>6}  {name}",
+                s.score, ch.commits, ch.lines, c.decisions, s.fan_in
+            )),
+            None => out.line(format!(
+                "{:.3}  {:>5}  {:>9}  {:>6}  {name}",
+                s.score, c.lines, c.decisions, s.fan_in
+            )),
+        }
+    }
+    if let Some(c) = h.concentration {
+        out.line(String::new());
+        out.line(
+            dim.apply_to(format!(
+                "the top 10% of changed files hold {:.0}% of the changed lines",
+                c * 100.0
+            ))
+            .to_string(),
+        );
+    }
+}

@@ -1,0 +1,296 @@
+//! Which files are tests, by each language's own conventions, and which module a
+//! test file is named after.
+//!
+//! Conventions (the label says which one matched):
+//!
+//! - Python (pytest, unittest): `test_*.py`, `*_test.py`, files under `tests/` or
+//!   `test/`; `conftest.py` is test support, not a test to run.
+//! - Go: `*_test.go`.
+//! - JavaScript/TypeScript (jest, vitest, mocha): `*.test.*`, `*.spec.*`, files under
+//!   `__tests__/`, `test/` or `tests/`.
+//! - Rust: files under a crate's `tests/` directory (integration tests), `tests.rs`
+//!   and `*_tests.rs` modules, and source files with an inline `mod tests` (the file
+//!   is source *and* tests).
+//! - Java (JUnit, Maven/Gradle layout): `*Test.java`, `*Tests.java`, `*IT.java`,
+//!   `Test*.java`, anything under `src/test/`.
+//! - C# (xUnit, NUnit, MSTest): `*Tests.cs`, `*Test.cs`, anything in a `*.Tests` /
+//!   `*.Test` / `*.UnitTests` / `*.IntegrationTests` project directory.
+//! - C/C++ (gtest, ctest): `test_*.c*`, `*_test.c*`, `*_unittest.c*`, `*_tests.c*`,
+//!   files under `test/` or `tests/`.
+
+use serde::Serialize;
+
+use crate::{
+    Language,
+    localize::is_test_path,
+    project::{FileId, Project},
+};
+
+/// How a file holds tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// The whole file is tests.
+    File,
+    /// A source file with tests inside (a Rust `#[cfg(test)] mod tests`).
+    Inline,
+    /// Test support (fixtures, `conftest.py`): affects tests, is not one.
+    Support,
+}
+
+/// Whether a file holds tests, how, and by which convention.
+pub fn test_convention(project: &Project, file: FileId) -> Option<(TestKind, &'static str)> {
+    let file = project.file(file);
+    if let Some(c) = by_path(&file.path, file.language) {
+        return Some(c);
+    }
+    if file.language == Language::Rust
+        && file.defs.iter().any(|d| {
+            d.kind == protocol::SymbolKind::Module
+                && d.body.is_some()
+                && matches!(project.names.name(d.name), "tests" | "test")
+        })
+    {
+        return Some((TestKind::Inline, "rust inline `mod tests`"));
+    }
+    None
+}
+
+/// The path-only part of [`test_convention`].
+pub fn by_path(path: &str, language: Language) -> Option<(TestKind, &'static str)> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let dirs: Vec<&str> = path.split('/').collect();
+    let dirs = &dirs[..dirs.len() - 1];
+    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+    let stem = name.split('.').next().unwrap_or(name);
+    use TestKind::{File, Support};
+    let hit = match language {
+        Language::Python => {
+            if name == "conftest.py" {
+                Some((Support, "pytest conftest.py"))
+            } else if name.starts_with("test_") {
+                Some((File, "pytest test_*.py"))
+            } else if name.ends_with("_test.py") {
+                Some((File, "pytest *_test.py"))
+            } else if in_dir(&["tests", "test"]) {
+                Some((File, "python tests/ directory"))
+            } else {
+                None
+            }
+        }
+        Language::Go => name.ends_with("_test.go").then_some((File, "go *_test.go")),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            if name.contains(".test.") {
+                Some((File, "jest/vitest *.test.*"))
+            } else if name.contains(".spec.") {
+                Some((File, "jest/vitest *.spec.*"))
+            } else if in_dir(&["__tests__"]) {
+                Some((File, "jest __tests__/"))
+            } else if in_dir(&["test", "tests"]) {
+                Some((File, "js test/ directory"))
+            } else {
+                None
+            }
+        }
+        Language::Rust => {
+            if in_dir(&["tests"]) {
+                Some((File, "cargo tests/ (integration)"))
+            } else if name == "tests.rs" || name.ends_with("_tests.rs") {
+                Some((File, "rust test module"))
+            } else {
+                None
+            }
+        }
+        Language::Java => {
+            if path.contains("src/test/") {
+                Some((File, "junit src/test/"))
+            } else if stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT") {
+                Some((File, "junit *Test.java"))
+            } else if stem
+                .strip_prefix("Test")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
+            {
+                Some((File, "junit Test*.java"))
+            } else {
+                None
+            }
+        }
+        Language::CSharp => {
+            let project_dir = dirs.iter().any(|d| {
+                [".Tests", ".Test", ".UnitTests", ".IntegrationTests", ".Specs"]
+                    .iter()
+                    .any(|s| d.ends_with(s))
+            });
+            if stem.ends_with("Tests") || stem.ends_with("Test") {
+                Some((File, "xunit/nunit *Tests.cs"))
+            } else if project_dir {
+                Some((File, "c# *.Tests project"))
+            } else {
+                None
+            }
+        }
+        Language::C | Language::Cpp => {
+            if stem.starts_with("test_")
+                || stem.ends_with("_test")
+                || stem.ends_with("_unittest")
+                || stem.ends_with("_tests")
+            {
+                Some((File, "c/c++ *_test.c*"))
+            } else if in_dir(&["test", "tests"]) {
+                Some((File, "c/c++ test/ directory"))
+            } else {
+                None
+            }
+        }
+    };
+    // Anything else the general rule (shared with localization) calls a test.
+    hit.or_else(|| is_test_path(path).then_some((File, "test path")))
+}
+
+/// Third-party or generated code kept in the tree: vendored directories and
+/// minified bundles. Not the project's own design, so maps, hotspots and reports
+/// leave it out.
+pub fn is_vendored(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    name.contains(".min.")
+        || name.ends_with(".bundle.js")
+        || lower.split('/').any(|d| {
+            matches!(
+                d,
+                "vendor"
+                    | "vendored"
+                    | "third_party"
+                    | "thirdparty"
+                    | "node_modules"
+                    | "external"
+                    | "_vendor"
+            )
+        })
+}
+
+/// The module a test file is named after, normalized (lowercase, no `_`/`-`):
+/// `tests/test_cart.py` → `cart`, `cart_test.go` → `cart`, `Cart.spec.ts` → `cart`,
+/// `CartTests.cs` → `cart`, `tests/cart.rs` → `cart`. None when the name says
+/// nothing (`tests/helpers.py` → `helpers` still counts: it may test helpers).
+pub fn test_subject(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name == "tests.rs" {
+        // `src/graph/tests.rs` is `graph`'s `mod tests`.
+        return path.rsplit('/').nth(1).map(normalize);
+    }
+    let mut stem = name.split('.').next().unwrap_or(name).to_owned();
+    for prefix in ["test_", "tests_", "Test", "test"] {
+        if let Some(rest) = stem.strip_prefix(prefix).filter(|r| !r.is_empty()) {
+            // `Test` only as a word: `TestCart`, not `Testament`.
+            if prefix == "Test" && !rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+                continue;
+            }
+            stem = rest.to_owned();
+            break;
+        }
+    }
+    for suffix in ["_unittest", "_tests", "_test", "_spec", "Tests", "Test", "IT", "Spec"] {
+        if let Some(rest) = stem.strip_suffix(suffix).filter(|r| !r.is_empty()) {
+            stem = rest.to_owned();
+            break;
+        }
+    }
+    let norm = normalize(&stem);
+    (!norm.is_empty() && !matches!(norm.as_str(), "mod" | "index" | "init" | "main" | "lib"))
+        .then_some(norm)
+}
+
+/// The name a source file's tests would carry: its stem, or its directory's for
+/// `__init__.py`, `mod.rs`, `index.ts`, `lib.rs`.
+pub fn module_stem(path: &str) -> String {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    if matches!(stem, "__init__" | "mod" | "index" | "lib" | "main")
+        && let Some(dir) = parts.pop()
+    {
+        return normalize(dir);
+    }
+    normalize(stem)
+}
+
+fn normalize(s: &str) -> String {
+    s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conventions_table() {
+        use Language::*;
+        let cases: &[(&str, Language, Option<&str>)] = &[
+            ("tests/test_cart.py", Python, Some("pytest test_*.py")),
+            ("pkg/cart_test.py", Python, Some("pytest *_test.py")),
+            ("tests/helpers.py", Python, Some("python tests/ directory")),
+            ("conftest.py", Python, Some("pytest conftest.py")),
+            ("shop/cart.py", Python, None),
+            ("shop/contest.py", Python, None),
+            ("pkg/cart_test.go", Go, Some("go *_test.go")),
+            ("pkg/testing.go", Go, None),
+            ("src/cart.test.ts", TypeScript, Some("jest/vitest *.test.*")),
+            ("src/cart.spec.tsx", Tsx, Some("jest/vitest *.spec.*")),
+            ("src/__tests__/cart.js", JavaScript, Some("jest __tests__/")),
+            ("src/latest.js", JavaScript, None),
+            ("crates/x/tests/suite/edit.rs", Rust, Some("cargo tests/ (integration)")),
+            ("crates/x/src/graph/tests.rs", Rust, Some("rust test module")),
+            ("crates/x/src/graph.rs", Rust, None),
+            ("src/test/java/a/CartTest.java", Java, Some("junit src/test/")),
+            ("src/main/java/a/CartTests.java", Java, Some("junit *Test.java")),
+            ("src/main/java/a/Testament.java", Java, None),
+            ("Src/Newtonsoft.Json.Tests/Foo.cs", CSharp, Some("c# *.Tests project")),
+            ("Src/App/CartTests.cs", CSharp, Some("xunit/nunit *Tests.cs")),
+            ("Src/App/Cart.cs", CSharp, None),
+            ("src/util_unittest.cc", Cpp, Some("c/c++ *_test.c*")),
+            ("tests/clar/main.c", C, Some("c/c++ test/ directory")),
+            ("src/attest.c", C, None),
+        ];
+        for (path, lang, want) in cases {
+            assert_eq!(by_path(path, *lang).map(|c| c.1), *want, "{path}");
+        }
+    }
+
+    #[test]
+    fn vendored() {
+        for p in [
+            "static/js/vendor/jquery/jquery.js",
+            "a/b.min.js",
+            "third_party/x.c",
+            "node_modules/a/i.js",
+        ] {
+            assert!(is_vendored(p), "{p}");
+        }
+        for p in ["src/vendors.py", "src/minify.js", "app/external_api.py"] {
+            assert!(!is_vendored(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn subjects_and_stems() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("tests/test_cart.py", Some("cart")),
+            ("pkg/shopping_cart_test.go", Some("shoppingcart")),
+            ("src/Cart.spec.ts", Some("cart")),
+            ("Src/App.Tests/CartTests.cs", Some("cart")),
+            ("src/test/java/TestCart.java", Some("cart")),
+            ("src/test/java/Testament.java", Some("testament")),
+            ("crates/x/tests/cart.rs", Some("cart")),
+            ("tests/test_init.py", None),
+            ("src/graph/tests.rs", Some("graph")),
+        ];
+        for (path, want) in cases {
+            assert_eq!(test_subject(path).as_deref(), *want, "{path}");
+        }
+        assert_eq!(module_stem("shop/shopping_cart.py"), "shoppingcart");
+        assert_eq!(module_stem("shop/__init__.py"), "shop");
+        assert_eq!(module_stem("src/graph/mod.rs"), "graph");
+        assert_eq!(module_stem("src/Cart.cs"), "cart");
+    }
+}

@@ -1,0 +1,64 @@
+//! Repository facts: where the work tree is, what HEAD is, a file as HEAD has it.
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    error::Result,
+    run::{failed, git, not_a_repository},
+};
+
+/// The top of the work tree containing `dir`; None when `dir` is not in one.
+pub fn toplevel(dir: &Path) -> Result<Option<PathBuf>> {
+    let out = git(dir, &["rev-parse", "--show-toplevel"])?;
+    if !out.status.success() {
+        if not_a_repository(&out) {
+            return Ok(None);
+        }
+        return Err(failed(dir, &["rev-parse", "--show-toplevel"], &out));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    Ok((!text.is_empty()).then(|| PathBuf::from(text)))
+}
+
+/// Whether `dir` is inside a git work tree.
+pub fn is_repository(dir: &Path) -> Result<bool> {
+    Ok(toplevel(dir)?.is_some())
+}
+
+/// The commit HEAD points at; None outside a repository or before the first commit.
+pub fn head(dir: &Path) -> Result<Option<String>> {
+    let out = git(dir, &["rev-parse", "--verify", "-q", "HEAD"])?;
+    if !out.status.success() {
+        if not_a_repository(&out) || out.stderr.is_empty() {
+            return Ok(None);
+        }
+        return Err(failed(dir, &["rev-parse", "--verify", "-q", "HEAD"], &out));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// The content of `rel` (relative to `dir`, `/`-separated) as committed at HEAD;
+/// None when the file is not in HEAD, there is no commit yet, or `dir` is not in a
+/// repository. Bytes as stored (no filters, no text conversion).
+pub fn file_at_head(dir: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
+    // `HEAD:./p` is relative to the current directory, so `dir` may be a
+    // subdirectory of the work tree.
+    let spec = format!("HEAD:./{}", rel.trim_start_matches("./"));
+    let out = git(dir, &["cat-file", "blob", &spec])?;
+    if out.status.success() {
+        return Ok(Some(out.stdout));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let missing = not_a_repository(&out)
+        || err.contains("does not exist")
+        || err.contains("not a valid object name")
+        || err.contains("invalid object name")
+        || err.contains("exists on disk, but not in")
+        || err.contains("bad file")
+        || err.contains("unable to resolve");
+    if missing {
+        return Ok(None);
+    }
+    Err(failed(dir, &["cat-file", "blob", &spec], &out))
+}
