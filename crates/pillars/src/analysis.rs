@@ -70,10 +70,66 @@ pub(crate) fn count_branches(source: &str) -> u32 {
     n
 }
 
+/// A file edge strong enough to call a dependency: an import, or references of
+/// weight at least this (one resolved reference is 0.7-1.0; names that are
+/// ambiguous across the project contribute 0.3 split between their candidates).
+const STRONG_EDGE: f64 = 0.5;
+
+/// Whether `from` depends on `to` for real (see [`STRONG_EDGE`]).
+pub(crate) fn strong(snap: &Snapshot, from: FileId, to: FileId, weight: f64) -> bool {
+    weight >= STRONG_EDGE || snap.graphs.file_imports[from as usize].contains(&to)
+}
+
+/// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), strong
+/// edges only, with weights.
+pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Vec<(FileId, f64)>, Vec<(FileId, f64)>) {
+    let inn = snap.graphs.file_in[f as usize]
+        .iter()
+        .copied()
+        .filter(|&(g, w)| strong(snap, g, f, w))
+        .collect();
+    let out = snap.graphs.file_out[f as usize]
+        .iter()
+        .copied()
+        .filter(|&(g, w)| strong(snap, f, g, w))
+        .collect();
+    (inn, out)
+}
+
+/// Files depending on `start` over strong edges within `depth` levels, with their
+/// distance (breadth-first, each file once).
+pub(crate) fn dependents(snap: &Snapshot, start: &[FileId], depth: u32) -> Vec<(FileId, u32)> {
+    let mut seen: HashSet<FileId> = start.iter().copied().collect();
+    let mut out = Vec::new();
+    let mut frontier: Vec<FileId> = start.to_vec();
+    for dist in 1..=depth {
+        let mut next = Vec::new();
+        for &f in &frontier {
+            for &(g, w) in &snap.graphs.file_in[f as usize] {
+                if strong(snap, g, f, w) && seen.insert(g) {
+                    out.push((g, dist));
+                    next.push(g);
+                }
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Resolved call sites of a definition (ambiguous resolutions are left out: a
+/// name defined in many places proves little about any one of them).
+pub(crate) fn resolved_callers(
+    snap: &Snapshot,
+    def: code_index::DefId,
+) -> impl Iterator<Item = &code_index::SymbolEdge> {
+    snap.graphs.callers(def).filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+}
+
 /// Files depending on `files` within `depth` levels: counts, the nearest, and the
 /// tests among them.
 pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> ImpactRadius {
-    let mut reached = snap.graphs.file_closure(files, depth, true);
+    let mut reached = dependents(snap, files, depth);
     reached.sort_by(|a, b| {
         a.1.cmp(&b.1).then(snap.file_rank[b.0 as usize].total_cmp(&snap.file_rank[a.0 as usize]))
     });
@@ -195,11 +251,7 @@ pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
         push(RiskLevel::Low, "LARGE_FILE", format!("{} lines", c.loc));
     }
     if c.loc > 0 && c.branches * 4 > c.loc && c.branches >= 40 {
-        push(
-            RiskLevel::Low,
-            "BRANCHY",
-            format!("{} branch points in {} lines", c.branches, c.loc),
-        );
+        push(RiskLevel::Low, "BRANCHY", format!("{} branch points in {} lines", c.branches, c.loc));
     }
     if !i.is_test && i.tests == 0 && c.symbols > 0 {
         push(
@@ -216,8 +268,12 @@ pub(crate) fn recommendations(risks: &[Risk], role: ArchitecturalRole) -> Vec<St
     let mut out = Vec::new();
     for r in risks {
         let text = match r.code.as_str() {
-            "SYNTAX_ERRORS" => "Fix the syntax errors first: symbols and graphs past them are incomplete.",
-            "HIGH_FAN_IN" => "Keep its public signatures stable; change with `includeImpact` and run the suggested tests.",
+            "SYNTAX_ERRORS" => {
+                "Fix the syntax errors first: symbols and graphs past them are incomplete."
+            }
+            "HIGH_FAN_IN" => {
+                "Keep its public signatures stable; change with `includeImpact` and run the suggested tests."
+            }
             "HOTSPOT" => "Prefer small, well-tested changes here; it is where bugs have collected.",
             "GOD_MODULE" => "Consider splitting it along its responsibilities before adding more.",
             "LARGE_FILE" => "Read it by skeleton and fragments rather than whole.",
@@ -232,8 +288,12 @@ pub(crate) fn recommendations(risks: &[Risk], role: ArchitecturalRole) -> Vec<St
     if out.is_empty() {
         out.push(
             match role {
-                ArchitecturalRole::Core => "Central file: preview changes with `change` (dry run) and check the impact.",
-                ArchitecturalRole::Test => "A test: run it with `manage` {\"command\": \"test\"} after changes.",
+                ArchitecturalRole::Core => {
+                    "Central file: preview changes with `change` (dry run) and check the impact."
+                }
+                ArchitecturalRole::Test => {
+                    "A test: run it with `manage` {\"command\": \"test\"} after changes."
+                }
                 _ => "Low risk: change it directly; the post-edit check guards syntax.",
             }
             .to_owned(),
@@ -297,7 +357,7 @@ pub(crate) fn hot_spots(_snap: &Snapshot) -> Vec<HotSpot> {
 pub(crate) fn caller_counts(snap: &Snapshot, def: code_index::DefId) -> (u32, u32) {
     let mut files = HashSet::new();
     let mut n = 0;
-    for e in snap.graphs.callers(def) {
+    for e in resolved_callers(snap, def) {
         n += 1;
         files.insert(e.from_file);
     }
@@ -410,7 +470,15 @@ mod tests {
         let codes: Vec<&str> = r.iter().map(|r| r.code.as_str()).collect();
         assert_eq!(
             codes,
-            ["SYNTAX_ERRORS", "HIGH_FAN_IN", "HOTSPOT", "GOD_MODULE", "LARGE_FILE", "BRANCHY", "UNTESTED"]
+            [
+                "SYNTAX_ERRORS",
+                "HIGH_FAN_IN",
+                "HOTSPOT",
+                "GOD_MODULE",
+                "LARGE_FILE",
+                "BRANCHY",
+                "UNTESTED"
+            ]
         );
         assert_eq!(recommendations(&r, ArchitecturalRole::Core).len(), 7);
         let calm = RiskInput {

@@ -60,7 +60,8 @@ impl Workspace {
         let sides = self.sides(&preview);
         let impact = include_impact.then(|| impact(&snap, &preview, &sides));
         if dry_run {
-            let guidance = change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
+            let guidance =
+                change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
             return Ok(ChangeResponse {
                 success: true,
                 dry_run: true,
@@ -95,28 +96,52 @@ impl Workspace {
             (self.engine.apply(&edit)?, None)
         } else if auto_rollback {
             let r = self.engine.apply_checked(&edit, &mut run_check)?;
-            (r, Some(CheckReport { level: check, passed: true, message: String::new(), rolled_back: false }))
+            (
+                r,
+                Some(CheckReport {
+                    level: check,
+                    passed: true,
+                    message: String::new(),
+                    rolled_back: false,
+                }),
+            )
         } else {
             let r = self.engine.apply(&edit)?;
             let outcome = run_check(&r.files);
             let report = match outcome {
-                Ok(()) => CheckReport { level: check, passed: true, message: String::new(), rolled_back: false },
+                Ok(()) => CheckReport {
+                    level: check,
+                    passed: true,
+                    message: String::new(),
+                    rolled_back: false,
+                },
                 Err(f) => {
                     warnings.push(Warning {
                         severity: WarningLevel::Critical,
                         code: f.code.as_str().to_owned(),
-                        message: format!("the post-edit check failed and autoRollback is off: {}", f.message),
+                        message: format!(
+                            "the post-edit check failed and autoRollback is off: {}",
+                            f.message
+                        ),
                         affected: r.files.iter().map(|f| f.path.clone()).collect(),
-                        mitigation: Some("fix it with another change, or undo this transaction".into()),
+                        mitigation: Some(
+                            "fix it with another change, or undo this transaction".into(),
+                        ),
                     });
-                    CheckReport { level: check, passed: false, message: f.message, rolled_back: false }
+                    CheckReport {
+                        level: check,
+                        passed: false,
+                        message: f.message,
+                        rolled_back: false,
+                    }
                 }
             };
             (r, Some(report))
         };
         self.mark_dirty();
         warnings.extend(self.refresh(call)?);
-        let guidance = change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);
+        let guidance =
+            change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);
         Ok(ChangeResponse {
             success: report.as_ref().is_none_or(|r| r.passed),
             dry_run: false,
@@ -135,12 +160,17 @@ impl Workspace {
         for f in &preview.files {
             let before = match f.kind {
                 FileChangeKind::Created => None,
-                _ => std::fs::read(self.root.join(&f.path)).ok().map(|b| String::from_utf8_lossy(&b).into_owned()),
+                _ => std::fs::read(self.root.join(&f.path))
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
             };
             let after = match f.kind {
                 FileChangeKind::Deleted => None,
-                _ => patch::apply_unified(before.as_deref().unwrap_or(""), &f.diff)
-                    .filter(|a| f.new_hash.as_deref().is_none_or(|h| stdx::sha256_hex(a.as_bytes()) == h || a.starts_with('\u{feff}'))),
+                _ => patch::apply_unified(before.as_deref().unwrap_or(""), &f.diff).filter(|a| {
+                    f.new_hash.as_deref().is_none_or(|h| {
+                        stdx::sha256_hex(a.as_bytes()) == h || a.starts_with('\u{feff}')
+                    })
+                }),
             };
             let path_after = f.new_path.clone().unwrap_or_else(|| f.path.clone());
             let lang = Language::from_path(std::path::Path::new(&path_after));
@@ -155,7 +185,11 @@ impl Workspace {
                 f.path.clone(),
                 Sides {
                     old_defs: analyze(&before),
-                    new_defs: if f.kind == FileChangeKind::Deleted { Some(Vec::new()) } else { analyze(&after) },
+                    new_defs: if f.kind == FileChangeKind::Deleted {
+                        Some(Vec::new())
+                    } else {
+                        analyze(&after)
+                    },
                     before_errors,
                     before,
                     after,
@@ -196,7 +230,9 @@ fn changed_definitions(s: &Sides) -> Vec<(String, String, SymbolChange, u32)> {
         *i += 1;
         let change = match twin {
             None => Some(SymbolChange::Removed),
-            Some(n) if norm_ws(&n.signature) != norm_ws(&d.signature) => Some(SymbolChange::SignatureChanged),
+            Some(n) if norm_ws(&n.signature) != norm_ws(&d.signature) => {
+                Some(SymbolChange::SignatureChanged)
+            }
             Some(n) if text(&s.after, n) != text(&s.before, d) => Some(SymbolChange::BodyChanged),
             _ => None,
         };
@@ -207,15 +243,22 @@ fn changed_definitions(s: &Sides) -> Vec<(String, String, SymbolChange, u32)> {
     for (name, v) in &by_name {
         let had = used.get(name).copied().unwrap_or(0);
         for d in v.iter().skip(had) {
-            out.push((d.qualified_name.clone(), d.kind.as_str().to_owned(), SymbolChange::Added, d.line));
+            out.push((
+                d.qualified_name.clone(),
+                d.kind.as_str().to_owned(),
+                SymbolChange::Added,
+                d.line,
+            ));
         }
     }
     // Containers change when anything inside does; report the innermost only.
-    let names: Vec<String> = out.iter().filter(|c| c.2 == SymbolChange::BodyChanged).map(|c| c.0.clone()).collect();
+    let names: Vec<String> =
+        out.iter().filter(|c| c.2 == SymbolChange::BodyChanged).map(|c| c.0.clone()).collect();
     out.retain(|c| {
         c.2 != SymbolChange::BodyChanged
             || !names.iter().any(|n| {
-                n != &c.0 && (n.starts_with(&format!("{}.", c.0)) || n.starts_with(&format!("{}::", c.0)))
+                n != &c.0
+                    && (n.starts_with(&format!("{}.", c.0)) || n.starts_with(&format!("{}::", c.0)))
             })
     });
     out.sort_by(|a, b| a.3.cmp(&b.3).then(a.0.cmp(&b.0)));
@@ -229,7 +272,10 @@ fn norm_ws(s: &str) -> String {
         .lines()
         .map(|l| {
             let l = l.split("//").next().unwrap_or(l);
-            match l.find("# ").or_else(|| l.trim_end().ends_with('#').then(|| l.trim_end().len() - 1)) {
+            match l
+                .find("# ")
+                .or_else(|| l.trim_end().ends_with('#').then(|| l.trim_end().len() - 1))
+            {
                 Some(i) => &l[..i],
                 None => l,
             }
@@ -254,13 +300,13 @@ fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>
         }
         if f.kind == FileChangeKind::Renamed
             && let Some(id) = fid
-            && !snap.graphs.file_in[id as usize].is_empty()
+            && !analysis::fan(snap, id).0.is_empty()
         {
             reasons_extra.push(format!(
                 "{} moves to {}; {} file(s) refer to it by path or import",
                 f.path,
                 f.new_path.as_deref().unwrap_or("?"),
-                snap.graphs.file_in[id as usize].len()
+                analysis::fan(snap, id).0.len()
             ));
         }
         let Some(s) = sides.get(&f.path) else { continue };
@@ -276,24 +322,35 @@ fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>
             let (callers, caller_files) = match (change, def) {
                 (SymbolChange::Added, _) | (_, None) => (0, 0),
                 (_, Some(d)) => {
-                    for e in snap.graphs.callers(d) {
+                    for e in analysis::resolved_callers(snap, d) {
                         let path = &p.file(e.from_file).path;
                         if analysis::is_test_path(path) {
-                            critical_tests.entry(path.clone()).or_insert_with(|| format!("calls {name} directly"));
+                            critical_tests
+                                .entry(path.clone())
+                                .or_insert_with(|| format!("calls {name} directly"));
                         }
                     }
                     analysis::caller_counts(snap, d)
                 }
             };
-            changed_symbols.push(ChangedSymbol { path: f.path.clone(), qualified_name: name, kind, change, callers, caller_files });
+            changed_symbols.push(ChangedSymbol {
+                path: f.path.clone(),
+                qualified_name: name,
+                kind,
+                change,
+                callers,
+                caller_files,
+            });
         }
         for t in analysis::tests_named_after(snap, &f.path) {
             critical_tests.entry(t).or_insert_with(|| format!("named after {}", f.path));
         }
     }
-    let mut affected: Vec<AffectedFile> =
-        changed_files.iter().map(|&f| AffectedFile { path: p.file(f).path.clone(), distance: 0 }).collect();
-    for (f, dist) in snap.graphs.file_closure(&changed_files, 2, true) {
+    let mut affected: Vec<AffectedFile> = changed_files
+        .iter()
+        .map(|&f| AffectedFile { path: p.file(f).path.clone(), distance: 0 })
+        .collect();
+    for (f, dist) in analysis::dependents(snap, &changed_files, 2) {
         affected.push(AffectedFile { path: p.file(f).path.clone(), distance: dist });
     }
     let radius = affected.iter().filter(|a| a.distance > 0).count() as u32;
@@ -311,7 +368,10 @@ fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>
         .map(|(path, reason)| SuggestedTest { path, priority: TestPriority::Critical, reason })
         .collect();
     for a in &affected {
-        if a.distance > 0 && analysis::is_test_path(&a.path) && !tests.iter().any(|t| t.path == a.path) {
+        if a.distance > 0
+            && analysis::is_test_path(&a.path)
+            && !tests.iter().any(|t| t.path == a.path)
+        {
             let (priority, reason) = if a.distance == 1 {
                 (TestPriority::Important, "depends on a changed file".to_owned())
             } else {
@@ -351,7 +411,9 @@ fn syntax_check(
         let after = code_index::analyze(lang, &bytes).error_nodes;
         let was = before.get(&c.path).copied().unwrap_or(0);
         if after > was {
-            let at = first_error_line(lang, &bytes).map(|l| format!(" (first at line {l})")).unwrap_or_default();
+            let at = first_error_line(lang, &bytes)
+                .map(|l| format!(" (first at line {l})"))
+                .unwrap_or_default();
             problems.push(format!("{path}: syntax errors went from {was} to {after}{at}"));
         }
     }
@@ -380,8 +442,9 @@ fn build_check(
         .map_err(|e| fail(format!("no build to run: {e}")))?;
     let hooks = sandbox::Hooks { on_output: None, cancel: Some(call.cancel) };
     call.progress.phase("building the project", None);
-    let (build, _) = sandbox::build(sb, &project, &setup.policy, &setup.env, &setup.env_removed, &hooks)
-        .map_err(|e| fail(format!("the build could not run: {e}")))?;
+    let (build, _) =
+        sandbox::build(sb, &project, &setup.policy, &setup.env, &setup.env_removed, &hooks)
+            .map_err(|e| fail(format!("the build could not run: {e}")))?;
     if build.success {
         return Ok(());
     }
@@ -389,7 +452,9 @@ fn build_check(
         .errors
         .iter()
         .take(3)
-        .map(|d| format!("{}:{}: {}", d.file.as_deref().unwrap_or("?"), d.line.unwrap_or(0), d.message))
+        .map(|d| {
+            format!("{}:{}: {}", d.file.as_deref().unwrap_or("?"), d.line.unwrap_or(0), d.message)
+        })
         .collect();
     Err(fail(format!("the build failed: {}", first.join("; "))))
 }
@@ -404,9 +469,16 @@ fn change_guidance(
 ) -> Guidance {
     let mut actions = Vec::new();
     let files: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
-    let (added, removed) = result.files.iter().fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
+    let (added, removed) =
+        result.files.iter().fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
     let tests: Vec<String> = impact
-        .map(|i| i.suggested_tests.iter().filter(|t| t.priority != TestPriority::Optional).map(|t| t.path.clone()).collect())
+        .map(|i| {
+            i.suggested_tests
+                .iter()
+                .filter(|t| t.priority != TestPriority::Optional)
+                .map(|t| t.path.clone())
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(i) = impact {
         if !i.affected_hot_spots.is_empty() {
@@ -420,11 +492,22 @@ fn change_guidance(
         }
         if i.breaking_change_risk >= RiskLevel::Medium {
             warnings.push(Warning {
-                severity: if i.breaking_change_risk == RiskLevel::High { WarningLevel::Critical } else { WarningLevel::Warning },
+                severity: if i.breaking_change_risk == RiskLevel::High {
+                    WarningLevel::Critical
+                } else {
+                    WarningLevel::Warning
+                },
                 code: "BREAKING_CHANGE".into(),
                 message: i.reasons.join("; "),
-                affected: i.changed_symbols.iter().filter(|c| c.callers > 0).map(|c| c.qualified_name.clone()).collect(),
-                mitigation: Some("update the callers in the same change, or keep the old signature".into()),
+                affected: i
+                    .changed_symbols
+                    .iter()
+                    .filter(|c| c.callers > 0)
+                    .map(|c| c.qualified_name.clone())
+                    .collect(),
+                mitigation: Some(
+                    "update the callers in the same change, or keep the old signature".into(),
+                ),
             });
         }
     }
@@ -434,9 +517,14 @@ fn change_guidance(
                 warnings.push(Warning {
                     severity: WarningLevel::Info,
                     code: "NORMALIZED_MATCH".into(),
-                    message: format!("edits[{}] in {} matched only after normalizing whitespace or line endings", e.index, f.path),
+                    message: format!(
+                        "edits[{}] in {} matched only after normalizing whitespace or line endings",
+                        e.index, f.path
+                    ),
                     affected: vec![f.path.clone()],
-                    mitigation: Some("check the diff; the replacement was adapted to the file".into()),
+                    mitigation: Some(
+                        "check the diff; the replacement was adapted to the file".into(),
+                    ),
                 });
             }
         }
@@ -452,16 +540,38 @@ fn change_guidance(
             "the preview validated every edit; the apply is checked and reversible",
         ));
         if !tests.is_empty() {
-            actions.push(action(2, "manage", json!({"command": "test", "targets": tests}), "run the covering tests first (baseline)", ""));
+            actions.push(action(
+                2,
+                "manage",
+                json!({"command": "test", "targets": tests}),
+                "run the covering tests first (baseline)",
+                "",
+            ));
         }
     } else {
         if let Some(tx) = &result.transaction_id {
             if !tests.is_empty() {
-                actions.push(action(1, "manage", json!({"command": "test", "targets": tests}), "run the suggested tests", "they cover what changed"));
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "test", "targets": tests}),
+                    "run the suggested tests",
+                    "they cover what changed",
+                ));
             } else {
-                actions.push(action(1, "manage", json!({"command": "test"}), "run the test suite", "nothing maps directly to this change"));
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "test"}),
+                    "run the test suite",
+                    "nothing maps directly to this change",
+                ));
             }
-            if let Some((f, r)) = result.files.iter().find_map(|f| f.edits.iter().find_map(|e| e.new_line_range).map(|r| (f, r))) {
+            if let Some((f, r)) = result
+                .files
+                .iter()
+                .find_map(|f| f.edits.iter().find_map(|e| e.new_line_range).map(|r| (f, r)))
+            {
                 let path = f.new_path.as_deref().unwrap_or(&f.path);
                 actions.push(action(
                     2,
@@ -471,7 +581,13 @@ fn change_guidance(
                     "verify the result",
                 ));
             }
-            actions.push(action(3, "manage", json!({"command": "undo", "id": tx}), format!("undo transaction {tx}"), "if the tests fail"));
+            actions.push(action(
+                3,
+                "manage",
+                json!({"command": "undo", "id": tx}),
+                format!("undo transaction {tx}"),
+                "if the tests fail",
+            ));
         }
     }
     let risk = impact.map(|i| {
@@ -488,14 +604,20 @@ fn change_guidance(
         "Preview (nothing written): the edit applies cleanly".to_owned()
     } else {
         match (&result.transaction_id, check) {
-            (Some(tx), Some(c)) if !c.passed => format!("Applied as {tx}, but the post-edit check failed: {}", c.message),
+            (Some(tx), Some(c)) if !c.passed => {
+                format!("Applied as {tx}, but the post-edit check failed: {}", c.message)
+            }
             (Some(tx), Some(_)) => format!("Applied and checked as transaction {tx}"),
             (Some(tx), None) => format!("Applied as transaction {tx} (no check)"),
             (None, _) => "Nothing changed: the files already have this content".to_owned(),
         }
     };
     Guidance {
-        context_summary: format!("{state} to {} (+{added} -{removed}).{}", files.join(", "), risk.unwrap_or_default()),
+        context_summary: format!(
+            "{state} to {} (+{added} -{removed}).{}",
+            files.join(", "),
+            risk.unwrap_or_default()
+        ),
         next_actions: finish(actions),
         warnings: Vec::new(),
         recovery: None,
@@ -521,16 +643,26 @@ mod tests {
         let base = "def a(x):\n    return x\n\ndef b():\n    return 1\n\nclass C:\n    def m(self):\n        return 2\n";
         for (after, want) in [
             (base.replace("return x", "return x + 1"), vec![("a", SymbolChange::BodyChanged)]),
-            (base.replace("def a(x):", "def a(x, y=0):"), vec![("a", SymbolChange::SignatureChanged)]),
+            (
+                base.replace("def a(x):", "def a(x, y=0):"),
+                vec![("a", SymbolChange::SignatureChanged)],
+            ),
             (base.replace("def b():\n    return 1\n\n", ""), vec![("b", SymbolChange::Removed)]),
             (format!("{base}\ndef d():\n    pass\n"), vec![("d", SymbolChange::Added)]),
             (base.replace("return 2", "return 3"), vec![("C.m", SymbolChange::BodyChanged)]),
-            (base.replace("    return x", "    # note\n    return x"), vec![("a", SymbolChange::BodyChanged)]),
+            (
+                base.replace("    return x", "    # note\n    return x"),
+                vec![("a", SymbolChange::BodyChanged)],
+            ),
             (base.to_owned(), vec![]),
         ] {
             let got: Vec<(String, SymbolChange)> =
-                changed_definitions(&sides(Language::Python, base, &after)).into_iter().map(|c| (c.0, c.2)).collect();
-            let want: Vec<(String, SymbolChange)> = want.into_iter().map(|(n, c)| (n.to_owned(), c)).collect();
+                changed_definitions(&sides(Language::Python, base, &after))
+                    .into_iter()
+                    .map(|c| (c.0, c.2))
+                    .collect();
+            let want: Vec<(String, SymbolChange)> =
+                want.into_iter().map(|(n, c)| (n.to_owned(), c)).collect();
             assert_eq!(got, want, "{after}");
         }
     }

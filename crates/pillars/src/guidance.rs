@@ -97,7 +97,8 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                         "only once the fragment confirms the text",
                     ));
                 }
-                let sim = best["similarity"].as_f64().map(|s| format!(" ({:.0}% similar)", s * 100.0));
+                let sim =
+                    best["similarity"].as_f64().map(|s| format!(" ({:.0}% similar)", s * 100.0));
                 format!(
                     "targetString was not found in {path}. The closest text is at lines {}{}: \
                      read it and retry with the file's exact text (or replace by lineRange).",
@@ -112,7 +113,9 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                     format!("outline {path}"),
                     "find where the code you meant to change is",
                 ));
-                format!("targetString was not found in {path}; read the file to find the current text.")
+                format!(
+                    "targetString was not found in {path}; read the file to find the current text."
+                )
             }
         }
         ErrorCode::AmbiguousMatch => {
@@ -122,7 +125,10 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                         1 + i as u8,
                         pillar.as_str(),
                         retry,
-                        format!("apply to the match at lines {}", lines_arg(c, 0).unwrap_or_default()),
+                        format!(
+                            "apply to the match at lines {}",
+                            lines_arg(c, 0).unwrap_or_default()
+                        ),
                         "a lineRange picks exactly one match",
                     ));
                 }
@@ -219,7 +225,13 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                     a["target"] = json!(n);
                     a
                 };
-                actions.push(action(1 + i as u8, tool, args, format!("try `{n}`"), "a similar name exists"));
+                actions.push(action(
+                    1 + i as u8,
+                    tool,
+                    args,
+                    format!("try `{n}`"),
+                    "a similar name exists",
+                ));
             }
             if similar.is_empty() {
                 let target = request["target"].as_str().unwrap_or(&path).to_owned();
@@ -266,7 +278,13 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                 format!("re-read the structure of {path}"),
                 "the replacement did not fit the code around it",
             ));
-            actions.push(action(2, "change", retry, "preview a corrected edit", "nothing was written"));
+            actions.push(action(
+                2,
+                "change",
+                retry,
+                "preview a corrected edit",
+                "nothing was written",
+            ));
             "The post-edit check failed and the change was rolled back: every file is as before. \
              Fix the replacement (balanced brackets, indentation) and preview again."
                 .to_owned()
@@ -292,7 +310,13 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
             "No transaction with that id; list the history for valid ids.".to_owned()
         }
         ErrorCode::InvalidState => {
-            actions.push(action(1, "manage", json!({"command": "history"}), "list the transactions", ""));
+            actions.push(action(
+                1,
+                "manage",
+                json!({"command": "history"}),
+                "list the transactions",
+                "",
+            ));
             "That transaction cannot be undone or redone in its state (undo an edit, redo an undone edit)."
                 .to_owned()
         }
@@ -371,26 +395,86 @@ mod tests {
         let two = json!([{"lineRange": {"start": 3, "end": 3}, "preview": "x = 1"},
                          {"lineRange": {"start": 9, "end": 9}, "preview": "x = 1"}]);
         let cases: Vec<(ErrorCode, Value, Pillar, &str, Value, &str)> = vec![
-            (ErrorCode::NoMatch, json!({"editIndex": 0, "candidates": cand}), Pillar::Change,
-             "read", json!({"target": "a.py", "view": "fragment", "lineRange": "7-15"}), "lines 10-12 (80% similar)"),
-            (ErrorCode::NoMatch, json!({"editIndex": 0, "similarNames": ["Server.start"]}), Pillar::Change,
-             "navigate", json!({"action": "definition", "target": "Server.start"}), "closest is `Server.start`"),
-            (ErrorCode::NoMatch, Value::Null, Pillar::Change,
-             "read", json!({"target": "a.py", "view": "skeleton"}), "not found"),
-            (ErrorCode::AmbiguousMatch, json!({"editIndex": 0, "candidates": two}), Pillar::Change,
-             "change", json!({"edits": [{"lineRange": "3"}]}), "2 places"),
-            (ErrorCode::HashMismatch, json!({"editIndex": 0, "currentHash": "new"}), Pillar::Change,
-             "read", json!({"target": "a.py", "view": "full"}), "hash new"),
-            (ErrorCode::HashMismatch, json!({"changedBy": "tx9"}), Pillar::Manage,
-             "manage", json!({"command": "history", "id": "tx9"}), "later transaction tx9"),
-            (ErrorCode::PathOutsideRoot, Value::Null, Pillar::Read,
-             "understand", json!({"target": "a.py"}), "relative to the project root"),
-            (ErrorCode::IndexStale, Value::Null, Pillar::Understand,
-             "manage", json!({"command": "rebuild"}), "rebuild"),
-            (ErrorCode::NotFound, json!({"similarNames": ["parse_args"]}), Pillar::Navigate,
-             "navigate", json!({"target": "parse_args"}), "closest names"),
-            (ErrorCode::SyntaxError, Value::Null, Pillar::Change,
-             "read", json!({"view": "skeleton"}), "rolled back"),
+            (
+                ErrorCode::NoMatch,
+                json!({"editIndex": 0, "candidates": cand}),
+                Pillar::Change,
+                "read",
+                json!({"target": "a.py", "view": "fragment", "lineRange": "7-15"}),
+                "lines 10-12 (80% similar)",
+            ),
+            (
+                ErrorCode::NoMatch,
+                json!({"editIndex": 0, "similarNames": ["Server.start"]}),
+                Pillar::Change,
+                "navigate",
+                json!({"action": "definition", "target": "Server.start"}),
+                "closest is `Server.start`",
+            ),
+            (
+                ErrorCode::NoMatch,
+                Value::Null,
+                Pillar::Change,
+                "read",
+                json!({"target": "a.py", "view": "skeleton"}),
+                "not found",
+            ),
+            (
+                ErrorCode::AmbiguousMatch,
+                json!({"editIndex": 0, "candidates": two}),
+                Pillar::Change,
+                "change",
+                json!({"edits": [{"lineRange": "3"}]}),
+                "2 places",
+            ),
+            (
+                ErrorCode::HashMismatch,
+                json!({"editIndex": 0, "currentHash": "new"}),
+                Pillar::Change,
+                "read",
+                json!({"target": "a.py", "view": "full"}),
+                "hash new",
+            ),
+            (
+                ErrorCode::HashMismatch,
+                json!({"changedBy": "tx9"}),
+                Pillar::Manage,
+                "manage",
+                json!({"command": "history", "id": "tx9"}),
+                "later transaction tx9",
+            ),
+            (
+                ErrorCode::PathOutsideRoot,
+                Value::Null,
+                Pillar::Read,
+                "understand",
+                json!({"target": "a.py"}),
+                "relative to the project root",
+            ),
+            (
+                ErrorCode::IndexStale,
+                Value::Null,
+                Pillar::Understand,
+                "manage",
+                json!({"command": "rebuild"}),
+                "rebuild",
+            ),
+            (
+                ErrorCode::NotFound,
+                json!({"similarNames": ["parse_args"]}),
+                Pillar::Navigate,
+                "navigate",
+                json!({"target": "parse_args"}),
+                "closest names",
+            ),
+            (
+                ErrorCode::SyntaxError,
+                Value::Null,
+                Pillar::Change,
+                "read",
+                json!({"view": "skeleton"}),
+                "rolled back",
+            ),
         ];
         for (code, details, pillar, tool, args, phrase) in cases {
             let r = recovery_for(&info(code, "a.py", details), pillar, &change_req())
@@ -401,7 +485,10 @@ mod tests {
             assert_eq!(first.tool, tool, "{code}");
             assert!(contains(&first.arguments, &args), "{code}: {} lacks {args}", first.arguments);
         }
-        assert!(recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Pillar::Read, &Value::Null).is_none());
+        assert!(
+            recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Pillar::Read, &Value::Null)
+                .is_none()
+        );
     }
 
     #[test]

@@ -252,7 +252,13 @@ pub fn route(request: &str) -> Intent {
     if top == 0 {
         return fallback(request, targets, constraints);
     }
-    let second = score.iter().enumerate().filter(|(i, _)| *i != pillar_index(best)).map(|(_, s)| *s).max().unwrap_or(0);
+    let second = score
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != pillar_index(best))
+        .map(|(_, s)| *s)
+        .max()
+        .unwrap_or(0);
     let mut action = hits
         .iter()
         .filter(|(_, _, (p, _, _))| *p == best)
@@ -272,7 +278,13 @@ pub fn route(request: &str) -> Intent {
     {
         targets.push(IntentTarget { kind: TargetKind::Question, text: request.trim().to_owned() });
     }
-    Intent { pillar: best, action: action.to_owned(), targets, constraints, confidence: round2(confidence) }
+    Intent {
+        pillar: best,
+        action: action.to_owned(),
+        targets,
+        constraints,
+        confidence: round2(confidence),
+    }
 }
 
 fn round2(x: f32) -> f32 {
@@ -320,36 +332,66 @@ fn constraints(lower: &str, words: &[String], original: &str) -> IntentConstrain
     let mut c = IntentConstraints::default();
     // depth: "depth 3", "3 levels", "깊이 2", "2단계"; deep/shallow words.
     for (i, w) in words.iter().enumerate() {
-        if (w == "depth" || w == "level") && let Some(n) = words.get(i + 1).and_then(|n| n.parse().ok()) {
+        if (w == "depth" || w == "level")
+            && let Some(n) = words.get(i + 1).and_then(|n| n.parse().ok())
+        {
             c.depth = Some(n);
         }
-        if (w == "levels" || w == "hops") && i > 0 && let Ok(n) = words[i - 1].parse() {
+        if (w == "levels" || w == "hops")
+            && i > 0
+            && let Ok(n) = words[i - 1].parse()
+        {
             c.depth = Some(n);
         }
     }
     if c.depth.is_none() {
-        c.depth = korean_number_before(lower, &["단계", "레벨"]).or_else(|| korean_number_after(lower, "깊이"));
+        c.depth = korean_number_before(lower, &["단계", "레벨"])
+            .or_else(|| korean_number_after(lower, "깊이"));
     }
     if c.depth.is_none() {
-        if has_word("deep") || has_word("deeply") || has_word("thorough") || lower.contains("깊게") || lower.contains("자세히") {
+        if has_word("deep")
+            || has_word("deeply")
+            || has_word("thorough")
+            || lower.contains("깊게")
+            || lower.contains("자세히")
+        {
             c.depth = Some(3);
-        } else if has_word("shallow") || has_word("briefly") || lower.contains("간단히") || lower.contains("대략") {
+        } else if has_word("shallow")
+            || has_word("briefly")
+            || lower.contains("간단히")
+            || lower.contains("대략")
+        {
             c.depth = Some(1);
         }
     }
-    if phrase("dry run") || has_word("dryrun") || has_word("preview") || phrase("without applying")
-        || phrase("don t apply") || phrase("do not apply") || lower.contains("미리보기")
-        || lower.contains("시뮬레이션") || lower.contains("적용하지")
+    if phrase("dry run")
+        || has_word("dryrun")
+        || has_word("preview")
+        || phrase("without applying")
+        || phrase("don t apply")
+        || phrase("do not apply")
+        || lower.contains("미리보기")
+        || lower.contains("시뮬레이션")
+        || lower.contains("적용하지")
     {
         c.dry_run = Some(true);
-    } else if phrase("apply it") || phrase("apply the") || lower.contains("바로 적용") || lower.contains("적용해") {
+    } else if phrase("apply it")
+        || phrase("apply the")
+        || lower.contains("바로 적용")
+        || lower.contains("적용해")
+    {
         c.dry_run = Some(false);
     }
     if has_word("impact") || phrase("blast radius") || lower.contains("영향") {
         c.include_impact = Some(true);
     }
-    if phrase("whole project") || phrase("entire project") || phrase("project wide") || has_word("codebase")
-        || lower.contains("프로젝트 전체") || lower.contains("전체 프로젝트") || lower.contains("전체 코드")
+    if phrase("whole project")
+        || phrase("entire project")
+        || phrase("project wide")
+        || has_word("codebase")
+        || lower.contains("프로젝트 전체")
+        || lower.contains("전체 프로젝트")
+        || lower.contains("전체 코드")
     {
         c.scope = Some(Scope::Project);
     }
@@ -363,7 +405,8 @@ fn constraints(lower: &str, words: &[String], original: &str) -> IntentConstrain
 fn korean_number_before(text: &str, units: &[&str]) -> Option<u32> {
     for u in units {
         if let Some(pos) = text.find(u) {
-            let digits: String = text[..pos].trim_end().chars().rev().take_while(char::is_ascii_digit).collect();
+            let digits: String =
+                text[..pos].trim_end().chars().rev().take_while(char::is_ascii_digit).collect();
             if let Ok(n) = digits.chars().rev().collect::<String>().parse() {
                 return Some(n);
             }
@@ -374,7 +417,8 @@ fn korean_number_before(text: &str, units: &[&str]) -> Option<u32> {
 
 fn korean_number_after(text: &str, word: &str) -> Option<u32> {
     let pos = text.find(word)? + word.len();
-    let rest = text[pos..].trim_start_matches(|c: char| c.is_whitespace() || c == ':' || c == '를' || c == '는');
+    let rest = text[pos..]
+        .trim_start_matches(|c: char| c.is_whitespace() || c == ':' || c == '를' || c == '는');
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
 }
@@ -460,7 +504,9 @@ fn extract_targets(text: &str) -> Vec<IntentTarget> {
     for tok in code_runs(&rest) {
         if let Some(kind) = classify_token(&tok) {
             let t = if kind == TargetKind::Path {
-                tok.rsplit_once(':').filter(|(_, l)| l.chars().all(|c| c.is_ascii_digit() || c == '-')).map_or(tok.as_str(), |(p, _)| p)
+                tok.rsplit_once(':')
+                    .filter(|(_, l)| l.chars().all(|c| c.is_ascii_digit() || c == '-'))
+                    .map_or(tok.as_str(), |(p, _)| p)
             } else {
                 tok.trim_end_matches("()")
             };
@@ -536,7 +582,10 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
     if STOP.contains(&lower.as_str()) {
         return None;
     }
-    let base = t.rsplit_once(':').filter(|(_, l)| !l.is_empty() && l.chars().all(|c| c.is_ascii_digit() || c == '-')).map_or(t, |(p, _)| p);
+    let base = t
+        .rsplit_once(':')
+        .filter(|(_, l)| !l.is_empty() && l.chars().all(|c| c.is_ascii_digit() || c == '-'))
+        .map_or(t, |(p, _)| p);
     let ext = base.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     let has_ext = ext.as_deref().is_some_and(|e| EXTENSIONS.contains(&e));
     if (base.contains('/') && !base.contains("::") && base.chars().any(|c| c.is_ascii_alphabetic()))
@@ -550,13 +599,17 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
     let core = t.trim_end_matches("()");
-    let parts: Vec<&str> = core.split(|c| c == '.' || c == '#').flat_map(|p| p.split("::")).collect();
+    let parts: Vec<&str> =
+        core.split(|c| c == '.' || c == '#').flat_map(|p| p.split("::")).collect();
     if !parts.iter().all(|p| ident(p)) {
         return None;
     }
     let call = t.ends_with("()");
     let qualified = parts.len() > 1;
-    let camel = core.chars().zip(core.chars().skip(1)).any(|(a, b)| a.is_ascii_lowercase() && b.is_ascii_uppercase());
+    let camel = core
+        .chars()
+        .zip(core.chars().skip(1))
+        .any(|(a, b)| a.is_ascii_lowercase() && b.is_ascii_uppercase());
     let pascal = core.chars().next().is_some_and(|c| c.is_ascii_uppercase())
         && core.chars().skip(1).any(|c| c.is_ascii_uppercase())
         && core.chars().any(|c| c.is_ascii_lowercase());
@@ -576,42 +629,97 @@ mod tests {
     #[test]
     fn routing_table() {
         use Pillar::*;
-        use TargetKind::{Path as P, Quoted as Q, Symbol as S, Question as W};
+        use TargetKind::{Path as P, Question as W, Quoted as Q, Symbol as S};
         let cases: Vec<(&str, Pillar, &str, Vec<(TargetKind, String)>)> = vec![
             // seed 004 §1.2
             ("handleAuth 인증 로직 파악", Understand, "comprehend", vec![t(S, "handleAuth")]),
             ("handleAuth에 rate limiting 추가", Change, "add", vec![t(S, "handleAuth")]),
             // English
-            ("Explain how src/auth/session.py works", Understand, "explain", vec![t(P, "src/auth/session.py")]),
-            ("what is the architecture of this project?", Understand, "architecture", vec![t(W, "what is the architecture of this project?")]),
+            (
+                "Explain how src/auth/session.py works",
+                Understand,
+                "explain",
+                vec![t(P, "src/auth/session.py")],
+            ),
+            (
+                "what is the architecture of this project?",
+                Understand,
+                "architecture",
+                vec![t(W, "what is the architecture of this project?")],
+            ),
             ("add rate limiting to handle_login", Change, "add", vec![t(S, "handle_login")]),
             ("fix the bug in parse_args()", Change, "fix", vec![t(S, "parse_args")]),
-            ("rename `UserService` to `AccountService`", Change, "rename", vec![t(S, "UserService"), t(S, "AccountService")]),
+            (
+                "rename `UserService` to `AccountService`",
+                Change,
+                "rename",
+                vec![t(S, "UserService"), t(S, "AccountService")],
+            ),
             ("remove the unused import in lib.rs", Change, "remove", vec![t(P, "lib.rs")]),
             ("undo the last change", Manage, "undo", vec![]),
             ("redo it", Manage, "redo", vec![]),
             ("revert transaction 3f2a", Manage, "undo", vec![]),
             ("who calls Engine::apply?", Navigate, "callers", vec![t(S, "Engine::apply")]),
-            ("find all references to parseConfig", Navigate, "references", vec![t(S, "parseConfig")]),
+            (
+                "find all references to parseConfig",
+                Navigate,
+                "references",
+                vec![t(S, "parseConfig")],
+            ),
             ("where is HttpRequest defined", Navigate, "definition", vec![t(S, "HttpRequest")]),
-            ("show the implementations of Storage.Backend", Navigate, "implementations", vec![t(S, "Storage.Backend")]),
+            (
+                "show the implementations of Storage.Backend",
+                Navigate,
+                "implementations",
+                vec![t(S, "Storage.Backend")],
+            ),
             ("class hierarchy of BaseHandler", Navigate, "hierarchy", vec![t(S, "BaseHandler")]),
             ("read src/main.rs lines 10-40", Read, "fragment", vec![t(P, "src/main.rs")]),
-            ("show me the skeleton of crates/edit/src/lib.rs", Read, "skeleton", vec![t(P, "crates/edit/src/lib.rs")]),
+            (
+                "show me the skeleton of crates/edit/src/lib.rs",
+                Read,
+                "skeleton",
+                vec![t(P, "crates/edit/src/lib.rs")],
+            ),
             ("diff app/models.py against HEAD", Read, "diff", vec![t(P, "app/models.py")]),
-            ("create a new file tests/test_api.py", Write, "create", vec![t(P, "tests/test_api.py")]),
-            ("scaffold a module like src/users.py for orders", Write, "scaffold", vec![t(P, "src/users.py")]),
+            (
+                "create a new file tests/test_api.py",
+                Write,
+                "create",
+                vec![t(P, "tests/test_api.py")],
+            ),
+            (
+                "scaffold a module like src/users.py for orders",
+                Write,
+                "scaffold",
+                vec![t(P, "src/users.py")],
+            ),
             ("rebuild the index", Manage, "rebuild", vec![]),
-            ("run the tests for tests/test_api.py", Manage, "test", vec![t(P, "tests/test_api.py")]),
+            (
+                "run the tests for tests/test_api.py",
+                Manage,
+                "test",
+                vec![t(P, "tests/test_api.py")],
+            ),
             ("status", Manage, "status", vec![]),
-            ("replace \"Hello world\" with \"Hi\" in greet.py", Change, "modify", vec![t(Q, "Hello world"), t(Q, "Hi"), t(P, "greet.py")]),
+            (
+                "replace \"Hello world\" with \"Hi\" in greet.py",
+                Change,
+                "modify",
+                vec![t(Q, "Hello world"), t(Q, "Hi"), t(P, "greet.py")],
+            ),
             // Korean
             ("src/auth.py 파일 구조를 설명해줘", Understand, "explain", vec![t(P, "src/auth.py")]),
             ("UserService 클래스를 리팩토링해줘", Change, "refactor", vec![t(S, "UserService")]),
             ("login_user 함수에 로깅을 추가해줘", Change, "add", vec![t(S, "login_user")]),
             ("버그 고쳐줘: parse_date가 None을 반환함", Change, "fix", vec![t(S, "parse_date")]),
             ("getUserById를 호출하는 곳을 찾아줘", Navigate, "callers", vec![t(S, "getUserById")]),
-            ("HttpClient가 어디에 정의되어 있어?", Navigate, "definition", vec![t(S, "HttpClient")]),
+            (
+                "HttpClient가 어디에 정의되어 있어?",
+                Navigate,
+                "definition",
+                vec![t(S, "HttpClient")],
+            ),
             ("Repository 인터페이스의 구현체를 보여줘", Navigate, "implementations", vec![]),
             ("BaseModel 상속 계층", Navigate, "hierarchy", vec![t(S, "BaseModel")]),
             ("config_loader의 사용처", Navigate, "references", vec![t(S, "config_loader")]),
@@ -628,7 +736,8 @@ mod tests {
         for (req, pillar, action, targets) in cases {
             let got = route(req);
             assert_eq!((got.pillar, got.action.as_str()), (pillar, action), "{req}: {got:?}");
-            let kinds: Vec<(TargetKind, String)> = got.targets.iter().map(|t| (t.kind, t.text.clone())).collect();
+            let kinds: Vec<(TargetKind, String)> =
+                got.targets.iter().map(|t| (t.kind, t.text.clone())).collect();
             if !targets.is_empty() || !kinds.iter().any(|k| k.0 == TargetKind::Question) {
                 let want: Vec<(TargetKind, String)> = targets;
                 let got_filtered: Vec<(TargetKind, String)> = if want.is_empty() {
@@ -647,7 +756,10 @@ mod tests {
     #[test]
     fn fallback_without_cues() {
         let sym = route("parse_args");
-        assert_eq!((sym.pillar, sym.action.as_str(), sym.confidence), (Pillar::Navigate, "definition", 0.3));
+        assert_eq!(
+            (sym.pillar, sym.action.as_str(), sym.confidence),
+            (Pillar::Navigate, "definition", 0.3)
+        );
         let path = route("src/app.py");
         assert_eq!((path.pillar, path.action.as_str()), (Pillar::Read, "full"));
         let q = route("rate limiting for login requests");
@@ -687,7 +799,12 @@ mod tests {
     fn confidence_drops_with_competing_cues() {
         let clear = route("undo");
         let mixed = route("find and fix the bug");
-        assert!(clear.confidence > mixed.confidence, "{} vs {}", clear.confidence, mixed.confidence);
+        assert!(
+            clear.confidence > mixed.confidence,
+            "{} vs {}",
+            clear.confidence,
+            mixed.confidence
+        );
     }
 
     #[test]

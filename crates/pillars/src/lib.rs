@@ -34,7 +34,7 @@
 //!
 //! let mut ws = Workspace::open(std::path::Path::new("."), WorkspaceOptions::default())?;
 //! let cancel = AtomicBool::new(false);
-//! let call = Call::new(&code_index::NoProgress, &cancel);
+//! let call = Call::new(&pillars::NoProgress, &cancel);
 //! let req: UnderstandRequest = serde_json::from_str(r#"{"target": "src/lib.rs"}"#).unwrap();
 //! let answer = ws.understand(&req, &call)?;
 //! println!("{}", answer.guidance.context_summary);
@@ -56,6 +56,8 @@ mod templates;
 mod understand;
 mod workspace;
 mod write;
+
+pub use code_index::{NoProgress, Progress};
 
 pub use crate::{
     error::{Error, Result},

@@ -74,7 +74,10 @@ pub(crate) fn find_defs(snap: &Snapshot, target: &str, within: Option<&str>) -> 
     out.sort_by(|a, b| {
         let key = |d: &DefId| {
             let path = &p.file(d.file).path;
-            (crate::analysis::is_test_path(path), std::cmp::Reverse(OrdF64(snap.file_rank[d.file as usize])))
+            (
+                crate::analysis::is_test_path(path),
+                std::cmp::Reverse(OrdF64(snap.file_rank[d.file as usize])),
+            )
         };
         key(a).cmp(&key(b)).then(a.cmp(b))
     });

@@ -30,9 +30,10 @@ impl Workspace {
             ManageCommand::Status => {
                 warnings = self.refresh(call)?;
                 let s = self.index.summary()?;
-                let test_tool = sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
-                    .ok()
-                    .map(|p| format!("{:?}", p.test_tool).to_lowercase());
+                let test_tool =
+                    sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
+                        .ok()
+                        .map(|p| format!("{:?}", p.test_tool).to_lowercase());
                 let recent = self.engine.history(5)?;
                 let fresh = warnings.is_empty();
                 let status = ProjectStatus {
@@ -56,9 +57,21 @@ impl Workspace {
                     status.freshness,
                     status.recent_edits.len()
                 );
-                actions.push(action(1, "understand", json!({"target": "."}), "the most central files of the project", ""));
+                actions.push(action(
+                    1,
+                    "understand",
+                    json!({"target": "."}),
+                    "the most central files of the project",
+                    "",
+                ));
                 if let Some(t) = status.recent_edits.first() {
-                    actions.push(action(2, "manage", json!({"command": "history", "id": t.id}), "show the newest edit's diff", ""));
+                    actions.push(action(
+                        2,
+                        "manage",
+                        json!({"command": "history", "id": t.id}),
+                        "show the newest edit's diff",
+                        "",
+                    ));
                 }
                 resp.status = Some(status);
                 text
@@ -79,19 +92,44 @@ impl Workspace {
                 let text = format!(
                     "{}{} {} file(s): {}{}.",
                     if req.dry_run { "Would have " } else { "" },
-                    if req.dry_run { verb.to_lowercase().replace("did", "done") } else { verb.to_owned() },
+                    if req.dry_run {
+                        verb.to_lowercase().replace("did", "done")
+                    } else {
+                        verb.to_owned()
+                    },
                     files.len(),
                     files.join(", "),
-                    r.transaction_id.as_ref().map(|t| format!(" (transaction {t})")).unwrap_or_default()
+                    r.transaction_id
+                        .as_ref()
+                        .map(|t| format!(" (transaction {t})"))
+                        .unwrap_or_default()
                 );
                 if !req.dry_run {
                     let other = if undo { "redo" } else { "undo" };
-                    actions.push(action(1, "manage", json!({"command": other}), format!("{other} it again"), "every undo and redo is reversible"));
+                    actions.push(action(
+                        1,
+                        "manage",
+                        json!({"command": other}),
+                        format!("{other} it again"),
+                        "every undo and redo is reversible",
+                    ));
                     if let Some(f) = files.first() {
-                        actions.push(action(2, "read", json!({"target": f}), format!("read {f} as it is now"), ""));
+                        actions.push(action(
+                            2,
+                            "read",
+                            json!({"target": f}),
+                            format!("read {f} as it is now"),
+                            "",
+                        ));
                     }
                 } else {
-                    actions.push(action(1, "manage", json!({"command": req.command.as_str(), "id": req.id}), "do it", ""));
+                    actions.push(action(
+                        1,
+                        "manage",
+                        json!({"command": req.command.as_str(), "id": req.id}),
+                        "do it",
+                        "",
+                    ));
                 }
                 resp.edit_result = Some(r);
                 text
@@ -99,14 +137,28 @@ impl Workspace {
             ManageCommand::History => {
                 if let Some(id) = &req.id {
                     let (summary, changes) = self.engine.transaction(id)?;
-                    let text = format!("Transaction {} ({:?}, {:?}): {}.", summary.id, summary.kind, summary.state, summary.description);
-                    resp.edit_result = Some(protocol::EditResult { transaction_id: Some(summary.id.clone()), dry_run: false, files: changes });
+                    let text = format!(
+                        "Transaction {} ({:?}, {:?}): {}.",
+                        summary.id, summary.kind, summary.state, summary.description
+                    );
+                    resp.edit_result = Some(protocol::EditResult {
+                        transaction_id: Some(summary.id.clone()),
+                        dry_run: false,
+                        files: changes,
+                    });
                     resp.history = vec![summary];
                     text
                 } else {
-                    resp.history = self.engine.history(req.limit.unwrap_or(20).clamp(1, 500) as usize)?;
+                    resp.history =
+                        self.engine.history(req.limit.unwrap_or(20).clamp(1, 500) as usize)?;
                     if let Some(t) = resp.history.first() {
-                        actions.push(action(1, "manage", json!({"command": "history", "id": t.id}), "show the newest transaction's diff", ""));
+                        actions.push(action(
+                            1,
+                            "manage",
+                            json!({"command": "history", "id": t.id}),
+                            "show the newest transaction's diff",
+                            "",
+                        ));
                     }
                     format!("{} transaction(s), newest first.", resp.history.len())
                 }
@@ -123,7 +175,13 @@ impl Workspace {
                     parsed: r.parsed,
                     duration_ms: r.duration_ms,
                 });
-                actions.push(action(1, "manage", json!({"command": "status"}), "see the index's state", ""));
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "status"}),
+                    "see the index's state",
+                    "",
+                ));
                 format!(
                     "Index rebuilt ({}): {} files seen, {} parsed, {} added, {} modified, {} deleted in {} ms.",
                     if scope == RebuildScope::Full { "from scratch" } else { "incrementally" },
@@ -150,7 +208,13 @@ impl Workspace {
                             _ => actions.push(action(1, "understand", json!({"target": f.name}), format!("understand {}", f.name), "")),
                         }
                     }
-                    actions.push(action(3, "manage", json!({"command": "undo"}), "undo the last edit", "if it caused the failures"));
+                    actions.push(action(
+                        3,
+                        "manage",
+                        json!({"command": "undo"}),
+                        "undo the last edit",
+                        "if it caused the failures",
+                    ));
                 }
                 let text = format!(
                     "Tests {}: {} total, {} passed, {} failed, {} skipped ({}, {:.1}s){}.",
@@ -168,7 +232,12 @@ impl Workspace {
             }
             _ => return Err(Error::InvalidArgument("unknown manage command".into())),
         };
-        resp.guidance = Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None };
+        resp.guidance = Guidance {
+            context_summary: summary,
+            next_actions: finish(actions),
+            warnings,
+            recovery: None,
+        };
         Ok(resp)
     }
 

@@ -21,13 +21,16 @@ impl Workspace {
     pub fn navigate(&mut self, req: &NavigateRequest, call: &Call<'_>) -> Result<NavigateResponse> {
         let target = req.target.trim();
         if target.is_empty() {
-            return Err(Error::InvalidArgument("`target` is empty: name a symbol or `path:line`".into()));
+            return Err(Error::InvalidArgument(
+                "`target` is empty: name a symbol or `path:line`".into(),
+            ));
         }
         let within = match &req.path {
             Some(p) if !p.trim().is_empty() => Some(self.rel_path(p)?),
             _ => None,
         };
-        let (snap, warnings) = self.fresh_snapshot(call, &within.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let (snap, warnings) =
+            self.fresh_snapshot(call, &within.iter().map(String::as_str).collect::<Vec<_>>())?;
         let defs = locate::find_defs(&snap, target, within.as_deref());
         if defs.is_empty() {
             return Err(Error::NotFound {
@@ -39,7 +42,8 @@ impl Workspace {
         let depth = req.depth.unwrap_or(1).clamp(1, 5);
         let limit = req.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, 1000) as usize;
         let mut lines = LineCache::new(&self.root);
-        let definitions: Vec<Location> = defs.iter().take(20).map(|&d| def_location(&snap, d, None, None)).collect();
+        let definitions: Vec<Location> =
+            defs.iter().take(20).map(|&d| def_location(&snap, d, None, None)).collect();
         let mut results: Vec<Location> = match req.action {
             NavigateAction::Definition => {
                 defs.iter().map(|&d| def_location(&snap, d, None, None)).collect()
@@ -50,8 +54,13 @@ impl Workspace {
                 let mut out = Vec::new();
                 for &d in &defs {
                     for e in closure_edges(&snap, d, depth, reverse) {
-                        let (name, line) = if reverse { (e.caller, e.line) } else { (e.callee, e.line) };
-                        let text = if reverse && e.distance == 1 { lines.line(&e.path, line) } else { None };
+                        let (name, line) =
+                            if reverse { (e.caller, e.line) } else { (e.callee, e.line) };
+                        let text = if reverse && e.distance == 1 {
+                            lines.line(&e.path, line)
+                        } else {
+                            None
+                        };
                         out.push(Location {
                             path: e.path,
                             line,
@@ -75,11 +84,24 @@ impl Workspace {
         let truncated = results.len() > limit;
         results.truncate(limit);
         let guidance = navigate_guidance(req, &definitions, &results, total, warnings);
-        Ok(NavigateResponse { action: req.action, target: target.to_owned(), definitions, results, total, truncated, guidance })
+        Ok(NavigateResponse {
+            action: req.action,
+            target: target.to_owned(),
+            definitions,
+            results,
+            total,
+            truncated,
+            guidance,
+        })
     }
 }
 
-fn def_location(snap: &Snapshot, d: DefId, distance: Option<u32>, relation: Option<&str>) -> Location {
+fn def_location(
+    snap: &Snapshot,
+    d: DefId,
+    distance: Option<u32>,
+    relation: Option<&str>,
+) -> Location {
     let def = snap.project.def(d);
     Location {
         path: snap.project.file(d.file).path.clone(),
@@ -106,7 +128,10 @@ fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec
         .filter(|e| seen.insert((e.from_file, e.line, e.kind)))
         .map(|e| (e,))
         .collect();
-    hits.sort_by(|a, b| (&snap.project.file(a.0.from_file).path, a.0.line).cmp(&(&snap.project.file(b.0.from_file).path, b.0.line)));
+    hits.sort_by(|a, b| {
+        (&snap.project.file(a.0.from_file).path, a.0.line)
+            .cmp(&(&snap.project.file(b.0.from_file).path, b.0.line))
+    });
     hits.into_iter()
         .map(|(e,)| {
             let path = snap.project.file(e.from_file).path.clone();
@@ -128,7 +153,11 @@ fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec
 /// Type references to `defs` written in another type's header (`class B(A)`,
 /// `class B extends A implements I`, `struct S: P`) or in a top-level
 /// `impl T for S` line.
-fn supertype_uses(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec<(Option<DefId>, FileId, u32)> {
+fn supertype_uses(
+    snap: &Snapshot,
+    defs: &[DefId],
+    lines: &mut LineCache<'_>,
+) -> Vec<(Option<DefId>, FileId, u32)> {
     let targets: HashSet<DefId> = defs.iter().copied().collect();
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -139,7 +168,10 @@ fn supertype_uses(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) ->
         let header = match e.from {
             Some(from) => {
                 let d = snap.project.def(from);
-                d.kind.is_container() && e.line >= d.line && e.line <= d.name_line.max(d.line) + 1 && Some(from) != Some(e.to)
+                d.kind.is_container()
+                    && e.line >= d.line
+                    && e.line <= d.name_line.max(d.line) + 1
+                    && Some(from) != Some(e.to)
             }
             None => {
                 let path = snap.project.file(e.from_file).path.clone();
@@ -181,7 +213,12 @@ fn implementations(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -
 
 /// Supertypes (what the definitions' headers name) and subtypes (what names
 /// them in a header), `depth` levels each way.
-fn hierarchy(snap: &Snapshot, defs: &[DefId], depth: u32, lines: &mut LineCache<'_>) -> Vec<Location> {
+fn hierarchy(
+    snap: &Snapshot,
+    defs: &[DefId],
+    depth: u32,
+    lines: &mut LineCache<'_>,
+) -> Vec<Location> {
     let mut out = Vec::new();
     // Up: types referenced from the header of each definition.
     let mut frontier: Vec<DefId> = defs.to_vec();
@@ -193,7 +230,11 @@ fn hierarchy(snap: &Snapshot, defs: &[DefId], depth: u32, lines: &mut LineCache<
             && snap.project.def(e.to).kind.is_container()
         {
             let d = snap.project.def(from);
-            if d.kind.is_container() && e.line >= d.line && e.line <= d.name_line.max(d.line) + 1 && from != e.to {
+            if d.kind.is_container()
+                && e.line >= d.line
+                && e.line <= d.name_line.max(d.line) + 1
+                && from != e.to
+            {
                 header_refs.entry(from).or_default().push(e.to);
             }
         }
@@ -293,7 +334,11 @@ fn navigate_guidance(
         first_def.line,
         total,
         req.action.as_str(),
-        if total as usize > results.len() { format!(", {} shown", results.len()) } else { String::new() }
+        if total as usize > results.len() {
+            format!(", {} shown", results.len())
+        } else {
+            String::new()
+        }
     );
     Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None }
 }
@@ -316,6 +361,114 @@ impl<'a> LineCache<'a> {
                 .unwrap_or_default()
         });
         let l = lines.get(line.checked_sub(1)? as usize)?.trim();
-        Some(if l.len() > 200 { format!("{}…", &l[..l.floor_char_boundary(200)]) } else { l.to_owned() })
+        Some(if l.len() > 200 {
+            format!("{}…", &l[..l.floor_char_boundary(200)])
+        } else {
+            l.to_owned()
+        })
+    }
+}
+
+impl Workspace {
+    /// The low-level `search_project`: definitions whose name matches `query` and
+    /// the files it leads to (BM25, definitions, graph).
+    pub fn search_project(
+        &mut self,
+        query: &str,
+        limit: u32,
+        call: &Call<'_>,
+    ) -> Result<(Vec<Location>, Vec<protocol::RankedFile>, Vec<Warning>)> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(Error::InvalidArgument("`query` is empty".into()));
+        }
+        let (snap, warnings) = self.fresh_snapshot(call, &[])?;
+        let limit = limit.clamp(1, 200) as usize;
+        let mut symbols: Vec<Location> = Vec::new();
+        for word in
+            query.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).take(5)
+        {
+            for d in locate::find_defs(
+                &snap,
+                word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'),
+                None,
+            ) {
+                if symbols.len() >= limit {
+                    break;
+                }
+                let loc = def_location(&snap, d, None, None);
+                if !symbols.iter().any(|s| s.path == loc.path && s.line == loc.line) {
+                    symbols.push(loc);
+                }
+            }
+        }
+        let root = self.root.clone();
+        let search = self.search()?;
+        let opts = code_index::LocalizeOptions { k: limit, weights: None, explain: false };
+        let files = code_index::localize(&snap, search, &root, query, &opts)?
+            .into_iter()
+            .map(|r| protocol::RankedFile {
+                path: r.path,
+                score: (r.score * 10_000.0).round() / 10_000.0,
+                evidence: r
+                    .evidence
+                    .iter()
+                    .take(3)
+                    .map(crate::understand::describe_evidence)
+                    .collect(),
+            })
+            .collect();
+        Ok((symbols, files, warnings))
+    }
+
+    /// The low-level `list_directory`: entries under `dir` (gitignore-aware), up to
+    /// `depth` levels, files with their language and line count when indexed.
+    pub fn list_directory(
+        &mut self,
+        dir: &str,
+        depth: u32,
+        call: &Call<'_>,
+    ) -> Result<Vec<serde_json::Value>> {
+        let rel = if dir.trim().is_empty() || dir.trim() == "." {
+            String::new()
+        } else {
+            self.rel_path(dir)?
+        };
+        let abs = self.root.join(&rel);
+        if !abs.is_dir() {
+            return Err(Error::NotFound {
+                message: format!("{}: no such directory", if rel.is_empty() { "." } else { &rel }),
+                path: Some(rel),
+                similar: vec![],
+            });
+        }
+        let (snap, _) = self.fresh_snapshot(call, &[])?;
+        let mut out = Vec::new();
+        let walker = ignore::WalkBuilder::new(&abs)
+            .max_depth(Some(depth.clamp(1, 10) as usize))
+            .hidden(false)
+            .filter_entry(|e| !matches!(e.file_name().to_str(), Some(".git" | ".ironbees")))
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
+        for entry in walker.flatten() {
+            if entry.depth() == 0 {
+                continue;
+            }
+            let Ok(path) = entry.path().strip_prefix(&self.root) else { continue };
+            let path = stdx::to_slash(path);
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let mut v = serde_json::json!({"path": path, "type": if is_dir { "directory" } else { "file" }});
+            if let Some(f) = snap.project.file_id(&path) {
+                let pf = snap.project.file(f);
+                v["language"] = serde_json::json!(pf.language.name());
+                v["lines"] = serde_json::json!(pf.lines);
+                v["definitions"] = serde_json::json!(pf.defs.len());
+            }
+            out.push(v);
+            if out.len() >= 2000 {
+                break;
+            }
+        }
+        Ok(out)
     }
 }

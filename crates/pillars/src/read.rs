@@ -37,7 +37,11 @@ impl Workspace {
         let bytes = match std::fs::read(&abs) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && view != ReadView::Diff => {
-                return Err(Error::NotFound { message: format!("{rel}: no such file"), path: Some(rel), similar: vec![] });
+                return Err(Error::NotFound {
+                    message: format!("{rel}: no such file"),
+                    path: Some(rel),
+                    similar: vec![],
+                });
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(Error::Index(code_index::Error::Io { path: abs, source: e })),
@@ -52,7 +56,8 @@ impl Workspace {
         let hash = stdx::sha256_hex(&bytes);
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let total_lines = text.lines().count() as u32;
-        let language = code_index::Language::from_path(Path::new(&rel)).map(|l| l.name().to_owned());
+        let language =
+            code_index::Language::from_path(Path::new(&rel)).map(|l| l.name().to_owned());
         let mut warnings = Vec::new();
         let mut truncated = false;
         let (content, range) = match view {
@@ -79,7 +84,8 @@ impl Workspace {
                     Error::Index(code_index::Error::Unsupported {
                         path: rel.clone().into(),
                         code: protocol::ErrorCode::UnknownLanguage,
-                        reason: "no grammar for this file type: no skeleton; read it in full".into(),
+                        reason: "no grammar for this file type: no skeleton; read it in full"
+                            .into(),
                     })
                 })?;
                 let analysis = code_index::analyze(lang, &bytes);
@@ -108,28 +114,52 @@ impl Workspace {
         };
         let tokens = code_index::count_tokens(&content) as u32;
         let guidance = read_guidance(&rel, view, &hash, range, total_lines, truncated, warnings);
-        Ok(ReadResponse { path: rel, view, content, hash, lines: total_lines, line_range: range, language, tokens, truncated, guidance })
+        Ok(ReadResponse {
+            path: rel,
+            view,
+            content,
+            hash,
+            lines: total_lines,
+            line_range: range,
+            language,
+            tokens,
+            truncated,
+            guidance,
+        })
     }
 
     /// The lines of a definition in the file as it is now.
-    fn symbol_range(&self, rel: &str, bytes: &[u8], sym: &str, warnings: &mut Vec<Warning>) -> Result<LineRange> {
+    fn symbol_range(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        sym: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<LineRange> {
         let lang = code_index::Language::from_path(Path::new(rel)).ok_or_else(|| {
             Error::InvalidArgument(format!("{rel}: no grammar for this file type; use lineRange"))
         })?;
         let analysis = code_index::analyze(lang, bytes);
         let want = locate::normalize(sym);
         let last = want.rsplit('.').next().unwrap_or(&want).to_owned();
-        let mut hits: Vec<&code_index::Definition> =
-            analysis.definitions.iter().filter(|d| locate::normalize(&d.qualified_name) == want).collect();
+        let mut hits: Vec<&code_index::Definition> = analysis
+            .definitions
+            .iter()
+            .filter(|d| locate::normalize(&d.qualified_name) == want)
+            .collect();
         if hits.is_empty() {
             hits = analysis
                 .definitions
                 .iter()
-                .filter(|d| locate::normalize(&d.qualified_name).ends_with(&format!(".{want}")) || d.name == last)
+                .filter(|d| {
+                    locate::normalize(&d.qualified_name).ends_with(&format!(".{want}"))
+                        || d.name == last
+                })
                 .collect();
         }
         let Some(first) = hits.first() else {
-            let names: Vec<String> = analysis.definitions.iter().map(|d| d.qualified_name.clone()).collect();
+            let names: Vec<String> =
+                analysis.definitions.iter().map(|d| d.qualified_name.clone()).collect();
             let mut similar: Vec<String> = names
                 .iter()
                 .filter(|n| n.to_lowercase().contains(&last.to_lowercase()))
@@ -139,14 +169,22 @@ impl Workspace {
             if similar.is_empty() {
                 similar = names.into_iter().take(5).collect();
             }
-            return Err(Error::NotFound { message: format!("no definition `{sym}` in {rel}"), path: Some(rel.to_owned()), similar });
+            return Err(Error::NotFound {
+                message: format!("no definition `{sym}` in {rel}"),
+                path: Some(rel.to_owned()),
+                similar,
+            });
         };
         if hits.len() > 1 {
             warnings.push(Warning {
                 severity: WarningLevel::Info,
                 code: "MANY_DEFINITIONS".into(),
                 message: format!("{} definitions match `{sym}`; the first is shown", hits.len()),
-                affected: hits.iter().skip(1).map(|d| format!("{rel}:{} {}", d.line, d.qualified_name)).collect(),
+                affected: hits
+                    .iter()
+                    .skip(1)
+                    .map(|d| format!("{rel}:{} {}", d.line, d.qualified_name))
+                    .collect(),
                 mitigation: Some("use lineRange to pick another".into()),
             });
         }
@@ -163,11 +201,17 @@ impl Workspace {
             ));
         }
         let (summary, changes) = self.engine.transaction(against)?;
-        let mine: Vec<&protocol::FileChange> =
-            changes.iter().filter(|c| c.path == rel || c.new_path.as_deref() == Some(rel)).collect();
+        let mine: Vec<&protocol::FileChange> = changes
+            .iter()
+            .filter(|c| c.path == rel || c.new_path.as_deref() == Some(rel))
+            .collect();
         if mine.is_empty() {
             return Err(Error::NotFound {
-                message: format!("transaction {} did not change {rel} (it changed: {})", summary.id, summary.files.join(", ")),
+                message: format!(
+                    "transaction {} did not change {rel} (it changed: {})",
+                    summary.id,
+                    summary.files.join(", ")
+                ),
                 path: Some(rel.to_owned()),
                 similar: summary.files.clone(),
             });
@@ -225,14 +269,20 @@ fn read_guidance(
         ));
     }
     let what = match view {
-        ReadView::Full if truncated => format!("the first {} of {total} lines", range.map_or(0, |r| r.end)),
+        ReadView::Full if truncated => {
+            format!("the first {} of {total} lines", range.map_or(0, |r| r.end))
+        }
         ReadView::Full => format!("all {total} lines"),
-        ReadView::Skeleton => "its skeleton (signatures, bodies elided, true line numbers)".to_owned(),
+        ReadView::Skeleton => {
+            "its skeleton (signatures, bodies elided, true line numbers)".to_owned()
+        }
         ReadView::Fragment => format!("lines {}", range.map(|r| r.to_string()).unwrap_or_default()),
         _ => "a diff".to_owned(),
     };
     Guidance {
-        context_summary: format!("{rel}: {what}. Hash {hash} (send it as expectedHash when changing the file)."),
+        context_summary: format!(
+            "{rel}: {what}. Hash {hash} (send it as expectedHash when changing the file)."
+        ),
         next_actions: finish(actions),
         warnings,
         recovery: None,

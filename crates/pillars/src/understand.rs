@@ -32,10 +32,12 @@ impl Workspace {
     ) -> Result<UnderstandResponse> {
         let target = req.target.trim();
         if target.is_empty() {
-            return Err(Error::InvalidArgument("`target` is empty: give a path, a symbol or a question".into()));
+            return Err(Error::InvalidArgument(
+                "`target` is empty: give a path, a symbol or a question".into(),
+            ));
         }
-        let looks_like_path = looks_like_path(target);
-        let rel = if looks_like_path { Some(self.rel_path(target)?) } else { self.rel_path(target).ok() };
+        let path_like = looks_like_path(target);
+        let rel = if path_like { Some(self.rel_path(target)?) } else { self.rel_path(target).ok() };
         let on_disk = rel.as_ref().map(|r| self.root.join(r)).filter(|p| p.exists());
         let file_paths: Vec<&str> = match (&rel, &on_disk) {
             (Some(r), Some(p)) if p.is_file() => vec![r.as_str()],
@@ -60,7 +62,14 @@ impl Workspace {
         match (&rel, &on_disk) {
             (Some(rel), Some(p)) if p.is_file() => {
                 resp.resolved_as = TargetKind::Path;
-                resp.files.push(self.file_insight(&snap, &positions, rel, depth, &req.include, true)?);
+                resp.files.push(self.file_insight(
+                    &snap,
+                    &positions,
+                    rel,
+                    depth,
+                    &req.include,
+                    true,
+                )?);
             }
             (Some(rel), Some(_)) => {
                 resp.resolved_as = TargetKind::Path;
@@ -68,19 +77,31 @@ impl Workspace {
                 let mut files: Vec<FileId> = (0..snap.project.files.len() as FileId)
                     .filter(|&f| snap.project.file(f).path.starts_with(&prefix))
                     .collect();
-                files.sort_by(|a, b| snap.file_rank[*b as usize].total_cmp(&snap.file_rank[*a as usize]));
+                files.sort_by(|a, b| {
+                    snap.file_rank[*b as usize].total_cmp(&snap.file_rank[*a as usize])
+                });
                 if files.is_empty() {
                     warnings.push(Warning {
                         severity: WarningLevel::Info,
                         code: "EMPTY_DIRECTORY".into(),
-                        message: format!("no indexed source file under {}", if rel.is_empty() { "." } else { rel }),
+                        message: format!(
+                            "no indexed source file under {}",
+                            if rel.is_empty() { "." } else { rel }
+                        ),
                         affected: vec![],
                         mitigation: None,
                     });
                 }
                 for (i, &f) in files.iter().take(DETAILED_FILES).enumerate() {
                     let path = snap.project.file(f).path.clone();
-                    resp.files.push(self.file_insight(&snap, &positions, &path, depth, &req.include, i == 0)?);
+                    resp.files.push(self.file_insight(
+                        &snap,
+                        &positions,
+                        &path,
+                        depth,
+                        &req.include,
+                        i == 0,
+                    )?);
                 }
                 resp.ranked = files
                     .iter()
@@ -102,7 +123,34 @@ impl Workspace {
                     .collect();
             }
             _ => {
-                let defs = if is_symbol_like(target) { locate::find_defs(&snap, target, None) } else { Vec::new() };
+                // A question may name what it is about ("handleAuth 인증 로직 파악"):
+                // the router's targets are tried before searching.
+                let intent = (!is_symbol_like(target)).then(|| crate::intent::route(target));
+                let named: Vec<String> = match &intent {
+                    Some(i) => i
+                        .targets
+                        .iter()
+                        .filter(|t| matches!(t.kind, TargetKind::Symbol | TargetKind::Path))
+                        .map(|t| t.text.clone())
+                        .collect(),
+                    None => vec![target.to_owned()],
+                };
+                if let Some(path) = named.iter().filter(|n| looks_like_path(n)).find_map(|n| {
+                    let rel = self.rel_path(n).ok()?;
+                    snap.project.file_id(&rel).map(|_| rel)
+                }) {
+                    let mut sub = req.clone();
+                    sub.target = path;
+                    let mut r = self.understand(&sub, call)?;
+                    r.target = target.to_owned();
+                    return Ok(r);
+                }
+                let defs = named
+                    .iter()
+                    .filter(|n| !looks_like_path(n) || locate_path_line(n))
+                    .map(|n| locate::find_defs(&snap, n, None))
+                    .find(|d| !d.is_empty())
+                    .unwrap_or_default();
                 if !defs.is_empty() {
                     resp.resolved_as = TargetKind::Symbol;
                     for &d in defs.iter().take(3) {
@@ -121,9 +169,10 @@ impl Workspace {
                     if req.include.report || req.include.skeleton {
                         let mut inc = req.include;
                         inc.skeleton = false;
-                        resp.files.push(self.file_insight(&snap, &positions, &file, 1, &inc, false)?);
+                        resp.files
+                            .push(self.file_insight(&snap, &positions, &file, 1, &inc, false)?);
                     }
-                } else if looks_like_path {
+                } else if path_like {
                     return Err(Error::NotFound {
                         message: format!("{target}: no such file or directory in the project"),
                         path: Some(target.to_owned()),
@@ -151,16 +200,32 @@ impl Workspace {
                         .collect();
                     let top: Vec<String> = results.iter().take(2).map(|r| r.path.clone()).collect();
                     for (i, path) in top.iter().enumerate() {
-                        resp.files.push(self.file_insight(&snap, &positions, path, depth.min(2), &req.include, i == 0)?);
+                        resp.files.push(self.file_insight(
+                            &snap,
+                            &positions,
+                            path,
+                            depth.min(2),
+                            &req.include,
+                            i == 0,
+                        )?);
                     }
                 }
             }
         }
         if req.include.hot_spots {
-            let near: HashSet<String> = resp.files.iter().flat_map(|f| {
-                std::iter::once(f.path.clone()).chain(f.dependents.iter().map(|d| d.path.clone()))
-            }).collect();
-            resp.hot_spots = analysis::hot_spots(&snap).into_iter().filter(|h| near.contains(&h.path)).take(5).collect();
+            let near: HashSet<String> = resp
+                .files
+                .iter()
+                .flat_map(|f| {
+                    std::iter::once(f.path.clone())
+                        .chain(f.dependents.iter().map(|d| d.path.clone()))
+                })
+                .collect();
+            resp.hot_spots = analysis::hot_spots(&snap)
+                .into_iter()
+                .filter(|h| near.contains(&h.path))
+                .take(5)
+                .collect();
         }
         resp.guidance = understand_guidance(&resp, warnings);
         fit_budget(&mut resp, budget);
@@ -182,8 +247,14 @@ impl Workspace {
         let fid = snap.project.file_id(rel);
         let defs_by_line: HashMap<(&str, u32), DefId> = fid
             .map(|f| {
-                snap.project.file(f).defs.iter().enumerate()
-                    .map(|(ord, d)| ((d.qualified_name.as_str(), d.line), DefId { file: f, ord: ord as u32 }))
+                snap.project
+                    .file(f)
+                    .defs
+                    .iter()
+                    .enumerate()
+                    .map(|(ord, d)| {
+                        ((d.qualified_name.as_str(), d.line), DefId { file: f, ord: ord as u32 })
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -193,7 +264,13 @@ impl Workspace {
             .map(|d| {
                 let id = defs_by_line.get(&(d.qualified_name.as_str(), d.line)).copied();
                 let (callers, callees) = id.map_or((0, 0), |id| {
-                    (snap.graphs.callers(id).count() as u32, snap.graphs.callees(id).count() as u32)
+                    (
+                        analysis::resolved_callers(snap, id).count() as u32,
+                        snap.graphs
+                            .callees(id)
+                            .filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+                            .count() as u32,
+                    )
                 });
                 SymbolBrief {
                     qualified_name: d.qualified_name.clone(),
@@ -231,7 +308,8 @@ impl Workspace {
         };
         let Some(f) = fid else { return Ok(fi) };
         let path = |g: FileId| snap.project.file(g).path.clone();
-        let imports: HashSet<FileId> = snap.graphs.file_imports[f as usize].iter().copied().collect();
+        let imports: HashSet<FileId> =
+            snap.graphs.file_imports[f as usize].iter().copied().collect();
         let edges = |adj: &[(FileId, f64)], imported: &dyn Fn(FileId) -> bool| {
             let mut v: Vec<FileEdge> = adj
                 .iter()
@@ -240,8 +318,8 @@ impl Workspace {
             v.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.path.cmp(&b.path)));
             v
         };
-        let out_adj = &snap.graphs.file_out[f as usize];
-        let in_adj = &snap.graphs.file_in[f as usize];
+        let (in_adj, out_adj) = analysis::fan(snap, f);
+        let (in_adj, out_adj) = (&in_adj, &out_adj);
         if include.dependencies {
             fi.dependencies = edges(out_adj, &|g| imports.contains(&g));
             fi.dependents = edges(in_adj, &|g| snap.graphs.file_imports[g as usize].contains(&f));
@@ -297,9 +375,19 @@ impl Workspace {
                 snap.project.files.len(),
                 impact.transitive,
                 impact.depth,
-                if impact.tests.is_empty() { String::new() } else { format!(", {} of them tests", impact.tests.len()) },
+                if impact.tests.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} of them tests", impact.tests.len())
+                },
             );
-            fi.report = Some(Report { summary, architectural_role: role, complexity, risks, recommendations });
+            fi.report = Some(Report {
+                summary,
+                architectural_role: role,
+                complexity,
+                risks,
+                recommendations,
+            });
         }
         if include.impact {
             fi.impact = Some(impact);
@@ -348,7 +436,11 @@ impl Workspace {
             files.sort();
             let mut r = analysis::impact_radius(snap, &files, depth.saturating_sub(1));
             // The referencing files themselves are the first ring.
-            let mut nearest: Vec<String> = files.iter().filter(|&&f| f != d.file).map(|&f| snap.project.file(f).path.clone()).collect();
+            let mut nearest: Vec<String> = files
+                .iter()
+                .filter(|&&f| f != d.file)
+                .map(|&f| snap.project.file(f).path.clone())
+                .collect();
             nearest.sort();
             r.direct = nearest.len() as u32;
             r.transitive += nearest.len() as u32;
@@ -383,18 +475,21 @@ fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let p = &snap.project;
     let file = p.file(f);
     let mut out: HashMap<(String, DefId), (u32, code_index::Resolution)> = HashMap::new();
-    let mut inn: HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)> = HashMap::new();
+    let mut inn: HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)> =
+        HashMap::new();
     for ord in 0..file.defs.len() as u32 {
         let d = DefId { file: f, ord };
         for e in snap.graphs.callees(d) {
             if e.to.file != f {
-                let entry = out.entry((p.def(d).qualified_name.clone(), e.to)).or_insert((0, e.resolution));
+                let entry =
+                    out.entry((p.def(d).qualified_name.clone(), e.to)).or_insert((0, e.resolution));
                 entry.0 += 1;
             }
         }
         for e in snap.graphs.callers(d) {
             if e.from_file != f {
-                let entry = inn.entry((e.from, e.from_file, d)).or_insert((0, e.line, e.resolution));
+                let entry =
+                    inn.entry((e.from, e.from_file, d)).or_insert((0, e.line, e.resolution));
                 entry.0 += 1;
             }
         }
@@ -414,7 +509,10 @@ fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let mut inn: Vec<CallEdge> = inn
         .into_iter()
         .map(|((from, from_file, to), (count, line, res))| CallEdge {
-            caller: from.map_or_else(|| p.file(from_file).path.clone(), |d| p.def(d).qualified_name.clone()),
+            caller: from.map_or_else(
+                || p.file(from_file).path.clone(),
+                |d| p.def(d).qualified_name.clone(),
+            ),
             callee: p.def(to).qualified_name.clone(),
             path: p.file(from_file).path.clone(),
             line,
@@ -498,7 +596,7 @@ pub(crate) fn resolution_str(r: code_index::Resolution) -> String {
     .to_owned()
 }
 
-fn describe_evidence(e: &code_index::Evidence) -> String {
+pub(crate) fn describe_evidence(e: &code_index::Evidence) -> String {
     use code_index::Evidence as E;
     match e {
         E::Frame { line, function } => format!(
@@ -507,16 +605,25 @@ fn describe_evidence(e: &code_index::Evidence) -> String {
             function.as_deref().map(|f| format!(" in {f}")).unwrap_or_default()
         ),
         E::PathMentioned { text } => format!("named as {text}"),
-        E::Defines { symbol, line, mention } => format!("defines {symbol} (line {line}) for `{mention}`"),
+        E::Defines { symbol, line, mention } => {
+            format!("defines {symbol} (line {line}) for `{mention}`")
+        }
         E::Literal { text, line } => format!("contains {text:?} (line {line})"),
-        E::Text { symbol, line, score } => format!("text matches {symbol} (line {line}, bm25 {score:.1})"),
+        E::Text { symbol, line, score } => {
+            format!("text matches {symbol} (line {line}, bm25 {score:.1})")
+        }
         E::Graph { near } => format!("close to {near}"),
         _ => String::new(),
     }
 }
 
 fn def_label(snap: &Snapshot, d: DefId) -> String {
-    format!("{}:{} {}", snap.project.file(d.file).path, snap.project.def(d).line, snap.project.def(d).qualified_name)
+    format!(
+        "{}:{} {}",
+        snap.project.file(d.file).path,
+        snap.project.def(d).line,
+        snap.project.def(d).qualified_name
+    )
 }
 
 fn role_word(r: protocol::ArchitecturalRole) -> &'static str {
@@ -547,10 +654,13 @@ pub(crate) fn looks_like_path(t: &str) -> bool {
         return true;
     }
     let last = t.rsplit('/').next().unwrap_or(t);
-    t.contains('/') || last.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_lowercase())
-            && code_index::Language::from_path(std::path::Path::new(last)).is_some()
-    })
+    t.contains('/')
+        || last.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_lowercase())
+                && code_index::Language::from_path(std::path::Path::new(last)).is_some()
+        })
 }
 
 /// Could be a symbol: one token of identifier characters and separators.
@@ -562,7 +672,9 @@ fn is_symbol_like(t: &str) -> bool {
 }
 
 fn locate_path_line(t: &str) -> bool {
-    t.rsplit_once(':').is_some_and(|(p, l)| !p.is_empty() && l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty())
+    t.rsplit_once(':').is_some_and(|(p, l)| {
+        !p.is_empty() && l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty()
+    })
 }
 
 /// Clearly code: camelCase, snake_case, qualified, or called.
@@ -635,7 +747,14 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
                 b.callees,
                 s.references,
                 s.reference_files,
-                s.impact.as_ref().map(|i| format!(" A change reaches {} file(s) ({} test file(s)).", i.transitive, i.tests.len())).unwrap_or_default()
+                s.impact
+                    .as_ref()
+                    .map(|i| format!(
+                        " A change reaches {} file(s) ({} test file(s)).",
+                        i.transitive,
+                        i.tests.len()
+                    ))
+                    .unwrap_or_default()
             )
         }
         _ if resp.files.is_empty() => {
@@ -655,19 +774,28 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
                     warnings.push(Warning {
                         severity: WarningLevel::Warning,
                         code: "SYNTAX_ERRORS".into(),
-                        message: format!("{} has {} syntax error node(s); its outline may be incomplete", w.path, w.syntax_errors),
+                        message: format!(
+                            "{} has {} syntax error node(s); its outline may be incomplete",
+                            w.path, w.syntax_errors
+                        ),
                         affected: vec![w.path.clone()],
-                        mitigation: Some("fix them first; `change` refuses edits that add more".into()),
+                        mitigation: Some(
+                            "fix them first; `change` refuses edits that add more".into(),
+                        ),
                     });
                 }
             }
-            if let Some(fan_in) = f.report.as_ref().map(|r| r.complexity.fan_in).filter(|n| *n >= 10) {
+            if let Some(fan_in) =
+                f.report.as_ref().map(|r| r.complexity.fan_in).filter(|n| *n >= 10)
+            {
                 warnings.push(Warning {
                     severity: WarningLevel::Warning,
                     code: "HIGH_FAN_IN".into(),
                     message: format!("{fan_in} files depend on {}", f.path),
                     affected: f.dependents.iter().take(5).map(|d| d.path.clone()).collect(),
-                    mitigation: Some("preview changes with includeImpact and run the suggested tests".into()),
+                    mitigation: Some(
+                        "preview changes with includeImpact and run the suggested tests".into(),
+                    ),
                 });
             }
             let central = f.symbols.iter().max_by_key(|s| s.callers);
@@ -723,7 +851,13 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
                 ),
                 _ => String::new(),
             };
-            format!("{lead}{}", f.report.as_ref().map(|r| r.summary.clone()).unwrap_or_else(|| format!("{} ({} lines).", f.path, f.lines)))
+            format!(
+                "{lead}{}",
+                f.report
+                    .as_ref()
+                    .map(|r| r.summary.clone())
+                    .unwrap_or_else(|| format!("{} ({} lines).", f.path, f.lines))
+            )
         }
     };
     Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None }
@@ -731,7 +865,9 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
 
 /// Cuts the answer to the token budget: skeleton lines first, then long lists.
 fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
-    let count = |r: &UnderstandResponse| code_index::count_tokens(&serde_json::to_string(r).unwrap_or_default()) as u32;
+    let count = |r: &UnderstandResponse| {
+        code_index::count_tokens(&serde_json::to_string(r).unwrap_or_default()) as u32
+    };
     let mut tokens = count(resp);
     let mut step = 0;
     while tokens > budget && step < 12 {
@@ -739,18 +875,27 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
         resp.truncated = true;
         let over = tokens - budget;
         // 1. skeletons, by lines, keeping the head.
-        if let Some(sk) = resp.files.iter_mut().filter_map(|f| f.skeleton.as_mut()).max_by_key(|s| s.len()) {
+        if let Some(sk) =
+            resp.files.iter_mut().filter_map(|f| f.skeleton.as_mut()).max_by_key(|s| s.len())
+        {
             let lines: Vec<&str> = sk.lines().collect();
             if lines.len() > 20 {
-                let keep = lines.len().saturating_sub((over as usize / 8).max(lines.len() / 4)).max(20);
-                let cut = format!("{}\n⋮ ({} more skeleton lines: `read` with view skeleton)\n", lines[..keep].join("\n"), lines.len() - keep);
+                let keep =
+                    lines.len().saturating_sub((over as usize / 8).max(lines.len() / 4)).max(20);
+                let cut = format!(
+                    "{}\n⋮ ({} more skeleton lines: `read` with view skeleton)\n",
+                    lines[..keep].join("\n"),
+                    lines.len() - keep
+                );
                 *sk = cut;
                 tokens = count(resp);
                 continue;
             }
         }
         // 2. sources of symbols.
-        if let Some(s) = resp.symbols.iter_mut().find(|s| s.source.as_ref().is_some_and(|t| t.len() > 200)) {
+        if let Some(s) =
+            resp.symbols.iter_mut().find(|s| s.source.as_ref().is_some_and(|t| t.len() > 200))
+        {
             s.source = None;
             tokens = count(resp);
             continue;
@@ -758,7 +903,13 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
         // 3. halve the long lists.
         let mut changed = false;
         for f in &mut resp.files {
-            for len in [f.symbols.len(), f.calls_in.len(), f.calls_out.len(), f.dependents.len(), f.dependencies.len()] {
+            for len in [
+                f.symbols.len(),
+                f.calls_in.len(),
+                f.calls_out.len(),
+                f.dependents.len(),
+                f.dependencies.len(),
+            ] {
                 changed |= len > 5;
             }
             f.symbols.truncate((f.symbols.len() / 2).max(5));
@@ -793,7 +944,9 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
             code: "TRUNCATED".into(),
             message: format!("parts were cut to fit the budget of {budget} tokens"),
             affected: vec![],
-            mitigation: Some("raise `budget`, narrow `include`, or `read` the parts you need".into()),
+            mitigation: Some(
+                "raise `budget`, narrow `include`, or `read` the parts you need".into(),
+            ),
         });
         tokens = count(resp);
     }

@@ -300,8 +300,7 @@ fn start_watcher(root: &Path, dirty: Arc<AtomicBool>) -> Option<notify::Recommen
                     EventKind::Access(_) => false,
                     _ => true,
                 };
-                if relevant && ev.paths.iter().any(|p| !internal.iter().any(|i| p.starts_with(i)))
-                {
+                if relevant && ev.paths.iter().any(|p| !internal.iter().any(|i| p.starts_with(i))) {
                     dirty.store(true, Ordering::SeqCst);
                 }
             }

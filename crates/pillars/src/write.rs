@@ -1,7 +1,7 @@
 //! `write`: create a file from content, a built-in template, or an existing file,
 //! through the edit engine (journaled, undoable).
 
-use protocol::{EditOp, EditRequest, Guidance, WriteRequest, WriteResponse, Warning, WarningLevel};
+use protocol::{EditOp, EditRequest, Guidance, Warning, WarningLevel, WriteRequest, WriteResponse};
 use serde_json::json;
 
 use crate::{
@@ -23,10 +23,12 @@ impl Workspace {
             ),
             (None, None, Some(from)) => {
                 let from_rel = self.rel_path(from)?;
-                let text = std::fs::read_to_string(self.root.join(&from_rel)).map_err(|_| Error::NotFound {
-                    message: format!("{from_rel}: no such text file to scaffold from"),
-                    path: Some(from_rel.clone()),
-                    similar: vec![],
+                let text = std::fs::read_to_string(self.root.join(&from_rel)).map_err(|_| {
+                    Error::NotFound {
+                        message: format!("{from_rel}: no such text file to scaffold from"),
+                        path: Some(from_rel.clone()),
+                        similar: vec![],
+                    }
                 })?;
                 (templates::scaffold_from(&text, &from_rel, &rel), format!("a copy of {from_rel}"))
             }
@@ -36,12 +38,23 @@ impl Workspace {
                     templates::NAMES.join(", ")
                 )));
             }
-            _ => return Err(Error::InvalidArgument("give only one of `content`, `template`, `from`".into())),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "give only one of `content`, `template`, `from`".into(),
+                ));
+            }
         };
         let edit = EditRequest {
-            description: Some(req.description.clone().unwrap_or_else(|| format!("create {rel} from {how}"))),
+            description: Some(
+                req.description.clone().unwrap_or_else(|| format!("create {rel} from {how}")),
+            ),
             target: None,
-            edits: vec![EditOp::Create { path: rel.clone(), content: content.clone(), overwrite: req.overwrite, expected_hash: None }],
+            edits: vec![EditOp::Create {
+                path: rel.clone(),
+                content: content.clone(),
+                overwrite: req.overwrite,
+                expected_hash: None,
+            }],
             options: protocol::EditOptions { dry_run: req.dry_run, ..Default::default() },
         };
         let result = self.engine.apply(&edit)?;
@@ -73,7 +86,10 @@ impl Workspace {
         if req.dry_run {
             let mut again = serde_json::to_value(req).unwrap_or_default();
             again["dryRun"] = json!(false);
-            actions.insert(0, action(1, "write", again, format!("create {rel}"), "the preview is fine"));
+            actions.insert(
+                0,
+                action(1, "write", again, format!("create {rel}"), "the preview is fine"),
+            );
         } else {
             actions.push(action(
                 2,
@@ -83,21 +99,36 @@ impl Workspace {
                 "",
             ));
             if let Some(tx) = &result.transaction_id {
-                actions.push(action(3, "manage", json!({"command": "undo", "id": tx}), "undo the creation", ""));
+                actions.push(action(
+                    3,
+                    "manage",
+                    json!({"command": "undo", "id": tx}),
+                    "undo the creation",
+                    "",
+                ));
             }
         }
         let summary = format!(
             "{} {rel} from {how} ({} lines){}.",
             if req.dry_run { "Would create" } else { "Created" },
             content.lines().count(),
-            result.transaction_id.as_ref().map(|t| format!(", transaction {t}")).unwrap_or_default()
+            result
+                .transaction_id
+                .as_ref()
+                .map(|t| format!(", transaction {t}"))
+                .unwrap_or_default()
         );
         Ok(WriteResponse {
             path: rel,
             dry_run: req.dry_run,
             transaction_id: result.transaction_id.clone(),
             edit_result: result,
-            guidance: Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None },
+            guidance: Guidance {
+                context_summary: summary,
+                next_actions: finish(actions),
+                warnings,
+                recovery: None,
+            },
         })
     }
 }

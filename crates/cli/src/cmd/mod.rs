@@ -9,6 +9,7 @@ pub mod history;
 pub mod index;
 pub mod llm;
 pub mod localize;
+pub mod pillar;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -113,5 +114,11 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Undo(args) => history::undo(&ctx, out, args),
         Command::Redo(args) => history::redo(&ctx, out, args),
         Command::History(args) => history::history(&ctx, out, args),
+        Command::Understand(args) => pillar::understand(&ctx, out, args),
+        Command::Navigate(args) => pillar::navigate(&ctx, out, args),
+        Command::Read(args) => pillar::read(&ctx, out, args),
+        Command::Write(args) => pillar::write(&ctx, out, args),
+        Command::Manage(args) => pillar::manage(&ctx, out, args),
+        Command::Mcp(args) => pillar::mcp(&ctx, out, args),
     }
 }
