@@ -34,6 +34,8 @@ Examples:
   ironbees graph callers Cart.total       who calls it, as a tree
   ironbees hotspots                       churn × complexity × fan-in
   ironbees report --format md             architecture report with a Mermaid diagram
+  ironbees understand src/app.py          everything about a file in one answer
+  ironbees mcp -C ~/src/app               the MCP server (stdio) for coding agents
 
 Exit codes:
   0 success    1 error    2 bad usage or argument    3 not found
@@ -133,6 +135,31 @@ pub enum Command {
     /// The edit history, newest first; with an id, that transaction's diffs.
     #[command(after_help = "Example:\n  ironbees history --json\n  ironbees history 3f2a9c")]
     History(cmd::history::HistoryArgs),
+    /// Understand a file, directory, symbol or question in one answer (skeleton, symbols,
+    /// dependencies, call graph, PageRank, impact, report, next actions).
+    #[command(after_help = cmd::pillar::UNDERSTAND_HELP)]
+    Understand(cmd::pillar::UnderstandArgs),
+    /// Definition, references, callers, callees, implementations or type hierarchy of a symbol.
+    #[command(after_help = "Example:\n  ironbees navigate callers Engine::apply --depth 2")]
+    Navigate(cmd::pillar::NavigateArgs),
+    /// Read a file whole, as a skeleton, a fragment (--lines, --symbol) or a diff; prints its hash.
+    #[command(
+        after_help = "Example:\n  ironbees read src/app.py --symbol App.run\n  ironbees read src/app.py --diff 3f2a9c"
+    )]
+    Read(cmd::pillar::ReadArgs),
+    /// Create a file from content, a template (module, test, class) or an existing file.
+    #[command(
+        after_help = "Example:\n  ironbees write tests/test_orders.py --template test\n  ironbees write app/orders.py --from app/users.py"
+    )]
+    Write(cmd::pillar::WriteArgs),
+    /// Project state: status, undo, redo, history, rebuild (the index), test.
+    #[command(
+        after_help = "Example:\n  ironbees manage status --json\n  ironbees manage rebuild --full\n  ironbees manage test --target tests/test_api.py"
+    )]
+    Manage(cmd::pillar::ManageArgs),
+    /// Serve the pillars over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
+    #[command(after_help = cmd::pillar::MCP_HELP)]
+    Mcp(cmd::pillar::McpArgs),
 }
 
 fn main() {

@@ -98,7 +98,7 @@ fn visible(project: &Project, e: &SymbolEdge) -> bool {
             name.starts_with(|c: char| c.is_ascii_uppercase())
                 || dir(&project.file(e.from_file).path) == dir(&to_file.path)
         }
-        Language::Python => !(name.starts_with('_') && !name.starts_with("__")),
+        Language::Python => !name.starts_with('_') || name.starts_with("__"),
         Language::Java | Language::CSharp => {
             !def.signature.split_whitespace().any(|w| w == "private")
         }

@@ -212,7 +212,7 @@ pub fn report(
         .into_iter()
         .map(|(language, (files, lines))| LanguageShare { language, files, lines })
         .collect();
-    languages.sort_by(|a, b| b.lines.cmp(&a.lines));
+    languages.sort_by_key(|l| std::cmp::Reverse(l.lines));
     let overview = Overview {
         files: n as u32,
         lines: project.files.iter().map(|f| u64::from(f.lines)).sum(),

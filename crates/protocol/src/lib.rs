@@ -21,6 +21,7 @@ mod edit;
 mod error;
 mod exec;
 mod index;
+mod pillars;
 
 pub use crate::{
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
@@ -35,4 +36,15 @@ pub use crate::{
         TestFailure, TestResult,
     },
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
+    pillars::{
+        AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,
+        ChangedSymbol, CheckLevel, CheckReport, Complexity, Depth, FileEdge, FileInsight, Guidance,
+        HotSpot, ImpactRadius, ImpactReport, Intent, IntentConstraints, IntentTarget, Location,
+        ManageCommand, ManageRequest, ManageResponse, NavigateAction, NavigateRequest,
+        NavigateResponse, NextAction, Pillar, PillarError, ProjectStatus, RankedFile, ReadRequest,
+        ReadResponse, ReadView, RebuildReport, RebuildScope, RecoveryStrategy, Report, Risk,
+        RiskLevel, Scope, SuggestedTest, SymbolBrief, SymbolChange, SymbolInsight, TargetKind,
+        TestPriority, UnderstandInclude, UnderstandRequest, UnderstandResponse, Warning,
+        WarningLevel, WriteRequest, WriteResponse,
+    },
 };

@@ -13,6 +13,7 @@ pub mod impact;
 pub mod index;
 pub mod llm;
 pub mod localize;
+pub mod pillar;
 pub mod repomap;
 pub mod report;
 pub mod skeleton;
@@ -124,5 +125,11 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Undo(args) => history::undo(&ctx, out, args),
         Command::Redo(args) => history::redo(&ctx, out, args),
         Command::History(args) => history::history(&ctx, out, args),
+        Command::Understand(args) => pillar::understand(&ctx, out, args),
+        Command::Navigate(args) => pillar::navigate(&ctx, out, args),
+        Command::Read(args) => pillar::read(&ctx, out, args),
+        Command::Write(args) => pillar::write(&ctx, out, args),
+        Command::Manage(args) => pillar::manage(&ctx, out, args),
+        Command::Mcp(args) => pillar::mcp(&ctx, out, args),
     }
 }

@@ -1,0 +1,494 @@
+//! Analyses over the snapshot that several pillars share: impact radius, the role
+//! of a file, its risks and the recommendations that follow, breaking-change risk.
+//! The decisions are pure functions of numbers, tested as tables.
+
+use std::collections::{HashMap, HashSet};
+
+use code_index::{FileId, Snapshot};
+use protocol::{
+    ArchitecturalRole, ChangedSymbol, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
+    SymbolChange,
+};
+
+/// Whether a path is a test file, by the conventions of the ten languages.
+pub(crate) fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let dirs: Vec<&str> = lower.split('/').collect();
+    let in_test_dir = dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
+        matches!(*d, "test" | "tests" | "testing" | "__tests__" | "spec" | "specs" | "testdata")
+    });
+    in_test_dir
+        || name.starts_with("test_")
+        || name == "conftest.py"
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name.ends_with("_tests.rs")
+        || [".test.", ".spec.", "test.java", "tests.java", "tests.cs", "test.cs"]
+            .iter()
+            .any(|s| name.contains(s))
+}
+
+/// Branch points in source text: a rough cyclomatic count that needs no grammar
+/// knowledge beyond keywords shared by the ten languages.
+pub(crate) fn count_branches(source: &str) -> u32 {
+    const WORDS: [&str; 10] =
+        ["if", "elif", "for", "while", "case", "catch", "except", "match", "when", "guard"];
+    let mut n = 0u32;
+    let bytes = source.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &source[start..i];
+            if WORDS.contains(&word) {
+                n += 1;
+            }
+            continue;
+        }
+        if (c == b'&' || c == b'|') && bytes.get(i + 1) == Some(&c) {
+            n += 1;
+            i += 2;
+            continue;
+        }
+        if c == b'?' {
+            match bytes.get(i + 1) {
+                Some(b'?') => {
+                    i += 2;
+                    continue;
+                }
+                Some(b'.') => {}
+                _ => n += 1,
+            }
+        }
+        i += 1;
+    }
+    n
+}
+
+/// A file edge strong enough to call a dependency: an import, or references of
+/// weight at least this (one resolved reference is 0.7-1.0; names that are
+/// ambiguous across the project contribute 0.3 split between their candidates).
+const STRONG_EDGE: f64 = 0.5;
+
+/// Whether `from` depends on `to` for real (see [`STRONG_EDGE`]).
+pub(crate) fn strong(snap: &Snapshot, from: FileId, to: FileId, weight: f64) -> bool {
+    weight >= STRONG_EDGE || snap.graphs.file_imports[from as usize].contains(&to)
+}
+
+/// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), strong
+/// edges only, with weights.
+pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Vec<(FileId, f64)>, Vec<(FileId, f64)>) {
+    let inn = snap.graphs.file_in[f as usize]
+        .iter()
+        .copied()
+        .filter(|&(g, w)| strong(snap, g, f, w))
+        .collect();
+    let out = snap.graphs.file_out[f as usize]
+        .iter()
+        .copied()
+        .filter(|&(g, w)| strong(snap, f, g, w))
+        .collect();
+    (inn, out)
+}
+
+/// Files depending on `start` over strong edges within `depth` levels, with their
+/// distance (breadth-first, each file once).
+pub(crate) fn dependents(snap: &Snapshot, start: &[FileId], depth: u32) -> Vec<(FileId, u32)> {
+    let mut seen: HashSet<FileId> = start.iter().copied().collect();
+    let mut out = Vec::new();
+    let mut frontier: Vec<FileId> = start.to_vec();
+    for dist in 1..=depth {
+        let mut next = Vec::new();
+        for &f in &frontier {
+            for &(g, w) in &snap.graphs.file_in[f as usize] {
+                if strong(snap, g, f, w) && seen.insert(g) {
+                    out.push((g, dist));
+                    next.push(g);
+                }
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Resolved call sites of a definition (ambiguous resolutions are left out: a
+/// name defined in many places proves little about any one of them).
+pub(crate) fn resolved_callers(
+    snap: &Snapshot,
+    def: code_index::DefId,
+) -> impl Iterator<Item = &code_index::SymbolEdge> {
+    snap.graphs.callers(def).filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+}
+
+/// Files depending on `files` within `depth` levels: counts, the nearest, and the
+/// tests among them.
+pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> ImpactRadius {
+    let mut reached = dependents(snap, files, depth);
+    reached.sort_by(|a, b| {
+        a.1.cmp(&b.1).then(snap.file_rank[b.0 as usize].total_cmp(&snap.file_rank[a.0 as usize]))
+    });
+    let path = |f: FileId| snap.project.file(f).path.clone();
+    let mut tests: Vec<String> =
+        reached.iter().map(|&(f, _)| path(f)).filter(|p| is_test_path(p)).collect();
+    // Tests named after the file (test_x.py, x_test.go, x.test.ts) even when the
+    // graph missed them (fixtures loaded by name, dynamic imports).
+    for &f in files {
+        for t in tests_named_after(snap, &snap.project.file(f).path) {
+            if !tests.contains(&t) {
+                tests.push(t);
+            }
+        }
+    }
+    tests.truncate(20);
+    ImpactRadius {
+        direct: reached.iter().filter(|r| r.1 == 1).count() as u32,
+        transitive: reached.len() as u32,
+        depth,
+        nearest: reached.iter().take(10).map(|&(f, _)| path(f)).collect(),
+        tests,
+    }
+}
+
+/// Test files whose name is the file's stem with a test affix.
+pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
+    if stem.len() < 3 {
+        return Vec::new();
+    }
+    let forms = [
+        format!("test_{stem}."),
+        format!("{stem}_test."),
+        format!("{stem}.test."),
+        format!("{stem}.spec."),
+        format!("{stem}_tests."),
+        format!("{stem}test."),
+        format!("{stem}tests."),
+    ];
+    snap.project
+        .files
+        .iter()
+        .filter(|f| {
+            let n = f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase();
+            is_test_path(&f.path) && forms.iter().any(|form| n.starts_with(form.as_str()))
+        })
+        .map(|f| f.path.clone())
+        .take(5)
+        .collect()
+}
+
+/// The role of a file from its coupling and centrality (seed 004 §3.2, with fan-in
+/// meaning "depended upon by").
+pub(crate) fn role(
+    is_test: bool,
+    rank_percentile: f64,
+    fan_in: u32,
+    fan_out: u32,
+) -> ArchitecturalRole {
+    if is_test {
+        ArchitecturalRole::Test
+    } else if rank_percentile <= 0.05 && fan_in >= 5 {
+        ArchitecturalRole::Core
+    } else if fan_in >= 3 && fan_out <= fan_in / 2 {
+        ArchitecturalRole::Utility
+    } else if fan_out >= 5 && fan_in <= 2 {
+        ArchitecturalRole::Integration
+    } else if fan_in >= 10 {
+        ArchitecturalRole::Core
+    } else {
+        ArchitecturalRole::Peripheral
+    }
+}
+
+/// What the numbers of a file say about changing it.
+pub(crate) struct RiskInput {
+    pub complexity: Complexity,
+    pub syntax_errors: u32,
+    pub tests: usize,
+    pub is_test: bool,
+    pub hot_spot: Option<f64>,
+}
+
+pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
+    let c = &i.complexity;
+    let mut out = Vec::new();
+    let mut push = |level, code: &str, message: String| {
+        out.push(Risk { level, code: code.to_owned(), message });
+    };
+    if i.syntax_errors > 0 {
+        push(
+            RiskLevel::High,
+            "SYNTAX_ERRORS",
+            format!("the file has {} syntax error node(s) as it is now", i.syntax_errors),
+        );
+    }
+    if c.fan_in >= 30 {
+        push(RiskLevel::High, "HIGH_FAN_IN", format!("{} files depend on it", c.fan_in));
+    } else if c.fan_in >= 10 {
+        push(RiskLevel::Medium, "HIGH_FAN_IN", format!("{} files depend on it", c.fan_in));
+    }
+    if let Some(score) = i.hot_spot.filter(|s| *s >= 0.5) {
+        push(
+            RiskLevel::Medium,
+            "HOTSPOT",
+            format!("it changes often and is complex (hotspot score {score:.2})"),
+        );
+    }
+    if c.symbols >= 60 && c.fan_in >= 10 {
+        push(
+            RiskLevel::Medium,
+            "GOD_MODULE",
+            format!("{} definitions in one file that {} files depend on", c.symbols, c.fan_in),
+        );
+    }
+    if c.loc >= 1500 {
+        push(RiskLevel::Low, "LARGE_FILE", format!("{} lines", c.loc));
+    }
+    if c.loc > 0 && c.branches * 4 > c.loc && c.branches >= 40 {
+        push(RiskLevel::Low, "BRANCHY", format!("{} branch points in {} lines", c.branches, c.loc));
+    }
+    if !i.is_test && i.tests == 0 && c.symbols > 0 {
+        push(
+            RiskLevel::Low,
+            "UNTESTED",
+            "no test file depends on it or is named after it".to_owned(),
+        );
+    }
+    out.sort_by(|a, b| b.level.cmp(&a.level));
+    out
+}
+
+pub(crate) fn recommendations(risks: &[Risk], role: ArchitecturalRole) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in risks {
+        let text = match r.code.as_str() {
+            "SYNTAX_ERRORS" => {
+                "Fix the syntax errors first: symbols and graphs past them are incomplete."
+            }
+            "HIGH_FAN_IN" => {
+                "Keep its public signatures stable; change with `includeImpact` and run the suggested tests."
+            }
+            "HOTSPOT" => "Prefer small, well-tested changes here; it is where bugs have collected.",
+            "GOD_MODULE" => "Consider splitting it along its responsibilities before adding more.",
+            "LARGE_FILE" => "Read it by skeleton and fragments rather than whole.",
+            "BRANCHY" => "Cover the branches you touch with tests.",
+            "UNTESTED" => "Add a test before changing behaviour (`write` with template `test`).",
+            _ => continue,
+        };
+        if !out.iter().any(|t: &String| t == text) {
+            out.push(text.to_owned());
+        }
+    }
+    if out.is_empty() {
+        out.push(
+            match role {
+                ArchitecturalRole::Core => {
+                    "Central file: preview changes with `change` (dry run) and check the impact."
+                }
+                ArchitecturalRole::Test => {
+                    "A test: run it with `manage` {\"command\": \"test\"} after changes."
+                }
+                _ => "Low risk: change it directly; the post-edit check guards syntax.",
+            }
+            .to_owned(),
+        );
+    }
+    out
+}
+
+/// How likely a change breaks callers (seed 004 §3.3, from the symbols it touches).
+pub(crate) fn breaking_change_risk(
+    changed: &[ChangedSymbol],
+    affected_hot_spots: usize,
+) -> (RiskLevel, Vec<String>) {
+    let mut found: Vec<(RiskLevel, String)> = Vec::new();
+    for c in changed {
+        let name = &c.qualified_name;
+        let hit = match c.change {
+            SymbolChange::Removed if c.callers > 0 => Some((
+                RiskLevel::High,
+                format!("{name} is removed but called from {} place(s)", c.callers),
+            )),
+            SymbolChange::SignatureChanged if c.callers >= 10 || c.caller_files >= 3 => Some((
+                RiskLevel::High,
+                format!(
+                    "the signature of {name} changes and {} call site(s) in {} file(s) use it",
+                    c.callers, c.caller_files
+                ),
+            )),
+            SymbolChange::SignatureChanged if c.callers > 0 => Some((
+                RiskLevel::Medium,
+                format!("the signature of {name} changes; {} call site(s) use it", c.callers),
+            )),
+            SymbolChange::SignatureChanged | SymbolChange::Removed => Some((
+                RiskLevel::Low,
+                format!("{name} changes its interface but nothing indexed calls it"),
+            )),
+            SymbolChange::BodyChanged if c.callers >= 20 => Some((
+                RiskLevel::Low,
+                format!("{name} behaves differently for {} call site(s)", c.callers),
+            )),
+            _ => None,
+        };
+        found.extend(hit);
+    }
+    let symbols_level = found.iter().map(|f| f.0).max().unwrap_or(RiskLevel::None);
+    if affected_hot_spots > 0 {
+        let l = if symbols_level >= RiskLevel::Medium { RiskLevel::High } else { RiskLevel::Low };
+        found.push((l, format!("{affected_hot_spots} hotspot file(s) are affected")));
+    }
+    let level = found.iter().map(|f| f.0).max().unwrap_or(RiskLevel::None);
+    (level, found.into_iter().map(|f| f.1).collect())
+}
+
+/// Hotspots of the project. Without history analysis (churn from git) there are
+/// none; the `git` analysis fills them in.
+pub(crate) fn hot_spots(_snap: &Snapshot) -> Vec<HotSpot> {
+    Vec::new()
+}
+
+/// Call sites per definition from other places, and the files they are in.
+pub(crate) fn caller_counts(snap: &Snapshot, def: code_index::DefId) -> (u32, u32) {
+    let mut files = HashSet::new();
+    let mut n = 0;
+    for e in resolved_callers(snap, def) {
+        n += 1;
+        files.insert(e.from_file);
+    }
+    (n, files.len() as u32)
+}
+
+/// Place of each file by PageRank (1 = most central), computed once per snapshot.
+pub(crate) fn rank_positions(snap: &Snapshot) -> HashMap<FileId, u32> {
+    let mut order: Vec<FileId> = (0..snap.file_rank.len() as FileId).collect();
+    order.sort_by(|a, b| snap.file_rank[*b as usize].total_cmp(&snap.file_rank[*a as usize]));
+    order.into_iter().enumerate().map(|(i, f)| (f, i as u32 + 1)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths() {
+        for (p, want) in [
+            ("tests/test_app.py", true),
+            ("src/app.py", false),
+            ("pkg/server_test.go", true),
+            ("web/button.test.tsx", true),
+            ("src/Calculator.Tests.cs", true),
+            ("src/contest.py", false),
+            ("crates/a/tests/suite/edit.rs", true),
+        ] {
+            assert_eq!(is_test_path(p), want, "{p}");
+        }
+    }
+
+    #[test]
+    fn branches_counted() {
+        for (src, want) in [
+            ("if a && b { x } else if c { y }", 3 + 0),
+            ("for x in y:\n  while z: pass\n", 2),
+            ("let ok = a ? b : c; x ?? y; a?.b", 1),
+            ("identifier_if = iffy", 0),
+            ("try { } catch (e) { } switch (x) { case 1: case 2: }", 3),
+        ] {
+            assert_eq!(count_branches(src), want, "{src}");
+        }
+    }
+
+    #[test]
+    fn roles_table() {
+        use ArchitecturalRole as R;
+        for (is_test, pct, fan_in, fan_out, want) in [
+            (true, 0.01, 50, 3, R::Test),
+            (false, 0.01, 12, 4, R::Core),
+            (false, 0.40, 6, 1, R::Utility),
+            (false, 0.40, 1, 9, R::Integration),
+            (false, 0.30, 15, 12, R::Core),
+            (false, 0.90, 0, 1, R::Peripheral),
+        ] {
+            assert_eq!(role(is_test, pct, fan_in, fan_out), want, "{pct} {fan_in} {fan_out}");
+        }
+    }
+
+    fn changed(change: SymbolChange, callers: u32, caller_files: u32) -> ChangedSymbol {
+        ChangedSymbol {
+            path: "a.py".into(),
+            qualified_name: "f".into(),
+            kind: "function".into(),
+            change,
+            callers,
+            caller_files,
+        }
+    }
+
+    #[test]
+    fn breaking_change_risk_table() {
+        use SymbolChange as C;
+        for (symbols, hot, want) in [
+            (vec![], 0, RiskLevel::None),
+            (vec![changed(C::BodyChanged, 3, 1)], 0, RiskLevel::None),
+            (vec![changed(C::BodyChanged, 25, 4)], 0, RiskLevel::Low),
+            (vec![changed(C::SignatureChanged, 0, 0)], 0, RiskLevel::Low),
+            (vec![changed(C::SignatureChanged, 2, 1)], 0, RiskLevel::Medium),
+            (vec![changed(C::SignatureChanged, 4, 3)], 0, RiskLevel::High),
+            (vec![changed(C::Removed, 1, 1)], 0, RiskLevel::High),
+            (vec![changed(C::Added, 0, 0)], 0, RiskLevel::None),
+            (vec![], 2, RiskLevel::Low),
+            (vec![changed(C::SignatureChanged, 2, 1)], 1, RiskLevel::High),
+        ] {
+            let (got, reasons) = breaking_change_risk(&symbols, hot);
+            assert_eq!(got, want, "{symbols:?} hot={hot}");
+            assert_eq!(got == RiskLevel::None, reasons.is_empty());
+        }
+    }
+
+    #[test]
+    fn risks_and_recommendations() {
+        let input = RiskInput {
+            complexity: Complexity {
+                loc: 2000,
+                symbols: 80,
+                branches: 600,
+                dependencies: 3,
+                fan_in: 35,
+                fan_out: 3,
+            },
+            syntax_errors: 1,
+            tests: 0,
+            is_test: false,
+            hot_spot: Some(0.8),
+        };
+        let r = risks(&input);
+        let codes: Vec<&str> = r.iter().map(|r| r.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "SYNTAX_ERRORS",
+                "HIGH_FAN_IN",
+                "HOTSPOT",
+                "GOD_MODULE",
+                "LARGE_FILE",
+                "BRANCHY",
+                "UNTESTED"
+            ]
+        );
+        assert_eq!(recommendations(&r, ArchitecturalRole::Core).len(), 7);
+        let calm = RiskInput {
+            complexity: Complexity { loc: 40, symbols: 2, ..Default::default() },
+            syntax_errors: 0,
+            tests: 1,
+            is_test: false,
+            hot_spot: None,
+        };
+        assert!(risks(&calm).is_empty());
+        assert_eq!(recommendations(&[], ArchitecturalRole::Peripheral).len(), 1);
+    }
+}

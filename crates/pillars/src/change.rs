@@ -1,0 +1,669 @@
+//! `change`: a verified, reversible edit with its impact.
+//!
+//! Always a dry run first (it validates every operation: matches, hashes, paths);
+//! then the impact report from the before/after analyses of each file (which
+//! definitions are added, removed, re-signed or changed, who calls them, which
+//! tests cover them). Without `dryRun: false` that is the answer. With it, the
+//! edit is applied as one journaled transaction whose post-edit check (no new
+//! syntax errors; optionally the build) rolls everything back when it fails.
+
+use std::collections::{BTreeMap, HashMap};
+
+use code_index::{Definition, FileId, Language, Snapshot};
+use edit::CheckFailure;
+use protocol::{
+    AffectedFile, ChangeRequest, ChangeResponse, ChangedSymbol, CheckLevel, CheckReport,
+    EditOptions, EditRequest, EditResult, ErrorCode, FileChange, FileChangeKind, Guidance,
+    ImpactReport, RiskLevel, SuggestedTest, SymbolChange, TestPriority, Warning, WarningLevel,
+};
+use serde_json::json;
+
+use crate::{
+    Call, Workspace, analysis,
+    error::{Error, Result},
+    guidance::{action, finish},
+    patch,
+};
+
+impl Workspace {
+    pub fn change(&mut self, req: &ChangeRequest, call: &Call<'_>) -> Result<ChangeResponse> {
+        if req.edits.is_empty() {
+            return Err(Error::InvalidArgument(
+                "`edits` is empty: give at least one edit, e.g. {\"path\": \"src/a.py\", \
+                 \"targetString\": \"<exact text>\", \"replacementString\": \"<new text>\", \
+                 \"expectedHash\": \"<hash from read/understand>\"}"
+                    .into(),
+            ));
+        }
+        let dry_run = req.options.dry_run.unwrap_or(true);
+        let include_impact = req.options.include_impact.unwrap_or(true);
+        let auto_rollback = req.options.auto_rollback.unwrap_or(true);
+        let check = req.options.check.unwrap_or_default();
+        let mut edit = EditRequest {
+            description: req.description.clone(),
+            target: req.target.clone(),
+            edits: req.edits.clone(),
+            options: EditOptions { dry_run: true, include_impact, auto_rollback },
+        };
+        if let Some(t) = &req.target {
+            for e in &mut edit.edits {
+                e.fill_path(t);
+            }
+        }
+        // 1. The dry run validates everything and yields the diffs.
+        let preview = self.engine.apply(&edit)?;
+        call.check_cancel()?;
+        let touched: Vec<String> = preview.files.iter().map(|f| f.path.clone()).collect();
+        let (snap, mut warnings) =
+            self.fresh_snapshot(call, &touched.iter().map(String::as_str).collect::<Vec<_>>())?;
+        // 2. Before/after analyses (the after side rebuilt from the diffs).
+        let sides = self.sides(&preview);
+        let impact = include_impact.then(|| impact(&snap, &preview, &sides));
+        if dry_run {
+            let guidance =
+                change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
+            return Ok(ChangeResponse {
+                success: true,
+                dry_run: true,
+                transaction_id: None,
+                rollback_available: false,
+                edit_result: preview,
+                impact,
+                check: None,
+                guidance: Guidance { warnings, ..guidance },
+            });
+        }
+        // 3. Apply, with the post-edit check inside the transaction.
+        edit.options.dry_run = false;
+        let before_errors: HashMap<String, u32> =
+            sides.iter().map(|(p, s)| (p.clone(), s.before_errors)).collect();
+        if check == CheckLevel::Build {
+            self.sandbox()?;
+        }
+        let setup = self.options.sandbox.clone();
+        let root = self.root.clone();
+        let sb = self.sandbox.as_ref();
+        let mut run_check = |changes: &[FileChange]| -> std::result::Result<(), CheckFailure> {
+            syntax_check(&root, changes, &before_errors)?;
+            if check == CheckLevel::Build
+                && let (Some(sb), Some(setup)) = (sb, setup.as_ref())
+            {
+                build_check(sb, setup, &root, call)?;
+            }
+            Ok(())
+        };
+        let (result, report) = if check == CheckLevel::None {
+            (self.engine.apply(&edit)?, None)
+        } else if auto_rollback {
+            let r = self.engine.apply_checked(&edit, &mut run_check)?;
+            (
+                r,
+                Some(CheckReport {
+                    level: check,
+                    passed: true,
+                    message: String::new(),
+                    rolled_back: false,
+                }),
+            )
+        } else {
+            let r = self.engine.apply(&edit)?;
+            let outcome = run_check(&r.files);
+            let report = match outcome {
+                Ok(()) => CheckReport {
+                    level: check,
+                    passed: true,
+                    message: String::new(),
+                    rolled_back: false,
+                },
+                Err(f) => {
+                    warnings.push(Warning {
+                        severity: WarningLevel::Critical,
+                        code: f.code.as_str().to_owned(),
+                        message: format!(
+                            "the post-edit check failed and autoRollback is off: {}",
+                            f.message
+                        ),
+                        affected: r.files.iter().map(|f| f.path.clone()).collect(),
+                        mitigation: Some(
+                            "fix it with another change, or undo this transaction".into(),
+                        ),
+                    });
+                    CheckReport {
+                        level: check,
+                        passed: false,
+                        message: f.message,
+                        rolled_back: false,
+                    }
+                }
+            };
+            (r, Some(report))
+        };
+        self.mark_dirty();
+        warnings.extend(self.refresh(call)?);
+        let guidance =
+            change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);
+        Ok(ChangeResponse {
+            success: report.as_ref().is_none_or(|r| r.passed),
+            dry_run: false,
+            rollback_available: result.transaction_id.is_some(),
+            transaction_id: result.transaction_id.clone(),
+            edit_result: result,
+            impact,
+            check: report,
+            guidance: Guidance { warnings, ..guidance },
+        })
+    }
+
+    /// Each changed file's text before and after (keyed by the path before).
+    fn sides(&self, preview: &EditResult) -> BTreeMap<String, Sides> {
+        let mut out = BTreeMap::new();
+        for f in &preview.files {
+            let before = match f.kind {
+                FileChangeKind::Created => None,
+                _ => std::fs::read(self.root.join(&f.path))
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            };
+            let after = match f.kind {
+                FileChangeKind::Deleted => None,
+                _ => patch::apply_unified(before.as_deref().unwrap_or(""), &f.diff).filter(|a| {
+                    f.new_hash.as_deref().is_none_or(|h| {
+                        stdx::sha256_hex(a.as_bytes()) == h || a.starts_with('\u{feff}')
+                    })
+                }),
+            };
+            let path_after = f.new_path.clone().unwrap_or_else(|| f.path.clone());
+            let lang = Language::from_path(std::path::Path::new(&path_after));
+            let analyze = |t: &Option<String>| -> Option<Vec<Definition>> {
+                Some(code_index::analyze(lang?, t.as_ref()?.as_bytes()).definitions)
+            };
+            let before_errors = match (lang, &before) {
+                (Some(l), Some(b)) => code_index::analyze(l, b.as_bytes()).error_nodes,
+                _ => 0,
+            };
+            out.insert(
+                f.path.clone(),
+                Sides {
+                    old_defs: analyze(&before),
+                    new_defs: if f.kind == FileChangeKind::Deleted {
+                        Some(Vec::new())
+                    } else {
+                        analyze(&after)
+                    },
+                    before_errors,
+                    before,
+                    after,
+                },
+            );
+        }
+        out
+    }
+}
+
+/// A file's two versions and their definitions (None: not analyzable).
+pub(crate) struct Sides {
+    before: Option<String>,
+    after: Option<String>,
+    old_defs: Option<Vec<Definition>>,
+    new_defs: Option<Vec<Definition>>,
+    before_errors: u32,
+}
+
+/// Which definitions changed and how, by qualified name (in order for overloads).
+fn changed_definitions(s: &Sides) -> Vec<(String, String, SymbolChange, u32)> {
+    let (Some(old), Some(new)) = (&s.old_defs, &s.new_defs) else { return Vec::new() };
+    let text = |src: &Option<String>, d: &Definition| -> String {
+        src.as_deref()
+            .and_then(|t| t.as_bytes().get(d.start_byte as usize..d.end_byte as usize))
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    };
+    let mut by_name: HashMap<&str, Vec<&Definition>> = HashMap::new();
+    for d in new {
+        by_name.entry(d.qualified_name.as_str()).or_default().push(d);
+    }
+    let mut out = Vec::new();
+    let mut used: HashMap<&str, usize> = HashMap::new();
+    for d in old {
+        let i = used.entry(d.qualified_name.as_str()).or_default();
+        let twin = by_name.get(d.qualified_name.as_str()).and_then(|v| v.get(*i)).copied();
+        *i += 1;
+        let change = match twin {
+            None => Some(SymbolChange::Removed),
+            Some(n) if norm_ws(&n.signature) != norm_ws(&d.signature) => {
+                Some(SymbolChange::SignatureChanged)
+            }
+            Some(n) if text(&s.after, n) != text(&s.before, d) => Some(SymbolChange::BodyChanged),
+            _ => None,
+        };
+        if let Some(c) = change {
+            out.push((d.qualified_name.clone(), d.kind.as_str().to_owned(), c, d.line));
+        }
+    }
+    for (name, v) in &by_name {
+        let had = used.get(name).copied().unwrap_or(0);
+        for d in v.iter().skip(had) {
+            out.push((
+                d.qualified_name.clone(),
+                d.kind.as_str().to_owned(),
+                SymbolChange::Added,
+                d.line,
+            ));
+        }
+    }
+    // Containers change when anything inside does; report the innermost only.
+    let names: Vec<String> =
+        out.iter().filter(|c| c.2 == SymbolChange::BodyChanged).map(|c| c.0.clone()).collect();
+    out.retain(|c| {
+        c.2 != SymbolChange::BodyChanged
+            || !names.iter().any(|n| {
+                n != &c.0
+                    && (n.starts_with(&format!("{}.", c.0)) || n.starts_with(&format!("{}::", c.0)))
+            })
+    });
+    out.sort_by(|a, b| a.3.cmp(&b.3).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// A signature without comments and with collapsed whitespace: a comment or a
+/// re-wrapped parameter list is not an interface change.
+fn norm_ws(s: &str) -> String {
+    let code: Vec<&str> = s
+        .lines()
+        .map(|l| {
+            let l = l.split("//").next().unwrap_or(l);
+            match l
+                .find("# ")
+                .or_else(|| l.trim_end().ends_with('#').then(|| l.trim_end().len() - 1))
+            {
+                Some(i) => &l[..i],
+                None => l,
+            }
+        })
+        .collect();
+    code.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>) -> ImpactReport {
+    let p = &snap.project;
+    let mut changed_symbols = Vec::new();
+    let mut reasons_extra = Vec::new();
+    let mut changed_files: Vec<FileId> = Vec::new();
+    let mut critical_tests: BTreeMap<String, String> = BTreeMap::new();
+    for f in &preview.files {
+        let fid = p.file_id(&f.path);
+        if let Some(id) = fid {
+            changed_files.push(id);
+        }
+        if analysis::is_test_path(&f.path) {
+            critical_tests.insert(f.path.clone(), "the test itself changes".into());
+        }
+        if f.kind == FileChangeKind::Renamed
+            && let Some(id) = fid
+            && !analysis::fan(snap, id).0.is_empty()
+        {
+            reasons_extra.push(format!(
+                "{} moves to {}; {} file(s) refer to it by path or import",
+                f.path,
+                f.new_path.as_deref().unwrap_or("?"),
+                analysis::fan(snap, id).0.len()
+            ));
+        }
+        let Some(s) = sides.get(&f.path) else { continue };
+        for (name, kind, change, line) in changed_definitions(s) {
+            let def = fid.and_then(|id| {
+                let defs = &p.file(id).defs;
+                defs.iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.qualified_name == name)
+                    .min_by_key(|(_, d)| d.line.abs_diff(line))
+                    .map(|(ord, _)| code_index::DefId { file: id, ord: ord as u32 })
+            });
+            let (callers, caller_files) = match (change, def) {
+                (SymbolChange::Added, _) | (_, None) => (0, 0),
+                (_, Some(d)) => {
+                    for e in analysis::resolved_callers(snap, d) {
+                        let path = &p.file(e.from_file).path;
+                        if analysis::is_test_path(path) {
+                            critical_tests
+                                .entry(path.clone())
+                                .or_insert_with(|| format!("calls {name} directly"));
+                        }
+                    }
+                    analysis::caller_counts(snap, d)
+                }
+            };
+            changed_symbols.push(ChangedSymbol {
+                path: f.path.clone(),
+                qualified_name: name,
+                kind,
+                change,
+                callers,
+                caller_files,
+            });
+        }
+        for t in analysis::tests_named_after(snap, &f.path) {
+            critical_tests.entry(t).or_insert_with(|| format!("named after {}", f.path));
+        }
+    }
+    let mut affected: Vec<AffectedFile> = changed_files
+        .iter()
+        .map(|&f| AffectedFile { path: p.file(f).path.clone(), distance: 0 })
+        .collect();
+    for (f, dist) in analysis::dependents(snap, &changed_files, 2) {
+        affected.push(AffectedFile { path: p.file(f).path.clone(), distance: dist });
+    }
+    let radius = affected.iter().filter(|a| a.distance > 0).count() as u32;
+    let hot: Vec<protocol::HotSpot> = analysis::hot_spots(snap)
+        .into_iter()
+        .filter(|h| affected.iter().any(|a| a.path == h.path))
+        .collect();
+    let (mut risk, mut reasons) = analysis::breaking_change_risk(&changed_symbols, hot.len());
+    if !reasons_extra.is_empty() {
+        risk = risk.max(RiskLevel::Medium);
+        reasons.extend(reasons_extra);
+    }
+    let mut tests: Vec<SuggestedTest> = critical_tests
+        .into_iter()
+        .map(|(path, reason)| SuggestedTest { path, priority: TestPriority::Critical, reason })
+        .collect();
+    for a in &affected {
+        if a.distance > 0
+            && analysis::is_test_path(&a.path)
+            && !tests.iter().any(|t| t.path == a.path)
+        {
+            let (priority, reason) = if a.distance == 1 {
+                (TestPriority::Important, "depends on a changed file".to_owned())
+            } else {
+                (TestPriority::Optional, format!("{} levels from a changed file", a.distance))
+            };
+            tests.push(SuggestedTest { path: a.path.clone(), priority, reason });
+        }
+    }
+    tests.sort_by(|a, b| a.priority.cmp(&b.priority).then(a.path.cmp(&b.path)));
+    tests.truncate(15);
+    affected.truncate(50);
+    ImpactReport {
+        changed_symbols,
+        affected_files: affected,
+        radius,
+        affected_hot_spots: hot,
+        breaking_change_risk: risk,
+        reasons,
+        suggested_tests: tests,
+    }
+}
+
+/// The edited files must not have more syntax errors than before.
+fn syntax_check(
+    root: &std::path::Path,
+    changes: &[FileChange],
+    before: &HashMap<String, u32>,
+) -> std::result::Result<(), CheckFailure> {
+    let mut problems = Vec::new();
+    for c in changes {
+        if c.kind == FileChangeKind::Deleted {
+            continue;
+        }
+        let path = c.new_path.as_deref().unwrap_or(&c.path);
+        let Some(lang) = Language::from_path(std::path::Path::new(path)) else { continue };
+        let Ok(bytes) = std::fs::read(root.join(path)) else { continue };
+        let after = code_index::analyze(lang, &bytes).error_nodes;
+        let was = before.get(&c.path).copied().unwrap_or(0);
+        if after > was {
+            let at = first_error_line(lang, &bytes)
+                .map(|l| format!(" (first at line {l})"))
+                .unwrap_or_default();
+            problems.push(format!("{path}: syntax errors went from {was} to {after}{at}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckFailure { code: ErrorCode::SyntaxError, message: problems.join("; ") })
+    }
+}
+
+/// The line of the first syntax error (tree-sitter's ERROR node).
+fn first_error_line(lang: Language, bytes: &[u8]) -> Option<u32> {
+    let tree = code_index::debug_tree(lang, bytes, None);
+    let at = tree.find("(ERROR) L")? + "(ERROR) L".len();
+    tree[at..].split('-').next()?.parse().ok()
+}
+
+fn build_check(
+    sb: &sandbox::Sandbox,
+    setup: &crate::SandboxSetup,
+    root: &std::path::Path,
+    call: &Call<'_>,
+) -> std::result::Result<(), CheckFailure> {
+    let fail = |message: String| CheckFailure { code: ErrorCode::ToolExecutionFailed, message };
+    let project = sandbox::detect_project(root, sandbox::DetectOptions::default())
+        .map_err(|e| fail(format!("no build to run: {e}")))?;
+    let hooks = sandbox::Hooks { on_output: None, cancel: Some(call.cancel) };
+    call.progress.phase("building the project", None);
+    let (build, _) =
+        sandbox::build(sb, &project, &setup.policy, &setup.env, &setup.env_removed, &hooks)
+            .map_err(|e| fail(format!("the build could not run: {e}")))?;
+    if build.success {
+        return Ok(());
+    }
+    let first: Vec<String> = build
+        .errors
+        .iter()
+        .take(3)
+        .map(|d| {
+            format!("{}:{}: {}", d.file.as_deref().unwrap_or("?"), d.line.unwrap_or(0), d.message)
+        })
+        .collect();
+    Err(fail(format!("the build failed: {}", first.join("; "))))
+}
+
+fn change_guidance(
+    req: &ChangeRequest,
+    result: &EditResult,
+    impact: Option<&ImpactReport>,
+    check: Option<&CheckReport>,
+    dry_run: bool,
+    warnings: &mut Vec<Warning>,
+) -> Guidance {
+    let mut actions = Vec::new();
+    let files: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+    let (added, removed) =
+        result.files.iter().fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
+    let tests: Vec<String> = impact
+        .map(|i| {
+            i.suggested_tests
+                .iter()
+                .filter(|t| t.priority != TestPriority::Optional)
+                .map(|t| t.path.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(i) = impact {
+        if !i.affected_hot_spots.is_empty() {
+            warnings.push(Warning {
+                severity: WarningLevel::Warning,
+                code: "HOTSPOT_AFFECTED".into(),
+                message: format!("{} hotspot file(s) are affected", i.affected_hot_spots.len()),
+                affected: i.affected_hot_spots.iter().map(|h| h.path.clone()).collect(),
+                mitigation: Some("run the suggested tests before moving on".into()),
+            });
+        }
+        if i.breaking_change_risk >= RiskLevel::Medium {
+            warnings.push(Warning {
+                severity: if i.breaking_change_risk == RiskLevel::High {
+                    WarningLevel::Critical
+                } else {
+                    WarningLevel::Warning
+                },
+                code: "BREAKING_CHANGE".into(),
+                message: i.reasons.join("; "),
+                affected: i
+                    .changed_symbols
+                    .iter()
+                    .filter(|c| c.callers > 0)
+                    .map(|c| c.qualified_name.clone())
+                    .collect(),
+                mitigation: Some(
+                    "update the callers in the same change, or keep the old signature".into(),
+                ),
+            });
+        }
+    }
+    for f in &result.files {
+        for e in &f.edits {
+            if !e.normalizations.is_empty() {
+                warnings.push(Warning {
+                    severity: WarningLevel::Info,
+                    code: "NORMALIZED_MATCH".into(),
+                    message: format!(
+                        "edits[{}] in {} matched only after normalizing whitespace or line endings",
+                        e.index, f.path
+                    ),
+                    affected: vec![f.path.clone()],
+                    mitigation: Some(
+                        "check the diff; the replacement was adapted to the file".into(),
+                    ),
+                });
+            }
+        }
+    }
+    if dry_run {
+        let mut apply = serde_json::to_value(req).unwrap_or_default();
+        apply["options"]["dryRun"] = json!(false);
+        actions.push(action(
+            1,
+            "change",
+            apply,
+            format!("apply it ({} file(s), +{added} -{removed})", files.len()),
+            "the preview validated every edit; the apply is checked and reversible",
+        ));
+        if !tests.is_empty() {
+            actions.push(action(
+                2,
+                "manage",
+                json!({"command": "test", "targets": tests}),
+                "run the covering tests first (baseline)",
+                "",
+            ));
+        }
+    } else {
+        if let Some(tx) = &result.transaction_id {
+            if !tests.is_empty() {
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "test", "targets": tests}),
+                    "run the suggested tests",
+                    "they cover what changed",
+                ));
+            } else {
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "test"}),
+                    "run the test suite",
+                    "nothing maps directly to this change",
+                ));
+            }
+            if let Some((f, r)) = result
+                .files
+                .iter()
+                .find_map(|f| f.edits.iter().find_map(|e| e.new_line_range).map(|r| (f, r)))
+            {
+                let path = f.new_path.as_deref().unwrap_or(&f.path);
+                actions.push(action(
+                    2,
+                    "read",
+                    json!({"target": path, "view": "fragment", "lineRange": format!("{}-{}", r.start.saturating_sub(3).max(1), r.end + 3)}),
+                    format!("read the changed lines of {path}"),
+                    "verify the result",
+                ));
+            }
+            actions.push(action(
+                3,
+                "manage",
+                json!({"command": "undo", "id": tx}),
+                format!("undo transaction {tx}"),
+                "if the tests fail",
+            ));
+        }
+    }
+    let risk = impact.map(|i| {
+        format!(
+            " Breaking-change risk: {:?}; {} file(s) affected beyond the edit; {} suggested test(s).",
+            i.breaking_change_risk, i.radius, i.suggested_tests.len()
+        )
+        .replace("None", "none")
+        .replace("Low", "low")
+        .replace("Medium", "medium")
+        .replace("High", "high")
+    });
+    let state = if dry_run {
+        "Preview (nothing written): the edit applies cleanly".to_owned()
+    } else {
+        match (&result.transaction_id, check) {
+            (Some(tx), Some(c)) if !c.passed => {
+                format!("Applied as {tx}, but the post-edit check failed: {}", c.message)
+            }
+            (Some(tx), Some(_)) => format!("Applied and checked as transaction {tx}"),
+            (Some(tx), None) => format!("Applied as transaction {tx} (no check)"),
+            (None, _) => "Nothing changed: the files already have this content".to_owned(),
+        }
+    };
+    Guidance {
+        context_summary: format!(
+            "{state} to {} (+{added} -{removed}).{}",
+            files.join(", "),
+            risk.unwrap_or_default()
+        ),
+        next_actions: finish(actions),
+        warnings: Vec::new(),
+        recovery: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sides(lang: Language, before: &str, after: &str) -> Sides {
+        Sides {
+            old_defs: Some(code_index::analyze(lang, before.as_bytes()).definitions),
+            new_defs: Some(code_index::analyze(lang, after.as_bytes()).definitions),
+            before_errors: 0,
+            before: Some(before.to_owned()),
+            after: Some(after.to_owned()),
+        }
+    }
+
+    #[test]
+    fn definitions_diff_table() {
+        let base = "def a(x):\n    return x\n\ndef b():\n    return 1\n\nclass C:\n    def m(self):\n        return 2\n";
+        for (after, want) in [
+            (base.replace("return x", "return x + 1"), vec![("a", SymbolChange::BodyChanged)]),
+            (
+                base.replace("def a(x):", "def a(x, y=0):"),
+                vec![("a", SymbolChange::SignatureChanged)],
+            ),
+            (base.replace("def b():\n    return 1\n\n", ""), vec![("b", SymbolChange::Removed)]),
+            (format!("{base}\ndef d():\n    pass\n"), vec![("d", SymbolChange::Added)]),
+            (base.replace("return 2", "return 3"), vec![("C.m", SymbolChange::BodyChanged)]),
+            (
+                base.replace("    return x", "    # note\n    return x"),
+                vec![("a", SymbolChange::BodyChanged)],
+            ),
+            (base.to_owned(), vec![]),
+        ] {
+            let got: Vec<(String, SymbolChange)> =
+                changed_definitions(&sides(Language::Python, base, &after))
+                    .into_iter()
+                    .map(|c| (c.0, c.2))
+                    .collect();
+            let want: Vec<(String, SymbolChange)> =
+                want.into_iter().map(|(n, c)| (n.to_owned(), c)).collect();
+            assert_eq!(got, want, "{after}");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+use protocol::{ErrorCode, ErrorInfo};
+
+/// Everything a pillar call can fail with. Each variant maps to one machine code
+/// ([`Error::code`]); [`Error::to_info`] keeps the details a client needs to
+/// recover (the edit engine's candidates and hashes).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The index could not be opened, updated or read.
+    #[error(transparent)]
+    Index(#[from] code_index::Error),
+    /// The edit engine refused or failed (NO_MATCH, HASH_MISMATCH, a failed check, ...).
+    #[error(transparent)]
+    Edit(#[from] edit::Error),
+    /// A build or test run could not be started.
+    #[error(transparent)]
+    Sandbox(#[from] sandbox::Error),
+    /// A malformed request (an empty target, a bad line range, no edits).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The target names nothing: no such file, no definition of that name.
+    /// `similar` holds the closest names that do exist.
+    #[error("{message}")]
+    NotFound { message: String, path: Option<String>, similar: Vec<String> },
+    /// The operation needs something this workspace was not given (a sandbox for
+    /// tests, git for a diff against HEAD).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The call was cancelled; nothing is half done.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Index(e) => e.code(),
+            Error::Edit(e) => e.code(),
+            Error::Sandbox(e) => e.code(),
+            Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::Unavailable(_) => ErrorCode::ToolExecutionFailed,
+            Error::Cancelled => ErrorCode::Cancelled,
+        }
+    }
+
+    /// The wire form with its details.
+    pub fn to_info(&self) -> ErrorInfo {
+        match self {
+            Error::Index(e) => e.to_info(),
+            Error::Edit(e) => e.to_info(),
+            Error::Sandbox(e) => e.to_info(),
+            Error::NotFound { message, path, similar } => {
+                let mut info = ErrorInfo::new(ErrorCode::NotFound, message.clone());
+                info.path = path.clone();
+                if !similar.is_empty() {
+                    info.details = serde_json::json!({ "similarNames": similar });
+                }
+                info
+            }
+            other => ErrorInfo::new(other.code(), other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! `manage`: status, undo, redo, history, rebuild, test.
+
+use protocol::{
+    Guidance, ManageCommand, ManageRequest, ManageResponse, ProjectStatus, RebuildReport,
+    RebuildScope, TestResult,
+};
+use serde_json::json;
+
+use crate::{
+    Call, Workspace,
+    error::{Error, Result},
+    guidance::{action, finish},
+};
+
+impl Workspace {
+    pub fn manage(&mut self, req: &ManageRequest, call: &Call<'_>) -> Result<ManageResponse> {
+        call.check_cancel()?;
+        let mut resp = ManageResponse {
+            command: req.command,
+            status: None,
+            edit_result: None,
+            history: Vec::new(),
+            rebuild: None,
+            test: None,
+            guidance: Guidance::default(),
+        };
+        let mut actions = Vec::new();
+        let mut warnings = Vec::new();
+        let summary = match req.command {
+            ManageCommand::Status => {
+                warnings = self.refresh(call)?;
+                let s = self.index.summary()?;
+                let test_tool =
+                    sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
+                        .ok()
+                        .map(|p| format!("{:?}", p.test_tool).to_lowercase());
+                let recent = self.engine.history(5)?;
+                let fresh = warnings.is_empty();
+                let status = ProjectStatus {
+                    root: self.root.display().to_string(),
+                    files: s.files,
+                    symbols: s.symbols,
+                    references: s.references,
+                    languages: s.languages,
+                    files_with_syntax_errors: s.files_with_syntax_errors,
+                    last_update: s.last_update,
+                    fresh,
+                    freshness: self.freshness_mode().to_owned(),
+                    test_tool,
+                    recent_edits: recent,
+                };
+                let text = format!(
+                    "{} files, {} symbols indexed{} ({}); {} recent edit(s).",
+                    status.files,
+                    status.symbols,
+                    if fresh { ", up to date" } else { ", possibly stale" },
+                    status.freshness,
+                    status.recent_edits.len()
+                );
+                actions.push(action(
+                    1,
+                    "understand",
+                    json!({"target": "."}),
+                    "the most central files of the project",
+                    "",
+                ));
+                if let Some(t) = status.recent_edits.first() {
+                    actions.push(action(
+                        2,
+                        "manage",
+                        json!({"command": "history", "id": t.id}),
+                        "show the newest edit's diff",
+                        "",
+                    ));
+                }
+                resp.status = Some(status);
+                text
+            }
+            ManageCommand::Undo | ManageCommand::Redo => {
+                let undo = req.command == ManageCommand::Undo;
+                let r = if undo {
+                    self.engine.undo(req.id.as_deref(), req.dry_run)?
+                } else {
+                    self.engine.redo(req.id.as_deref(), req.dry_run)?
+                };
+                if !req.dry_run {
+                    self.mark_dirty();
+                    warnings = self.refresh(call)?;
+                }
+                let files: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
+                let verb = if undo { "Undid" } else { "Redid" };
+                let text = format!(
+                    "{}{} {} file(s): {}{}.",
+                    if req.dry_run { "Would have " } else { "" },
+                    if req.dry_run {
+                        verb.to_lowercase().replace("did", "done")
+                    } else {
+                        verb.to_owned()
+                    },
+                    files.len(),
+                    files.join(", "),
+                    r.transaction_id
+                        .as_ref()
+                        .map(|t| format!(" (transaction {t})"))
+                        .unwrap_or_default()
+                );
+                if !req.dry_run {
+                    let other = if undo { "redo" } else { "undo" };
+                    actions.push(action(
+                        1,
+                        "manage",
+                        json!({"command": other}),
+                        format!("{other} it again"),
+                        "every undo and redo is reversible",
+                    ));
+                    if let Some(f) = files.first() {
+                        actions.push(action(
+                            2,
+                            "read",
+                            json!({"target": f}),
+                            format!("read {f} as it is now"),
+                            "",
+                        ));
+                    }
+                } else {
+                    actions.push(action(
+                        1,
+                        "manage",
+                        json!({"command": req.command.as_str(), "id": req.id}),
+                        "do it",
+                        "",
+                    ));
+                }
+                resp.edit_result = Some(r);
+                text
+            }
+            ManageCommand::History => {
+                if let Some(id) = &req.id {
+                    let (summary, changes) = self.engine.transaction(id)?;
+                    let text = format!(
+                        "Transaction {} ({:?}, {:?}): {}.",
+                        summary.id, summary.kind, summary.state, summary.description
+                    );
+                    resp.edit_result = Some(protocol::EditResult {
+                        transaction_id: Some(summary.id.clone()),
+                        dry_run: false,
+                        files: changes,
+                    });
+                    resp.history = vec![summary];
+                    text
+                } else {
+                    resp.history =
+                        self.engine.history(req.limit.unwrap_or(20).clamp(1, 500) as usize)?;
+                    if let Some(t) = resp.history.first() {
+                        actions.push(action(
+                            1,
+                            "manage",
+                            json!({"command": "history", "id": t.id}),
+                            "show the newest transaction's diff",
+                            "",
+                        ));
+                    }
+                    format!("{} transaction(s), newest first.", resp.history.len())
+                }
+            }
+            ManageCommand::Rebuild => {
+                let scope = req.scope.unwrap_or_default();
+                let r = self.rebuild(scope == RebuildScope::Full, call)?;
+                resp.rebuild = Some(RebuildReport {
+                    scope,
+                    files_seen: r.files_seen,
+                    added: r.added,
+                    modified: r.modified,
+                    deleted: r.deleted,
+                    parsed: r.parsed,
+                    duration_ms: r.duration_ms,
+                });
+                actions.push(action(
+                    1,
+                    "manage",
+                    json!({"command": "status"}),
+                    "see the index's state",
+                    "",
+                ));
+                format!(
+                    "Index rebuilt ({}): {} files seen, {} parsed, {} added, {} modified, {} deleted in {} ms.",
+                    if scope == RebuildScope::Full { "from scratch" } else { "incrementally" },
+                    r.files_seen,
+                    r.parsed,
+                    r.added,
+                    r.modified,
+                    r.deleted,
+                    r.duration_ms
+                )
+            }
+            ManageCommand::Test => {
+                let t = self.run_tests(&req.targets, call)?;
+                if !t.success {
+                    for f in t.failures.iter().take(3) {
+                        match (&f.file, f.line) {
+                            (Some(file), Some(line)) => actions.push(action(
+                                1,
+                                "read",
+                                json!({"target": file, "view": "fragment", "lineRange": format!("{}-{}", line.saturating_sub(10).max(1), line + 10)}),
+                                format!("read where {} failed", f.name),
+                                "",
+                            )),
+                            _ => actions.push(action(1, "understand", json!({"target": f.name}), format!("understand {}", f.name), "")),
+                        }
+                    }
+                    actions.push(action(
+                        3,
+                        "manage",
+                        json!({"command": "undo"}),
+                        "undo the last edit",
+                        "if it caused the failures",
+                    ));
+                }
+                let text = format!(
+                    "Tests {}: {} total, {} passed, {} failed, {} skipped ({}, {:.1}s){}.",
+                    if t.success { "passed" } else { "failed" },
+                    t.total,
+                    t.passed,
+                    t.failed,
+                    t.skipped,
+                    t.tool,
+                    t.duration_ms as f64 / 1000.0,
+                    t.incomplete.as_ref().map(|w| format!("; incomplete: {w}")).unwrap_or_default()
+                );
+                resp.test = Some(t);
+                text
+            }
+            _ => return Err(Error::InvalidArgument("unknown manage command".into())),
+        };
+        resp.guidance = Guidance {
+            context_summary: summary,
+            next_actions: finish(actions),
+            warnings,
+            recovery: None,
+        };
+        Ok(resp)
+    }
+
+    /// Runs the project's tests (or only `targets`: test files or names) in the
+    /// sandbox.
+    pub(crate) fn run_tests(&mut self, targets: &[String], call: &Call<'_>) -> Result<TestResult> {
+        let root = self.root.clone();
+        let project = sandbox::detect_project(&root, sandbox::DetectOptions::default())?;
+        let command = (!targets.is_empty()).then(|| targeted_command(&project, targets));
+        call.progress.phase("running the tests", None);
+        let (sb, setup) = self.sandbox()?;
+        let hooks = sandbox::Hooks { on_output: None, cancel: Some(call.cancel) };
+        let (result, _exec) = sandbox::test(
+            sb,
+            Some(&project),
+            command.as_deref(),
+            &root,
+            &setup.policy,
+            &setup.env,
+            &setup.env_removed,
+            &hooks,
+        )
+        .map_err(|e| match e {
+            sandbox::Error::Cancelled => Error::Cancelled,
+            other => Error::Sandbox(other),
+        })?;
+        Ok(result)
+    }
+}
+
+/// The project's test tool restricted to `targets`.
+fn targeted_command(p: &sandbox::Project, targets: &[String]) -> Vec<String> {
+    use sandbox::TestTool as T;
+    let mut argv: Vec<String> = match p.test_tool {
+        T::Pytest => vec!["python3".into(), "-m".into(), "pytest".into(), "-q".into()],
+        T::CargoTest | T::Nextest => vec!["cargo".into(), "test".into()],
+        T::GoTest => vec!["go".into(), "test".into()],
+        T::Jest => vec!["npx".into(), "jest".into()],
+        T::Vitest => vec!["npx".into(), "vitest".into(), "run".into()],
+        T::DotnetTest => vec!["dotnet".into(), "test".into(), "--filter".into()],
+        _ => vec![],
+    };
+    match p.test_tool {
+        // cargo test takes one filter; Go wants packages (directories).
+        T::CargoTest | T::Nextest => argv.push(targets[0].clone()),
+        T::GoTest => argv.extend(targets.iter().map(|t| {
+            let dir = t.rsplit_once('/').map_or(".", |(d, _)| d);
+            format!("./{}", dir.trim_start_matches("./"))
+        })),
+        T::DotnetTest => argv.push(targets.join("|")),
+        _ => argv.extend(targets.iter().cloned()),
+    }
+    argv
+}

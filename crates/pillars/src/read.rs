@@ -1,0 +1,301 @@
+//! `read`: a file whole, as a skeleton, a fragment (lines or a definition), or a
+//! diff against HEAD or an edit transaction. Always from disk, always with the
+//! file's current hash (the next `expectedHash`).
+
+use std::path::Path;
+
+use protocol::{Guidance, LineRange, ReadRequest, ReadResponse, ReadView, Warning, WarningLevel};
+use serde_json::json;
+
+use crate::{
+    Call, Workspace,
+    error::{Error, Result},
+    guidance::{action, finish},
+    locate,
+};
+
+/// A whole-file read is cut past this many tokens (the skeleton is the better view).
+const FULL_MAX_TOKENS: usize = 12_000;
+
+impl Workspace {
+    pub fn read(&mut self, req: &ReadRequest, call: &Call<'_>) -> Result<ReadResponse> {
+        call.check_cancel()?;
+        let rel = self.rel_path(&req.target)?;
+        let abs = self.root.join(&rel);
+        if abs.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "{rel} is a directory; `understand` it, or read one of its files"
+            )));
+        }
+        let view = req.view.unwrap_or(if req.against.is_some() {
+            ReadView::Diff
+        } else if req.line_range.is_some() || req.symbol.is_some() {
+            ReadView::Fragment
+        } else {
+            ReadView::Full
+        });
+        let bytes = match std::fs::read(&abs) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && view != ReadView::Diff => {
+                return Err(Error::NotFound {
+                    message: format!("{rel}: no such file"),
+                    path: Some(rel),
+                    similar: vec![],
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::Index(code_index::Error::Io { path: abs, source: e })),
+        };
+        if bytes.contains(&0) {
+            return Err(Error::Index(code_index::Error::Unsupported {
+                path: rel.into(),
+                code: protocol::ErrorCode::BinaryFile,
+                reason: "contains NUL bytes; looks binary".into(),
+            }));
+        }
+        let hash = stdx::sha256_hex(&bytes);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let total_lines = text.lines().count() as u32;
+        let language =
+            code_index::Language::from_path(Path::new(&rel)).map(|l| l.name().to_owned());
+        let mut warnings = Vec::new();
+        let mut truncated = false;
+        let (content, range) = match view {
+            ReadView::Full => {
+                let tokens = code_index::count_tokens(&text);
+                if tokens > FULL_MAX_TOKENS {
+                    // Keep whole lines up to about the limit.
+                    let keep = (total_lines as usize * FULL_MAX_TOKENS / tokens).max(1);
+                    truncated = true;
+                    warnings.push(Warning {
+                        severity: WarningLevel::Warning,
+                        code: "TRUNCATED".into(),
+                        message: format!("{rel} is {tokens} tokens; the first {keep} of {total_lines} lines are shown"),
+                        affected: vec![rel.clone()],
+                        mitigation: Some("read its skeleton, then fragments by lineRange or symbol".into()),
+                    });
+                    (slice_lines(&text, 1, keep as u32), Some(LineRange::new(1, keep as u32)))
+                } else {
+                    (text.clone(), (total_lines > 0).then(|| LineRange::new(1, total_lines)))
+                }
+            }
+            ReadView::Skeleton => {
+                let lang = code_index::Language::from_path(Path::new(&rel)).ok_or_else(|| {
+                    Error::Index(code_index::Error::Unsupported {
+                        path: rel.clone().into(),
+                        code: protocol::ErrorCode::UnknownLanguage,
+                        reason: "no grammar for this file type: no skeleton; read it in full"
+                            .into(),
+                    })
+                })?;
+                let analysis = code_index::analyze(lang, &bytes);
+                (code_index::render_skeleton(&bytes, &analysis).text, None)
+            }
+            ReadView::Fragment => {
+                let range = match (&req.line_range, &req.symbol) {
+                    (Some(r), _) => *r,
+                    (None, Some(sym)) => self.symbol_range(&rel, &bytes, sym, &mut warnings)?,
+                    (None, None) => {
+                        return Err(Error::InvalidArgument(
+                            "a fragment needs `lineRange` (\"10-40\") or `symbol`".into(),
+                        ));
+                    }
+                };
+                if range.start > total_lines.max(1) {
+                    return Err(Error::InvalidArgument(format!(
+                        "lines {range} are past the end of {rel} ({total_lines} lines)"
+                    )));
+                }
+                let end = range.end.min(total_lines.max(1));
+                (slice_lines(&text, range.start, end), Some(LineRange::new(range.start, end)))
+            }
+            ReadView::Diff => (self.diff_against(&rel, &bytes, req.against.as_deref())?, None),
+            _ => return Err(Error::InvalidArgument("unknown view".into())),
+        };
+        let tokens = code_index::count_tokens(&content) as u32;
+        let guidance = read_guidance(&rel, view, &hash, range, total_lines, truncated, warnings);
+        Ok(ReadResponse {
+            path: rel,
+            view,
+            content,
+            hash,
+            lines: total_lines,
+            line_range: range,
+            language,
+            tokens,
+            truncated,
+            guidance,
+        })
+    }
+
+    /// The lines of a definition in the file as it is now.
+    fn symbol_range(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        sym: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<LineRange> {
+        let lang = code_index::Language::from_path(Path::new(rel)).ok_or_else(|| {
+            Error::InvalidArgument(format!("{rel}: no grammar for this file type; use lineRange"))
+        })?;
+        let analysis = code_index::analyze(lang, bytes);
+        let want = locate::normalize(sym);
+        let last = want.rsplit('.').next().unwrap_or(&want).to_owned();
+        let mut hits: Vec<&code_index::Definition> = analysis
+            .definitions
+            .iter()
+            .filter(|d| locate::normalize(&d.qualified_name) == want)
+            .collect();
+        if hits.is_empty() {
+            hits = analysis
+                .definitions
+                .iter()
+                .filter(|d| {
+                    locate::normalize(&d.qualified_name).ends_with(&format!(".{want}"))
+                        || d.name == last
+                })
+                .collect();
+        }
+        let Some(first) = hits.first() else {
+            let names: Vec<String> =
+                analysis.definitions.iter().map(|d| d.qualified_name.clone()).collect();
+            let mut similar: Vec<String> = names
+                .iter()
+                .filter(|n| n.to_lowercase().contains(&last.to_lowercase()))
+                .take(5)
+                .cloned()
+                .collect();
+            if similar.is_empty() {
+                similar = names.into_iter().take(5).collect();
+            }
+            return Err(Error::NotFound {
+                message: format!("no definition `{sym}` in {rel}"),
+                path: Some(rel.to_owned()),
+                similar,
+            });
+        };
+        if hits.len() > 1 {
+            warnings.push(Warning {
+                severity: WarningLevel::Info,
+                code: "MANY_DEFINITIONS".into(),
+                message: format!("{} definitions match `{sym}`; the first is shown", hits.len()),
+                affected: hits
+                    .iter()
+                    .skip(1)
+                    .map(|d| format!("{rel}:{} {}", d.line, d.qualified_name))
+                    .collect(),
+                mitigation: Some("use lineRange to pick another".into()),
+            });
+        }
+        Ok(LineRange::new(first.line, first.end_line))
+    }
+
+    fn diff_against(&self, rel: &str, bytes: &[u8], against: Option<&str>) -> Result<String> {
+        let against = against.unwrap_or("HEAD").trim();
+        if against.eq_ignore_ascii_case("head") {
+            return Err(Error::Unavailable(
+                "a diff against HEAD needs the git analysis, which this build does not have yet; \
+                 diff against an edit transaction id instead (`manage` history lists them)"
+                    .into(),
+            ));
+        }
+        let (summary, changes) = self.engine.transaction(against)?;
+        let mine: Vec<&protocol::FileChange> = changes
+            .iter()
+            .filter(|c| c.path == rel || c.new_path.as_deref() == Some(rel))
+            .collect();
+        if mine.is_empty() {
+            return Err(Error::NotFound {
+                message: format!(
+                    "transaction {} did not change {rel} (it changed: {})",
+                    summary.id,
+                    summary.files.join(", ")
+                ),
+                path: Some(rel.to_owned()),
+                similar: summary.files.clone(),
+            });
+        }
+        let _ = bytes;
+        Ok(mine.iter().map(|c| c.diff.as_str()).collect::<Vec<_>>().join(""))
+    }
+}
+
+/// Lines `start..=end` (1-based) of `text`, terminators kept.
+pub(crate) fn slice_lines(text: &str, start: u32, end: u32) -> String {
+    text.split_inclusive('\n')
+        .skip(start.saturating_sub(1) as usize)
+        .take((end + 1).saturating_sub(start) as usize)
+        .collect()
+}
+
+fn read_guidance(
+    rel: &str,
+    view: ReadView,
+    hash: &str,
+    range: Option<LineRange>,
+    total: u32,
+    truncated: bool,
+    warnings: Vec<Warning>,
+) -> Guidance {
+    let mut actions = Vec::new();
+    if view == ReadView::Skeleton || truncated {
+        actions.push(action(
+            1,
+            "read",
+            json!({"target": rel, "view": "fragment", "lineRange": "1-80"}),
+            "read a fragment (pick the lines from the skeleton's numbers)",
+            "skeleton line numbers are the file's",
+        ));
+    }
+    if view != ReadView::Diff {
+        let mut edit = json!({"path": rel, "targetString": "<exact text shown>", "replacementString": "<new text>", "expectedHash": hash});
+        if let Some(r) = range.filter(|_| view == ReadView::Fragment) {
+            edit["lineRange"] = json!(r.to_string());
+        }
+        actions.push(action(
+            2,
+            "change",
+            json!({"description": "<what and why>", "edits": [edit], "options": {"dryRun": true, "includeImpact": true}}),
+            format!("preview an edit of {rel}"),
+            "expectedHash is this read's hash: the edit is refused if the file changes meanwhile",
+        ));
+        actions.push(action(
+            3,
+            "understand",
+            json!({"target": rel}),
+            format!("who depends on {rel}, and what a change would reach"),
+            "",
+        ));
+    }
+    let what = match view {
+        ReadView::Full if truncated => {
+            format!("the first {} of {total} lines", range.map_or(0, |r| r.end))
+        }
+        ReadView::Full => format!("all {total} lines"),
+        ReadView::Skeleton => {
+            "its skeleton (signatures, bodies elided, true line numbers)".to_owned()
+        }
+        ReadView::Fragment => format!("lines {}", range.map(|r| r.to_string()).unwrap_or_default()),
+        _ => "a diff".to_owned(),
+    };
+    Guidance {
+        context_summary: format!(
+            "{rel}: {what}. Hash {hash} (send it as expectedHash when changing the file)."
+        ),
+        next_actions: finish(actions),
+        warnings,
+        recovery: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slices() {
+        let t = "a\nb\nc\nd";
+        assert_eq!(super::slice_lines(t, 2, 3), "b\nc\n");
+        assert_eq!(super::slice_lines(t, 4, 9), "d");
+        assert_eq!(super::slice_lines(t, 1, 1), "a\n");
+    }
+}
