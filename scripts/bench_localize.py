@@ -84,7 +84,11 @@ def main():
     ap.add_argument("--json", action="store_true", help="print per-instance results as JSON lines")
     ap.add_argument("--weights", help="signal weights for an ablation, e.g. only=text (see `ironbees localize --weights`)")
     ap.add_argument("--train", action="store_true", help="fit the feature weights (leave-one-repository-out)")
+    ap.add_argument("--features", help="with --train: cache of the candidates' features (read if present, else written)")
     args = ap.parse_args()
+    if args.train and args.features and os.path.exists(args.features):
+        train(json.load(open(args.features)))
+        return
     rows = [json.loads(l) for l in open(args.data)]
     if args.repo:
         rows = [r for r in rows if r["repo"] in args.repo]
@@ -132,6 +136,9 @@ def main():
             shutil.rmtree(tree, ignore_errors=True)
 
     if args.train:
+        if args.features:
+            with open(args.features, "w") as f:
+                json.dump(train_rows, f)
         train(train_rows)
         return
 
@@ -157,7 +164,7 @@ def train(rows):
     # The binary's feature order (FEATURES in localize.rs) is alphabetical here: map it.
     order = ["text", "text_rr", "text_sum", "title_text", "code_text", "def", "literal", "code_string", "frame",
              "path", "stem_title", "stem_body", "graph", "central", "size", "init", "role",
-             "title_rr", "code_rr", "def_rr", "graph_rr", "sum_rr"]
+             "title_rr", "code_rr", "def_rr", "graph_rr", "sum_rr", "file_text", "tested"]
     assert set(order) == set(names), (order, names)
     lin = [f for f in order if f != "role"]
     def matrix(cands):

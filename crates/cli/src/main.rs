@@ -175,6 +175,20 @@ fn main() {
     let result = cmd::run(&cli, &out);
     match result {
         Ok(code) => std::process::exit(code),
+        // A closed stdout (`ironbees symbols | head`) is how a reader says it has
+        // enough: stop quietly, as `git` and `rg` do.
+        Err(err)
+            if err.chain().any(|c| {
+                let kind =
+                    c.downcast_ref::<std::io::Error>().map(std::io::Error::kind).or_else(|| {
+                        c.downcast_ref::<serde_json::Error>()
+                            .and_then(serde_json::Error::io_error_kind)
+                    });
+                kind == Some(std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            std::process::exit(0)
+        }
         Err(err) => {
             let info = exit::error_info(&err);
             out.error(&info);

@@ -11,10 +11,14 @@
 //!   found, so their close dependencies and dependents rise too;
 //! - **centrality**: the global file PageRank, as a small prior.
 //!
-//! Scores are combined linearly with weights that depend on the query kind (a stack
-//! trace trusts frames more), then multiplied by a prior on the file's role: tests,
-//! docs and examples are rarely where a change belongs. No rule names a project;
-//! everything is a function of the text and the index.
+//! The signals are fused by weighted reciprocal rank (`Σ w / (K + rank)`, K = 10):
+//! each signal votes with its ranking of the files, not its raw score, because raw
+//! scores (a BM25 value, a PageRank mass, a count of matching definitions) are not
+//! comparable across signals or across queries, and a linear model fitted over
+//! them generalized worse to held-out repositories (docs/BENCHMARKS.md,
+//! "Localization"). The fused score is multiplied by a prior on the file's role:
+//! tests, docs and examples are rarely where a change belongs. No rule names a
+//! project; everything is a function of the text and the index.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -93,12 +97,24 @@ pub const FEATURES: [&str; NF] = [
     "tested",      // best text score of the test files named after it (test_foo.py → foo.py)
 ];
 
-/// The learned weights (see docs/BENCHMARKS.md, "Localization"): a linear model over
-/// [`FEATURES`], trained pairwise (gold file above every other candidate) and chosen
-/// by leave-one-repository-out cross-validation, so that no repository tunes its own
-/// weights. `scripts/bench_localize.py --train` reproduces them.
-pub const DEFAULT_WEIGHTS: [f64; NF] =
-    [1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+/// Each signal's vote in the reciprocal-rank fusion; `role` (> 0) turns the role
+/// prior on. Equal votes for the eleven direct signals, except a stack frame, which
+/// is direct evidence and votes twice (neutral on the development set, decisive on
+/// a traceback whose title names an outer function). The choices made on the
+/// development set were which signals vote and K (see docs/BENCHMARKS.md,
+/// "Localization", for the ablations and the linear model it replaced).
+#[rustfmt::skip]
+pub const DEFAULT_WEIGHTS: [f64; NF] = [
+    // text text_rr text_sum title_text code_text def literal code_string frame path
+    1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0,
+    // stem_title stem_body graph central size init role
+    1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0,
+    // title_rr code_rr def_rr graph_rr sum_rr file_text tested
+    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+];
+
+/// The fusion's K: how much the top ranks dominate (smaller = more).
+const RRF_K: f64 = 10.0;
 
 /// Weights for an experiment: `text=1,def=0.5` over the defaults, or
 /// `only=text+def` to zero every other feature.
@@ -207,20 +223,31 @@ pub fn localize(
     };
     let (table, mut evidence) = features(snapshot, search, root, query)?;
     let role = FEATURES.iter().position(|f| *f == "role").expect("role feature");
+    let ranks: Vec<Vec<u32>> = (0..NF)
+        .map(|i| {
+            if i == role || weights[i] == 0.0 {
+                return Vec::new();
+            }
+            competition_ranks(&table.iter().map(|x| x[i]).collect::<Vec<_>>())
+        })
+        .collect();
     let mut results: Vec<FileResult> = table
         .iter()
         .enumerate()
         .filter_map(|(f, x)| {
-            // The role multiplies: a test that matches well still ranks below the
-            // source it tests.
-            let linear: f64 = (0..NF).filter(|&i| i != role).map(|i| weights[i] * x[i]).sum();
-            if linear <= 0.0 {
+            let fused: f64 = (0..NF)
+                .filter(|&i| !ranks[i].is_empty() && ranks[i][f] > 0)
+                .map(|i| weights[i] / (RRF_K + f64::from(ranks[i][f])))
+                .sum();
+            if fused <= 0.0 {
                 return None;
             }
+            // The role multiplies: a test that matches well still ranks below the
+            // source it tests.
             let prior = if weights[role] > 0.0 { x[role] } else { 1.0 };
             Some(FileResult {
                 path: snapshot.project.files[f].path.clone(),
-                score: linear * prior,
+                score: fused * prior,
                 evidence: std::mem::take(&mut evidence[f]),
                 features: opts
                     .explain
@@ -315,7 +342,8 @@ fn features(
         vec![0.0; n]
     };
     let central_max = snapshot.file_rank.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
-    let (title_rr, code_rr, def_rr) = (reciprocal_ranks(&s.title_text), reciprocal_ranks(&s.code_text), reciprocal_ranks(&s.def));
+    let (title_rr, code_rr, def_rr) =
+        (reciprocal_ranks(&s.title_text), reciprocal_ranks(&s.code_text), reciprocal_ranks(&s.def));
     let (graph_rr, sum_rr) = (reciprocal_ranks(&graph), reciprocal_ranks(&s.text_sum));
     let max_lines = project.files.iter().map(|f| f.lines).max().unwrap_or(1).max(1);
 
@@ -389,6 +417,22 @@ fn tested_by(snapshot: &Snapshot, score: &[f64]) -> Vec<f64> {
                 out[src] = f64::max(out[src], score[t]);
             }
         }
+    }
+    out
+}
+
+/// The rank (1-based) of each file by `values`, ties sharing the best rank ("1224"),
+/// 0 where the value is 0 (the signal does not vote for it).
+fn competition_ranks(values: &[f64]) -> Vec<u32> {
+    let mut ranked: Vec<usize> = (0..values.len()).filter(|&f| values[f] > 0.0).collect();
+    ranked.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
+    let mut out = vec![0; values.len()];
+    let mut rank = 0;
+    for (i, &f) in ranked.iter().enumerate() {
+        if i == 0 || values[f] != values[ranked[i - 1]] {
+            rank = i as u32 + 1;
+        }
+        out[f] = rank;
     }
     out
 }
@@ -553,7 +597,21 @@ fn files_by_suffix(snapshot: &Snapshot, mention: &str) -> Vec<FileId> {
 fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
     let mut frame_raw = vec![0.0; s.frame.len()];
     let mut path_raw = vec![0.0; s.path.len()];
+    // The innermost frame is nearest the fault: it counts fully, each frame further
+    // out a little less. Python prints the innermost frame last ("most recent call
+    // last", pytest too); Java, JavaScript, Go and .NET print it first.
+    let frames: Vec<&str> =
+        features.paths.iter().filter(|m| m.frame).map(|m| m.path.as_str()).collect();
+    let python = frames.iter().filter(|p| p.ends_with(".py")).count() * 2 > frames.len();
+    let mut frame_no = 0usize;
     for m in &features.paths {
+        let depth_weight = if m.frame {
+            let outward = if python { frames.len() - 1 - frame_no } else { frame_no };
+            frame_no += 1;
+            0.85f64.powi(outward.min(20) as i32)
+        } else {
+            1.0
+        };
         // The longest suffix of the mentioned path that names project files.
         let parts: Vec<&str> = m.path.split('/').collect();
         let mut found = Vec::new();
@@ -566,7 +624,7 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
         if found.is_empty() || found.len() > 5 {
             continue;
         }
-        let share = 1.0 / found.len() as f64;
+        let share = depth_weight / found.len() as f64;
         for f in found {
             let i = f as usize;
             if m.frame {
@@ -824,6 +882,18 @@ mod tests {
         // Every offset points at its fragment.
         for (pos, frag) in string_fragments(src) {
             assert_eq!(&src[pos..pos + frag.len()], frag);
+        }
+    }
+
+    #[test]
+    fn ties_share_a_rank_and_zeros_do_not_vote() {
+        let cases: &[(&[f64], &[u32])] = &[
+            (&[0.5, 0.9, 0.0, 0.5, 0.1], &[2, 1, 0, 2, 4]),
+            (&[0.0, 0.0], &[0, 0]),
+            (&[3.0], &[1]),
+        ];
+        for (values, expected) in cases {
+            assert_eq!(competition_ranks(values), *expected, "{values:?}");
         }
     }
 

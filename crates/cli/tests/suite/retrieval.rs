@@ -1,0 +1,299 @@
+//! Retrieval commands end to end: localize, impact, graph, repomap, report.
+
+use std::{
+    path::Path,
+    process::{Command, Stdio},
+};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+use test_support::TempProject;
+
+/// A small shop: pricing ← cart ← checkout → shipping, one test file, docs.
+const SHOP: &str = r#"
+//- shop/__init__.py
+//- shop/pricing.py
+"""Prices, discounts and currency rounding."""
+
+
+class InvalidDiscount(ValueError):
+    """A discount outside 0..100 percent."""
+
+
+class Discount:
+    """A percentage taken off an amount."""
+
+    def __init__(self, percent):
+        if not 0 <= percent <= 100:
+            raise InvalidDiscount("discount must be between 0 and 100 percent")
+        self.percent = percent
+
+    def apply(self, amount):
+        return round_cents(amount * (100 - self.percent) / 100)
+
+
+def round_cents(amount):
+    """Round half up to whole cents."""
+    return int(amount * 100 + 0.5) / 100
+
+
+def price_of(item):
+    """The unit price of an item times its quantity."""
+    return item.unit_price * item.quantity
+//- shop/cart.py
+"""The shopping cart."""
+from shop.pricing import Discount, price_of
+
+
+class Cart:
+    """Items a customer is about to buy."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        if item.quantity <= 0:
+            raise ValueError("quantity must be positive")
+        self.items.append(item)
+
+    def total(self):
+        return sum(price_of(i) for i in self.items)
+
+    def discounted_total(self, percent):
+        return Discount(percent).apply(self.total())
+//- shop/shipping.py
+"""Shipping: parcel weight, zones and carrier rates."""
+
+ZONES = {"domestic": 1, "europe": 2, "world": 3}
+
+
+def parcel_weight(items):
+    """Total weight in grams, packaging included."""
+    return sum(i.weight_grams for i in items) + 250
+
+
+def shipping_rate(items, zone):
+    """The carrier's rate for a parcel to a zone."""
+    weight = parcel_weight(items)
+    return 4.5 * ZONES[zone] + weight / 1000 * 1.2
+//- shop/checkout.py
+"""Checkout: totals, shipping and the receipt."""
+from shop.cart import Cart
+from shop.shipping import shipping_rate
+
+
+def checkout(items, zone, percent=0):
+    cart = Cart()
+    for i in items:
+        cart.add(i)
+    total = cart.discounted_total(percent)
+    return total + shipping_rate(items, zone)
+
+
+def receipt_lines(cart):
+    return [f"{i.name}: {i.unit_price}" for i in cart.items]
+//- tests/test_pricing.py
+from shop.pricing import Discount, round_cents
+
+
+def test_discount_applies_percent():
+    assert Discount(10).apply(100) == 90
+
+
+def test_round_cents():
+    assert round_cents(1.005) == 1.01
+//- docs/conf.py
+project = "shop"
+discount_docs = "how discounts and round_cents work"
+"#;
+
+fn ironbees(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("ironbees").unwrap();
+    c.arg("-C").arg(dir);
+    c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
+    c
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let o = ironbees(dir).args(args).arg("--json").output().unwrap();
+    assert!(o.status.success(), "ironbees {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The ranked paths of `localize --json`, checking the shape on the way: objects
+/// with `path` and `score`, best first.
+fn localize(dir: &Path, query: &str) -> (Vec<String>, Value) {
+    let v = json(dir, &["localize", "-q", query]);
+    let arr = v.as_array().expect("an array");
+    let scores: Vec<f64> = arr.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+    (arr.iter().map(|r| r["path"].as_str().unwrap().to_owned()).collect(), v)
+}
+
+fn evidence_kinds(result: &Value) -> Vec<String> {
+    result["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const TRACEBACK: &str = "Traceback (most recent call last):\n  \
+    File \"shop/checkout.py\", line 11, in checkout\n    \
+    return total + shipping_rate(items, zone)\n  \
+    File \"shop/shipping.py\", line 14, in shipping_rate\n    \
+    return 4.5 * ZONES[zone] + weight / 1000 * 1.2\nKeyError: 'asia'\n";
+
+#[test]
+fn localize_follows_a_stack_trace_to_the_innermost_frame() {
+    let p = TempProject::with_fixture(SHOP);
+    let (paths, v) = localize(p.root(), &format!("Crash when ordering to Asia\n\n{TRACEBACK}"));
+    assert_eq!(paths[..2], ["shop/shipping.py", "shop/checkout.py"]);
+    assert!(evidence_kinds(&v[0]).contains(&"frame".to_owned()), "{:#}", v[0]);
+    // A title naming the outer frame's function pulls that file up, but both frames
+    // stay on top (the fusion lets several agreeing signals beat one; see
+    // docs/BENCHMARKS.md, "Localization").
+    let (paths, _) = localize(p.root(), &format!("Checkout fails for Asia\n\n{TRACEBACK}"));
+    let mut top2 = paths[..2].to_vec();
+    top2.sort();
+    assert_eq!(top2, ["shop/checkout.py", "shop/shipping.py"]);
+}
+
+#[test]
+fn localize_finds_the_file_that_raises_a_quoted_message() {
+    let p = TempProject::with_fixture(SHOP);
+    let (paths, v) = localize(
+        p.root(),
+        "Creating an offer with 100.5% fails with \"discount must be between 0 and 100 percent\" \
+         although the UI allows it",
+    );
+    assert_eq!(paths[0], "shop/pricing.py");
+    assert!(evidence_kinds(&v[0]).contains(&"literal".to_owned()), "{:#}", v[0]);
+}
+
+#[test]
+fn localize_matches_a_description_without_identifiers() {
+    let p = TempProject::with_fixture(SHOP);
+    let (paths, _) = localize(p.root(), "the parcel is too heavy: packaging grams counted twice");
+    assert_eq!(paths[0], "shop/shipping.py");
+}
+
+#[test]
+fn localize_ranks_the_source_above_its_test() {
+    let p = TempProject::with_fixture(SHOP);
+    let (paths, _) = localize(p.root(), "rounding of cents is wrong for half values");
+    let src = paths.iter().position(|p| p == "shop/pricing.py").expect("source found");
+    let test = paths.iter().position(|p| p == "tests/test_pricing.py").expect("test found");
+    assert_eq!(src, 0);
+    assert!(src < test, "{paths:?}");
+}
+
+#[test]
+fn localize_sees_files_added_since_the_last_run() {
+    let p = TempProject::with_fixture(SHOP);
+    let (before, _) = localize(p.root(), "VAT rate for Germany is wrong on invoices");
+    assert!(!before.contains(&"shop/tax.py".to_owned()));
+    p.write("shop/tax.py", "def vat_rate(country):\n    \"\"\"VAT for invoices.\"\"\"\n    return {\"germany\": 0.19}[country]\n");
+    let (after, _) = localize(p.root(), "VAT rate for Germany is wrong on invoices");
+    assert_eq!(after[0], "shop/tax.py");
+}
+
+#[test]
+fn localize_refuses_an_empty_or_missing_query() {
+    let p = TempProject::with_fixture(SHOP);
+    let o = ironbees(p.root()).args(["localize", "-q", "  \n"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_ARGUMENT"));
+    let o =
+        ironbees(p.root()).args(["localize", "--query-file", "no/such/issue.md"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NOT_FOUND"));
+}
+
+#[test]
+fn impact_lists_dependents_by_distance_and_marks_tests() {
+    let p = TempProject::with_fixture(SHOP);
+    let v = json(p.root(), &["impact", "shop/pricing.py"]);
+    let deps: Vec<(String, u64, bool)> = v["dependents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_owned(),
+                d["distance"].as_u64().unwrap(),
+                d["test"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(deps.contains(&("shop/cart.py".into(), 1, false)), "{deps:?}");
+    assert!(deps.contains(&("shop/checkout.py".into(), 2, false)), "{deps:?}");
+    assert!(deps.contains(&("tests/test_pricing.py".into(), 1, true)), "{deps:?}");
+    assert!(
+        !deps.iter().any(|d| d.0 == "shop/shipping.py"),
+        "shipping does not use pricing: {deps:?}"
+    );
+}
+
+#[test]
+fn graph_callers_walks_up_the_call_tree() {
+    let p = TempProject::with_fixture(SHOP);
+    let v = json(p.root(), &["graph", "callers", "Discount.apply"]);
+    let symbols: Vec<(&str, u64)> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["symbol"].as_str().unwrap_or(""), n["distance"].as_u64().unwrap()))
+        .collect();
+    assert!(symbols.contains(&("Cart.discounted_total", 1)), "{symbols:?}");
+    assert!(symbols.contains(&("checkout", 2)), "{symbols:?}");
+}
+
+#[test]
+fn repomap_fits_every_budget_and_grows_with_it() {
+    let p = TempProject::with_fixture(SHOP);
+    let mut last = 0;
+    for budget in [40u64, 120, 1000] {
+        let v = json(p.root(), &["repomap", "--tokens", &budget.to_string()]);
+        let tokens = v["tokens"].as_u64().unwrap();
+        assert!(tokens <= budget, "{tokens} tokens for a budget of {budget}");
+        let symbols: usize = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["symbols"].as_array().unwrap().len())
+            .sum();
+        assert!(symbols >= last, "more budget lost definitions: {symbols} < {last}");
+        last = symbols;
+    }
+    let v = json(p.root(), &["repomap", "--tokens", "1000"]);
+    assert!(v["text"].as_str().unwrap().contains("class Discount:"));
+}
+
+#[test]
+fn report_describes_the_project_with_a_mermaid_map() {
+    let p = TempProject::with_fixture(SHOP);
+    let v = json(p.root(), &["report", "--format", "json"]);
+    assert_eq!(v["overview"]["files"], 7);
+    assert_eq!(v["overview"]["test_files"], 1);
+    let o = ironbees(p.root()).args(["report", "--format", "md"]).output().unwrap();
+    assert!(o.status.success());
+    let md = String::from_utf8(o.stdout).unwrap();
+    assert!(md.contains("```mermaid"), "{md}");
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let p = TempProject::with_fixture(SHOP);
+    let mut child = ironbees(p.root())
+        .args(["symbols", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
