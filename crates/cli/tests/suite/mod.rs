@@ -2,3 +2,4 @@ mod edit;
 mod index;
 mod llm;
 mod sandbox;
+mod search;
