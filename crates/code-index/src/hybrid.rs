@@ -236,19 +236,32 @@ pub fn hybrid_search(
     let bm25 = Bm25Retriever { search };
     let names = NameRetriever;
     let paths = PathRetriever;
-    let mut lists: Vec<(String, f64, Vec<Item>)> = Vec::new();
-    let mut first: Vec<(&dyn Retriever, f64)> =
-        vec![(&bm25, weights.bm25), (&names, weights.name), (&paths, weights.path)];
+    // (retriever, weight, items best first, confidence of each item in 0..=1 or
+    // empty for all 1): RRF sees ranks only, so a retriever that knows how sure it
+    // is (an exact name against a fuzzy one) says so here.
+    let mut lists: Vec<Ranked> = Vec::new();
+    let mut first: Vec<(&dyn Retriever, f64)> = vec![(&bm25, weights.bm25), (&paths, weights.path)];
     if let Some(extra) = opts.extra {
         first.push((extra, weights.extra));
     }
     for (r, w) in first {
         let items = r.retrieve(snapshot, query, &features, DEPTH)?;
-        lists.push((r.name().to_owned(), w, items));
+        lists.push((r.name().to_owned(), w, items, Vec::new()));
     }
+    let scored = names.scored(snapshot, query, &features, DEPTH);
+    let top = scored.first().map_or(1.0, |s| s.0.max(1e-9));
+    lists.insert(
+        1,
+        (
+            names.name().to_owned(),
+            weights.name,
+            scored.iter().map(|s| Item::Def(s.1)).collect(),
+            scored.iter().map(|s| s.0 / top).collect(),
+        ),
+    );
     // Phrases are looked up in the files the others found, not in the whole tree.
     let mut files: Vec<FileId> = Vec::new();
-    for (_, _, items) in &lists {
+    for (_, _, items, _) in &lists {
         for item in items.iter().take(LITERAL_FILES) {
             let f = match item {
                 Item::Def(d) => d.file,
@@ -261,11 +274,11 @@ pub fn hybrid_search(
     }
     let literal = LiteralRetriever { sources, files };
     let items = literal.retrieve(snapshot, query, &features, DEPTH)?;
-    lists.push((literal.name().to_owned(), weights.literal, items));
+    lists.push((literal.name().to_owned(), weights.literal, items, Vec::new()));
     let seeds: Vec<(Item, f64)> = fuse(&lists).into_iter().take(GRAPH_SEEDS).collect();
     let graph = GraphRetriever { seeds };
     let items = graph.retrieve(snapshot, query, &features, DEPTH)?;
-    lists.push((graph.name().to_owned(), weights.graph, items));
+    lists.push((graph.name().to_owned(), weights.graph, items, Vec::new()));
 
     let fused = fuse(&lists);
     let project = &snapshot.project;
@@ -275,7 +288,7 @@ pub fn hybrid_search(
         .map(|(item, score)| {
             let matched = lists
                 .iter()
-                .filter_map(|(name, _, items)| {
+                .filter_map(|(name, _, items, _)| {
                     let rank = items.iter().position(|i| *i == item)?;
                     Some(Matched { retriever: name.clone(), rank: rank as u32 + 1 })
                 })
@@ -287,15 +300,21 @@ pub fn hybrid_search(
     Ok(SearchResults { query_kind: features.kind, weights, hits })
 }
 
-/// Reciprocal-rank fusion, best first; ties by item order (path, then position).
-fn fuse(lists: &[(String, f64, Vec<Item>)]) -> Vec<(Item, f64)> {
+/// One retriever's answer in the fusion: name, weight, items best first, and
+/// each item's confidence (empty: all 1).
+type Ranked = (String, f64, Vec<Item>, Vec<f64>);
+
+/// Reciprocal-rank fusion, `Σ w · confidence / (60 + rank)`, best first; ties by
+/// item order (path, then position).
+fn fuse(lists: &[Ranked]) -> Vec<(Item, f64)> {
     let mut score: HashMap<Item, f64> = HashMap::new();
-    for (_, w, items) in lists {
+    for (_, w, items, confidence) in lists {
         if *w <= 0.0 {
             continue;
         }
         for (rank, item) in items.iter().enumerate() {
-            *score.entry(*item).or_default() += w / (RRF_K + rank as f64 + 1.0);
+            let c = confidence.get(rank).copied().unwrap_or(1.0);
+            *score.entry(*item).or_default() += w * c / (RRF_K + rank as f64 + 1.0);
         }
     }
     let mut out: Vec<(Item, f64)> = score.into_iter().collect();
@@ -523,21 +542,18 @@ fn def_prior(snapshot: &Snapshot, d: DefId) -> f64 {
     role * kind * (1.0 + rank)
 }
 
-impl Retriever for NameRetriever {
-    fn name(&self) -> &str {
-        "name"
-    }
-
-    fn retrieve(
+impl NameRetriever {
+    /// Definitions with their match score (1.05 exact, down to parts), best first.
+    fn scored(
         &self,
         snapshot: &Snapshot,
         query: &str,
         features: &QueryFeatures,
         limit: usize,
-    ) -> Result<Vec<Item>> {
+    ) -> Vec<(f64, DefId)> {
         let (terms, prose) = query_terms(query, features);
         if terms.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let parts: Vec<Vec<String>> = terms
             .iter()
@@ -575,7 +591,28 @@ impl Retriever for NameRetriever {
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        Ok(scored.into_iter().take(limit).map(|s| Item::Def(s.1)).collect())
+        scored.truncate(limit);
+        scored
+    }
+}
+
+impl Retriever for NameRetriever {
+    fn name(&self) -> &str {
+        "name"
+    }
+
+    fn retrieve(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+        features: &QueryFeatures,
+        limit: usize,
+    ) -> Result<Vec<Item>> {
+        Ok(self
+            .scored(snapshot, query, features, limit)
+            .into_iter()
+            .map(|s| Item::Def(s.1))
+            .collect())
     }
 }
 
