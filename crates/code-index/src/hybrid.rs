@@ -261,8 +261,11 @@ pub fn hybrid_search(
     );
     // Phrases are looked up in the files the others found, not in the whole tree.
     let mut files: Vec<FileId> = Vec::new();
-    for (_, _, items, _) in &lists {
-        for item in items.iter().take(LITERAL_FILES) {
+    for (name, _, items, _) in &lists {
+        // BM25 normalizes by length: the long function that raises a message can
+        // sit below its file's shorter neighbours, so all of its files are read.
+        let take = if name == "bm25" { items.len() } else { LITERAL_FILES };
+        for item in items.iter().take(take) {
             let f = match item {
                 Item::Def(d) => d.file,
                 Item::File(f) => *f,
