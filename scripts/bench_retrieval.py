@@ -11,6 +11,7 @@ the snapshot, bring the index up to date, answer), and the ratio to the peer.
 
     cargo build --release -p cli
     python3 scripts/bench_retrieval.py [--bin target/release/ironbees] [--runs 20] [--json]
+        [--only pylint|django] [--commands localize,search,repomap]
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -110,6 +111,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "ironbees-bench-retrieval"))
     ap.add_argument("--only", choices=["pylint", "django"])
+    ap.add_argument("--commands", default="localize,search,repomap", help="comma-separated subset")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
@@ -150,6 +152,8 @@ def main():
         for qf, text in qfiles:
             cases.append(("repomap", [binary, "-C", tree, "repomap", "--tokens", "2048", "--query-file", qf, "--json"],
                           keywords(text)))
+        wanted = set(args.commands.split(","))
+        cases = [c for c in cases if c[0] in wanted]
         per_cmd = {}
         for cmd_name, cmd, kws in cases:
             ours = timed(cmd, tree, args.runs)
