@@ -84,6 +84,10 @@ pub enum Command {
     /// Rank the files that matter for a request (issue text, question, stack trace).
     #[command(after_help = "Example:\n  ironbees localize --query-file issue.md -k 5 --json")]
     Localize(cmd::localize::LocalizeArgs),
+    /// Find definitions by name, words, path or error message (hybrid: BM25, names,
+    /// paths, graph neighbours; rank fusion).
+    #[command(after_help = cmd::search::AFTER_HELP)]
+    Search(cmd::search::SearchArgs),
     /// A ranked map of the repository's most important definitions, in a token budget.
     #[command(after_help = cmd::repomap::AFTER_HELP)]
     Repomap(cmd::repomap::RepomapArgs),

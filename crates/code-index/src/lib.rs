@@ -36,6 +36,7 @@ mod fixture;
 mod graph;
 mod graphview;
 mod hotspot;
+mod hybrid;
 mod impact;
 mod indexer;
 mod lang;
@@ -73,6 +74,10 @@ pub use crate::{
     hotspot::{
         ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
         ScoreParts, SymbolHotspot, hotspots,
+    },
+    hybrid::{
+        Embedder, EmbeddingRetriever, HybridOptions, Item, Matched, MixWeights, Retriever,
+        SearchHit, SearchResults, hybrid_search, mix_weights,
     },
     impact::{
         AffectedTest, Dependent, Impact, ImpactOptions, Priority, Radius, Risk, SymbolDependent,

@@ -16,6 +16,7 @@ pub mod localize;
 pub mod pillar;
 pub mod repomap;
 pub mod report;
+pub mod search;
 pub mod skeleton;
 pub mod status;
 pub mod symbols;
@@ -110,6 +111,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),
         Command::Status(args) => status::run(&ctx, out, args),
         Command::Localize(args) => localize::run(&ctx, out, args),
+        Command::Search(args) => search::run(&ctx, out, args),
         Command::Repomap(args) => repomap::run(&ctx, out, args),
         Command::Graph(c) => graph::run(&ctx, out, c),
         Command::Impact(args) => impact::run(&ctx, out, args),

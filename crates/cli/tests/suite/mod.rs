@@ -3,3 +3,4 @@ mod index;
 mod llm;
 mod retrieval;
 mod sandbox;
+mod search;
