@@ -97,8 +97,10 @@ pub const FEATURES: [&str; NF] = [
 /// [`FEATURES`], trained pairwise (gold file above every other candidate) and chosen
 /// by leave-one-repository-out cross-validation, so that no repository tunes its own
 /// weights. `scripts/bench_localize.py --train` reproduces them.
-pub const DEFAULT_WEIGHTS: [f64; NF] =
-    [1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+pub const DEFAULT_WEIGHTS: [f64; NF] = [
+    1.0, 0.5, 0.3, 0.6, 0.5, 0.8, 0.7, 0.5, 1.0, 0.8, 0.5, 0.1, 0.3, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0,
+    0.0, 0.0, 0.0, 0.0, 0.0,
+];
 
 /// Weights for an experiment: `text=1,def=0.5` over the defaults, or
 /// `only=text+def` to zero every other feature.
@@ -315,7 +317,8 @@ fn features(
         vec![0.0; n]
     };
     let central_max = snapshot.file_rank.iter().cloned().fold(0.0, f64::max).max(f64::EPSILON);
-    let (title_rr, code_rr, def_rr) = (reciprocal_ranks(&s.title_text), reciprocal_ranks(&s.code_text), reciprocal_ranks(&s.def));
+    let (title_rr, code_rr, def_rr) =
+        (reciprocal_ranks(&s.title_text), reciprocal_ranks(&s.code_text), reciprocal_ranks(&s.def));
     let (graph_rr, sum_rr) = (reciprocal_ranks(&graph), reciprocal_ranks(&s.text_sum));
     let max_lines = project.files.iter().map(|f| f.lines).max().unwrap_or(1).max(1);
 

@@ -511,8 +511,7 @@ fn find_literals(query: &str) -> Vec<String> {
         {
             push(w, &mut out);
             // Option tables often name it without the dashes (`"notes": {...}`).
-            for quote in ['"', '\'']
-            {
+            for quote in ['"', '\''] {
                 push(&format!("{quote}{name}{quote}"), &mut out);
             }
         }

@@ -401,7 +401,12 @@ impl SearchIndex {
     /// Like [`SearchIndex::search`] over several texts, each with a weight: a token's
     /// weight is the largest of the texts it appears in (an issue's title counts more
     /// than its body, identifiers from its code more than its prose).
-    pub fn search_weighted(&self, texts: &[(&str, f32)], limit: usize, max_terms: usize) -> Result<Vec<ChunkHit>> {
+    pub fn search_weighted(
+        &self,
+        texts: &[(&str, f32)],
+        limit: usize,
+        max_terms: usize,
+    ) -> Result<Vec<ChunkHit>> {
         let searcher = self.reader.searcher();
         let f = self.fields;
         let mut weights: HashMap<String, f32> = HashMap::new();
@@ -442,7 +447,8 @@ impl SearchIndex {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (t, w) in &tokens {
             for (field, boost) in boosts {
-                let q = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                let q =
+                    TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost * w))));
             }
         }
@@ -473,7 +479,12 @@ impl SearchIndex {
     }
 
     /// Files by whole-file BM25 (the classic baseline): path → score.
-    pub fn search_files(&self, query: &str, limit: usize, max_terms: usize) -> Result<Vec<(String, f32)>> {
+    pub fn search_files(
+        &self,
+        query: &str,
+        limit: usize,
+        max_terms: usize,
+    ) -> Result<Vec<(String, f32)>> {
         let searcher = self.reader.searcher();
         let f = self.fields;
         let mut tokens = analyze_text(query);
@@ -482,7 +493,9 @@ impl SearchIndex {
         if tokens.len() > max_terms {
             let mut with_df: Vec<(u64, String)> = tokens
                 .into_iter()
-                .map(|t| (searcher.doc_freq(&Term::from_field_text(f.file_body, &t)).unwrap_or(0), t))
+                .map(|t| {
+                    (searcher.doc_freq(&Term::from_field_text(f.file_body, &t)).unwrap_or(0), t)
+                })
                 .filter(|(df, _)| *df > 0)
                 .collect();
             with_df.sort();
@@ -491,7 +504,10 @@ impl SearchIndex {
         let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
             .iter()
             .map(|t| {
-                let q = TermQuery::new(Term::from_field_text(f.file_body, t), IndexRecordOption::WithFreqs);
+                let q = TermQuery::new(
+                    Term::from_field_text(f.file_body, t),
+                    IndexRecordOption::WithFreqs,
+                );
                 (Occur::Should, Box::new(q) as Box<dyn Query>)
             })
             .collect();

@@ -82,7 +82,10 @@ pub(crate) fn strong(snap: &Snapshot, from: FileId, to: FileId, weight: f64) -> 
 
 /// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), strong
 /// edges only, with weights.
-pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Vec<(FileId, f64)>, Vec<(FileId, f64)>) {
+/// Weighted edges to or from other files.
+type Edges = Vec<(FileId, f64)>;
+
+pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
     let inn = snap.graphs.file_in[f as usize]
         .iter()
         .copied()
@@ -260,7 +263,7 @@ pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
             "no test file depends on it or is named after it".to_owned(),
         );
     }
-    out.sort_by(|a, b| b.level.cmp(&a.level));
+    out.sort_by_key(|b| std::cmp::Reverse(b.level));
     out
 }
 
@@ -393,7 +396,7 @@ mod tests {
     #[test]
     fn branches_counted() {
         for (src, want) in [
-            ("if a && b { x } else if c { y }", 3 + 0),
+            ("if a && b { x } else if c { y }", 3),
             ("for x in y:\n  while z: pass\n", 2),
             ("let ok = a ? b : c; x ?? y; a?.b", 1),
             ("identifier_if = iffy", 0),

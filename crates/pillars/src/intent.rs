@@ -433,7 +433,7 @@ fn line_range(text: &str) -> Option<LineRange> {
             return None;
         }
         let rest = &s[a.len()..];
-        let rest = rest.trim_start_matches(|c: char| c == ' ');
+        let rest = rest.trim_start_matches(' ');
         let b = rest.strip_prefix(['-', '~', ':', '–']).map(|r| {
             let r = r.trim_start().trim_start_matches('l');
             r.chars().take_while(char::is_ascii_digit).collect::<String>()
@@ -599,8 +599,7 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
     let core = t.trim_end_matches("()");
-    let parts: Vec<&str> =
-        core.split(|c| c == '.' || c == '#').flat_map(|p| p.split("::")).collect();
+    let parts: Vec<&str> = core.split(['.', '#']).flat_map(|p| p.split("::")).collect();
     if !parts.iter().all(|p| ident(p)) {
         return None;
     }
@@ -621,6 +620,9 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
 mod tests {
     use super::*;
 
+    /// (request, pillar, action, targets (kind, text) in order).
+    type Case = (&'static str, Pillar, &'static str, Vec<(TargetKind, String)>);
+
     fn t(kind: TargetKind, text: &str) -> (TargetKind, String) {
         (kind, text.to_owned())
     }
@@ -630,7 +632,7 @@ mod tests {
     fn routing_table() {
         use Pillar::*;
         use TargetKind::{Path as P, Question as W, Quoted as Q, Symbol as S};
-        let cases: Vec<(&str, Pillar, &str, Vec<(TargetKind, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             // seed 004 §1.2
             ("handleAuth 인증 로직 파악", Understand, "comprehend", vec![t(S, "handleAuth")]),
             ("handleAuth에 rate limiting 추가", Change, "add", vec![t(S, "handleAuth")]),

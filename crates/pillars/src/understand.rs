@@ -450,7 +450,7 @@ impl Workspace {
                     r.tests.insert(0, p.clone());
                 }
             }
-            nearest.extend(r.nearest.drain(..));
+            nearest.append(&mut r.nearest);
             nearest.dedup();
             nearest.truncate(10);
             r.nearest = nearest;
@@ -469,14 +469,16 @@ impl Workspace {
     }
 }
 
+/// Calls into a file per (caller, caller's file, callee): count, line, resolution.
+type CallsIn = HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)>;
+
 /// Calls out of a file's definitions to other files, and into them from other
 /// files, aggregated per (caller, callee), most frequent first.
 fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let p = &snap.project;
     let file = p.file(f);
     let mut out: HashMap<(String, DefId), (u32, code_index::Resolution)> = HashMap::new();
-    let mut inn: HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)> =
-        HashMap::new();
+    let mut inn: CallsIn = HashMap::new();
     for ord in 0..file.defs.len() as u32 {
         let d = DefId { file: f, ord };
         for e in snap.graphs.callees(d) {

@@ -80,7 +80,7 @@ fn print(out: &Output, h: &Hotspots) {
     out.line(dim.apply_to(history_line(&h.history)).to_string());
     let with_history = h.basis == HotspotBasis::History;
     if h.files.is_empty() {
-        out.line("no hotspots: nothing changed in the window".to_owned());
+        out.line("no hotspots: nothing changed in the window");
         return;
     }
     out.line(

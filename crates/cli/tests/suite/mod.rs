@@ -1,4 +1,5 @@
 mod edit;
 mod index;
 mod llm;
+mod mcp;
 mod sandbox;
