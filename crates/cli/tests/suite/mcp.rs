@@ -277,3 +277,160 @@ fn malformed_json_rpc_gets_errors_and_the_server_keeps_serving() {
     let status = s.child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+impl Raw {
+    /// Starts the server and completes the MCP handshake.
+    fn ready(root: &Path) -> Raw {
+        let mut s = Raw::start(root);
+        s.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        let init = s.recv("initialize");
+        assert_eq!(init["id"], 0, "{init}");
+        s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send_call(&mut self, id: u64, tool: &str, arguments: Value) {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        self.send(req.to_string().as_bytes());
+    }
+
+    /// A tool call's result (notifications in between are skipped).
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send_call(id, tool, arguments);
+        loop {
+            let m = self.recv(tool);
+            if m["id"] == id {
+                assert!(m.get("error").is_none(), "{tool}: {m}");
+                return m["result"].clone();
+            }
+        }
+    }
+}
+
+/// Files under `dir` (recursively) whose name starts with `.ironbees-tmp-`.
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with(".ironbees-tmp-") {
+            out.push(p);
+        } else if p.is_dir() {
+            out.extend(temp_files(&p));
+        }
+    }
+    out
+}
+
+/// `ironbees mcp` SIGKILLed at many moments inside a checked multi-file `change`
+/// (plan, blobs, journal, file writes, the syntax check, the commit, index
+/// refresh): after a restart every file is entirely old or entirely new (by
+/// hash), never a mix, the history agrees with the files, and no journal record
+/// or temporary file is left.
+#[test]
+#[allow(clippy::print_stderr)] // where the kills landed is worth seeing in the log
+fn killed_mcp_server_mid_change_leaves_all_old_or_all_new() {
+    let p = TempProject::new();
+    std::fs::create_dir(p.path(".git")).unwrap();
+    const N: usize = 40;
+    let body: String =
+        (0..400).map(|j| format!("def f{j}(x):\n    return x + {j}\n\n\n")).collect();
+    let old = |i: usize| format!("VERSION = {i}\n\n\n{body}");
+    let path = |i: usize| format!("pkg/m{i:02}.py");
+    for i in 0..N {
+        p.write(&path(i), old(i));
+    }
+    let edits: Vec<Value> = (0..N)
+        .map(|i| {
+            json!({"path": path(i), "targetString": format!("VERSION = {i}\n"),
+                   "replacementString": format!("VERSION = {}\n", i + 1000)})
+        })
+        .collect();
+    let change = json!({"description": "bump every version", "edits": edits,
+        "options": {"dryRun": false, "autoRollback": true, "includeImpact": true}});
+    let hash = |s: &str| stdx::sha256_hex(s.as_bytes());
+    let olds: Vec<String> = (0..N).map(|i| hash(&old(i))).collect();
+    let news: Vec<String> = (0..N)
+        .map(|i| {
+            hash(&old(i).replacen(
+                &format!("VERSION = {i}\n"),
+                &format!("VERSION = {}\n", i + 1000),
+                1,
+            ))
+        })
+        .collect();
+    let on_disk = || (0..N).map(|i| hash(&p.read(&path(i)))).collect::<Vec<_>>();
+
+    // One uninterrupted run: how long the change takes (then undo it).
+    let mut s = Raw::ready(p.root());
+    let t = std::time::Instant::now();
+    let r = s.call(1, "change", change.clone());
+    let full = t.elapsed();
+    assert_ne!(r["isError"], true, "{r}");
+    let tx = r["structuredContent"]["transactionId"].as_str().unwrap().to_owned();
+    assert_eq!(on_disk(), news);
+    let r = s.call(2, "manage", json!({"command": "undo", "id": tx}));
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(on_disk(), olds);
+    drop(s.stdin);
+    s.child.wait().unwrap();
+
+    let rounds = 20;
+    let started = std::time::Instant::now();
+    let (mut old_n, mut new_n) = (0, 0);
+    for round in 0..rounds {
+        let mut s = Raw::ready(p.root());
+        s.send_call(1, "change", change.clone());
+        // Spread from the moment the request is sent to past the end of a full run.
+        std::thread::sleep(full.mul_f64(1.2 * round as f64 / (rounds - 1) as f64));
+        s.child.kill().unwrap(); // SIGKILL
+        s.child.wait().unwrap();
+
+        // A restarted server recovers on open; its history says what committed.
+        let mut s = Raw::ready(p.root());
+        let h = s.call(1, "manage", json!({"command": "history", "limit": 5}));
+        assert_ne!(h["isError"], true, "{h}");
+        let newest = h["structuredContent"]["history"].as_array().unwrap().first().cloned();
+        let applied = newest.as_ref().is_some_and(|t| {
+            t["kind"] == "edit"
+                && t["state"] == "applied"
+                && t["description"] == "bump every version"
+        });
+        let now = on_disk();
+        if applied {
+            assert!(now == news, "round {round}: history says applied, files are not all new");
+            new_n += 1;
+            let id = newest.unwrap()["id"].as_str().unwrap().to_owned();
+            let r = s.call(2, "manage", json!({"command": "undo", "id": id}));
+            assert_ne!(r["isError"], true, "round {round}: {r}");
+            assert_eq!(on_disk(), olds, "round {round}: undo");
+        } else {
+            assert!(now == olds, "round {round}: not applied, files are not all old");
+            old_n += 1;
+        }
+        let journal = p.path(".ironbees/edits/journal");
+        if journal.exists() {
+            assert_eq!(
+                std::fs::read_dir(&journal).unwrap().count(),
+                0,
+                "round {round}: journal left"
+            );
+        }
+        assert_eq!(temp_files(p.root()), Vec::<PathBuf>::new(), "round {round}: temp files left");
+        drop(s.stdin);
+        assert!(s.child.wait().unwrap().success());
+    }
+    // The spread reached both sides of the commit point.
+    assert!(old_n > 0 && new_n > 0, "all kills landed on one side: old {old_n}, new {new_n}");
+    eprintln!(
+        "mcp kills ({rounds} in {:?}; an uninterrupted change took {full:?}): {old_n} left the \
+         files old (rolled back or not started), {new_n} after the commit",
+        started.elapsed()
+    );
+}
