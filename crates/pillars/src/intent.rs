@@ -755,6 +755,58 @@ mod tests {
         }
     }
 
+    /// Seed 004 §3.1's keyword patterns, one request per keyword (English and
+    /// Korean), each with a symbol or file so the request is realistic.
+    #[test]
+    fn seed_keywords_table() {
+        use Pillar::*;
+        let cases: &[(&str, Pillar)] = &[
+            ("understand parse_config", Understand),
+            ("explain src/cache.py", Understand),
+            ("analyze the Scheduler class", Understand),
+            ("the structure of src/api/", Understand),
+            ("parse_config 이해하고 싶어", Understand),
+            ("Scheduler 분석해줘", Understand),
+            ("src/api 구조 설명", Understand),
+            ("프로젝트 아키텍처", Understand),
+            ("modify parse_config to accept a path", Change),
+            ("remove the retry loop from fetch_page", Change),
+            ("refactor Scheduler", Change),
+            ("fix the bug in fetch_page", Change),
+            ("parse_config 수정해줘", Change),
+            ("fetch_page에 타임아웃 추가", Change),
+            ("Scheduler 삭제", Change),
+            ("fetch_page 에러 고쳐줘", Change),
+            ("find parse_config", Navigate),
+            ("trace the callers of fetch_page", Navigate),
+            ("where is Scheduler used", Navigate),
+            ("parse_config 찾아줘", Navigate),
+            ("fetch_page 어디서 호출해?", Navigate),
+            ("read src/cache.py", Read),
+            ("show src/cache.py", Read),
+            ("compare src/cache.py with HEAD", Read),
+            ("src/cache.py 읽어줘", Read),
+            ("src/cache.py 보여줘", Read),
+            ("create src/queue.py", Write),
+            ("generate a test file tests/test_queue.py", Write),
+            ("src/queue.py 파일 만들어줘", Write),
+            ("새 파일 tests/test_queue.py", Write),
+            ("undo", Manage),
+            ("redo the last edit", Manage),
+            ("rebuild the index", Manage),
+            ("되돌려줘", Manage),
+            ("상태", Manage),
+        ];
+        let mut wrong = Vec::new();
+        for (req, want) in cases {
+            let got = route(req);
+            if got.pillar != *want {
+                wrong.push(format!("{req:?}: {:?} ({}), want {want:?}", got.pillar, got.action));
+            }
+        }
+        assert!(wrong.is_empty(), "misrouted:\n{}", wrong.join("\n"));
+    }
+
     #[test]
     fn fallback_without_cues() {
         let sym = route("parse_args");
