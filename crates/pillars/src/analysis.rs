@@ -140,11 +140,20 @@ pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> Im
     let mut tests: Vec<String> =
         reached.iter().map(|&(f, _)| path(f)).filter(|p| is_test_path(p)).collect();
     // Tests named after the file (test_x.py, x_test.go, x.test.ts) even when the
-    // graph missed them (fixtures loaded by name, dynamic imports).
-    for &f in files {
-        for t in tests_named_after(snap, &snap.project.file(f).path) {
-            if !tests.contains(&t) {
-                tests.push(t);
+    // graph missed them (fixtures loaded by name, dynamic imports). The project's
+    // test files are listed once: a symbol's impact starts from every file that
+    // references it (hundreds in a large project), and scanning all files per
+    // start file made `understand` of a popular symbol take seconds.
+    if tests.len() < 20 && !files.is_empty() {
+        let test_files = test_files(snap);
+        for &f in files {
+            for t in named_after(&test_files, &snap.project.file(f).path) {
+                if !tests.contains(&t) {
+                    tests.push(t);
+                }
+            }
+            if tests.len() >= 20 {
+                break;
             }
         }
     }
@@ -160,6 +169,21 @@ pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> Im
 
 /// Test files whose name is the file's stem with a test affix.
 pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
+    named_after(&test_files(snap), path)
+}
+
+/// The project's test files: (lowercased file name, path).
+fn test_files(snap: &Snapshot) -> Vec<(String, &str)> {
+    snap.project
+        .files
+        .iter()
+        .filter(|f| is_test_path(&f.path))
+        .map(|f| (f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase(), &*f.path))
+        .collect()
+}
+
+/// [`tests_named_after`] over a list from [`test_files`].
+fn named_after(tests: &[(String, &str)], path: &str) -> Vec<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
     if stem.len() < 3 {
@@ -174,14 +198,10 @@ pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
         format!("{stem}test."),
         format!("{stem}tests."),
     ];
-    snap.project
-        .files
+    tests
         .iter()
-        .filter(|f| {
-            let n = f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase();
-            is_test_path(&f.path) && forms.iter().any(|form| n.starts_with(form.as_str()))
-        })
-        .map(|f| f.path.clone())
+        .filter(|(n, _)| forms.iter().any(|form| n.starts_with(form.as_str())))
+        .map(|(_, p)| (*p).to_owned())
         .take(5)
         .collect()
 }

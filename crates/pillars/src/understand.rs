@@ -866,11 +866,17 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
 }
 
 /// Cuts the answer to the token budget: skeleton lines first, then long lists.
+///
+/// Tokenizing the whole answer is the slow part (tens of milliseconds for a large
+/// file's answer), so it is done once before and once after cutting; the steps in
+/// between estimate from the JSON's length at the answer's own tokens-per-byte.
 fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
-    let count = |r: &UnderstandResponse| {
-        code_index::count_tokens(&serde_json::to_string(r).unwrap_or_default()) as u32
-    };
-    let mut tokens = count(resp);
+    let json = |r: &UnderstandResponse| serde_json::to_string(r).unwrap_or_default();
+    let first = json(resp);
+    let exact = code_index::count_tokens(&first) as u32;
+    let per_byte = f64::from(exact) / first.len().max(1) as f64;
+    let count = |r: &UnderstandResponse| (json(r).len() as f64 * per_byte).ceil() as u32;
+    let mut tokens = exact;
     let mut step = 0;
     while tokens > budget && step < 12 {
         step += 1;
@@ -950,9 +956,9 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
                 "raise `budget`, narrow `include`, or `read` the parts you need".into(),
             ),
         });
-        tokens = count(resp);
     }
-    resp.tokens = tokens;
+    resp.tokens =
+        if resp.truncated { code_index::count_tokens(&json(resp)) as u32 } else { tokens };
 }
 
 #[cfg(test)]
