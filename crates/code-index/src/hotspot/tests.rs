@@ -57,8 +57,11 @@ const SHOP: &str = r#"
         assert Cart().total() == 0
 "#;
 
-/// One commit per entry: (path, days ago, lines added, changed line span).
-fn history(entries: &[(&str, i64, u32, Option<(u32, u32)>)], lines: bool) -> Churn {
+/// One commit: (path, days ago, lines added, changed line span).
+type Commit<'a> = (&'a str, i64, u32, Option<(u32, u32)>);
+
+/// One commit per entry.
+fn history(entries: &[Commit<'_>], lines: bool) -> Churn {
     let mut files: std::collections::BTreeMap<&str, FileChurn> = Default::default();
     for &(path, days, added, span) in entries {
         let time = NOW - days * DAY;

@@ -291,7 +291,7 @@ fn insight_rules() {
         blast: &[],
         languages: &langs,
         files: &files[..9],
-        vendored: &vec![false; 9],
+        vendored: &[false; 9],
         ..f
     };
     let got: Vec<String> =
