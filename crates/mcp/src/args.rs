@@ -93,7 +93,7 @@ pub enum SymbolPartArg {
 }
 
 /// One edit. Without `op` it is inferred: `targetString` → replace, `lineRange`
-/// + `replacementString` → replaceLines, `qualifiedName` → replaceSymbol,
+/// with `replacementString` → replaceLines, `qualifiedName` → replaceSymbol,
 /// `position` → insert, `newPath` → rename.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

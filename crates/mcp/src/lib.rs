@@ -11,7 +11,11 @@
 //! the same JSON as text); failures are tool results with `isError`, text starting
 //! with the machine code (`HASH_MISMATCH: ...`) and structured content carrying
 //! the code, the details and guidance with a recovery strategy. Arguments that do
-//! not match the schema are JSON-RPC errors (-32602) from rmcp. Progress goes out
+//! not match the schema are tool results with `isError` as well (rmcp's
+//! "failed to deserialize parameters"), so the model can correct them; an unknown
+//! tool is a JSON-RPC error (-32602). A stdio front (`stdio.rs`) answers lines
+//! that are not JSON (-32700) or not JSON-RPC 2.0 (-32600), which rmcp alone
+//! would drop or answer without an id. Progress goes out
 //! as `notifications/progress` when the client sent a `progressToken`; a
 //! `notifications/cancelled` stops the call at its next consistent point.
 //!
@@ -25,10 +29,9 @@
 
 mod args;
 mod server;
+mod stdio;
 
 pub use crate::server::Server;
-
-use rmcp::ServiceExt;
 
 /// Errors of the transport (the pillars' errors are tool results, not these).
 #[derive(Debug, thiserror::Error)]
@@ -46,11 +49,8 @@ impl Error {
 }
 
 /// Serves `ws` over stdin/stdout until the client disconnects.
+/// Lines that are not JSON-RPC 2.0 get proper JSON-RPC errors (parse error, invalid
+/// request) and the server keeps serving.
 pub async fn serve_stdio(ws: pillars::Workspace) -> Result<(), Error> {
-    let service = Server::new(ws)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| Error::Session(e.to_string()))?;
-    service.waiting().await.map_err(|e| Error::Session(e.to_string()))?;
-    Ok(())
+    stdio::serve(Server::new(ws), tokio::io::stdin(), tokio::io::stdout()).await
 }

@@ -82,7 +82,10 @@ pub(crate) fn strong(snap: &Snapshot, from: FileId, to: FileId, weight: f64) -> 
 
 /// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), strong
 /// edges only, with weights.
-pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Vec<(FileId, f64)>, Vec<(FileId, f64)>) {
+/// Weighted edges to or from other files.
+type Edges = Vec<(FileId, f64)>;
+
+pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
     let inn = snap.graphs.file_in[f as usize]
         .iter()
         .copied()
@@ -137,11 +140,20 @@ pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> Im
     let mut tests: Vec<String> =
         reached.iter().map(|&(f, _)| path(f)).filter(|p| is_test_path(p)).collect();
     // Tests named after the file (test_x.py, x_test.go, x.test.ts) even when the
-    // graph missed them (fixtures loaded by name, dynamic imports).
-    for &f in files {
-        for t in tests_named_after(snap, &snap.project.file(f).path) {
-            if !tests.contains(&t) {
-                tests.push(t);
+    // graph missed them (fixtures loaded by name, dynamic imports). The project's
+    // test files are listed once: a symbol's impact starts from every file that
+    // references it (hundreds in a large project), and scanning all files per
+    // start file made `understand` of a popular symbol take seconds.
+    if tests.len() < 20 && !files.is_empty() {
+        let test_files = test_files(snap);
+        for &f in files {
+            for t in named_after(&test_files, &snap.project.file(f).path) {
+                if !tests.contains(&t) {
+                    tests.push(t);
+                }
+            }
+            if tests.len() >= 20 {
+                break;
             }
         }
     }
@@ -157,6 +169,21 @@ pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> Im
 
 /// Test files whose name is the file's stem with a test affix.
 pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
+    named_after(&test_files(snap), path)
+}
+
+/// The project's test files: (lowercased file name, path).
+fn test_files(snap: &Snapshot) -> Vec<(String, &str)> {
+    snap.project
+        .files
+        .iter()
+        .filter(|f| is_test_path(&f.path))
+        .map(|f| (f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase(), &*f.path))
+        .collect()
+}
+
+/// [`tests_named_after`] over a list from [`test_files`].
+fn named_after(tests: &[(String, &str)], path: &str) -> Vec<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
     if stem.len() < 3 {
@@ -171,14 +198,10 @@ pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
         format!("{stem}test."),
         format!("{stem}tests."),
     ];
-    snap.project
-        .files
+    tests
         .iter()
-        .filter(|f| {
-            let n = f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase();
-            is_test_path(&f.path) && forms.iter().any(|form| n.starts_with(form.as_str()))
-        })
-        .map(|f| f.path.clone())
+        .filter(|(n, _)| forms.iter().any(|form| n.starts_with(form.as_str())))
+        .map(|(_, p)| (*p).to_owned())
         .take(5)
         .collect()
 }
@@ -260,7 +283,7 @@ pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
             "no test file depends on it or is named after it".to_owned(),
         );
     }
-    out.sort_by(|a, b| b.level.cmp(&a.level));
+    out.sort_by_key(|b| std::cmp::Reverse(b.level));
     out
 }
 
@@ -393,7 +416,7 @@ mod tests {
     #[test]
     fn branches_counted() {
         for (src, want) in [
-            ("if a && b { x } else if c { y }", 3 + 0),
+            ("if a && b { x } else if c { y }", 3),
             ("for x in y:\n  while z: pass\n", 2),
             ("let ok = a ? b : c; x ?? y; a?.b", 1),
             ("identifier_if = iffy", 0),

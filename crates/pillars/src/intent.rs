@@ -433,7 +433,7 @@ fn line_range(text: &str) -> Option<LineRange> {
             return None;
         }
         let rest = &s[a.len()..];
-        let rest = rest.trim_start_matches(|c: char| c == ' ');
+        let rest = rest.trim_start_matches(' ');
         let b = rest.strip_prefix(['-', '~', ':', '–']).map(|r| {
             let r = r.trim_start().trim_start_matches('l');
             r.chars().take_while(char::is_ascii_digit).collect::<String>()
@@ -599,8 +599,7 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
     let core = t.trim_end_matches("()");
-    let parts: Vec<&str> =
-        core.split(|c| c == '.' || c == '#').flat_map(|p| p.split("::")).collect();
+    let parts: Vec<&str> = core.split(['.', '#']).flat_map(|p| p.split("::")).collect();
     if !parts.iter().all(|p| ident(p)) {
         return None;
     }
@@ -621,6 +620,9 @@ fn classify_token(tok: &str) -> Option<TargetKind> {
 mod tests {
     use super::*;
 
+    /// (request, pillar, action, targets (kind, text) in order).
+    type Case = (&'static str, Pillar, &'static str, Vec<(TargetKind, String)>);
+
     fn t(kind: TargetKind, text: &str) -> (TargetKind, String) {
         (kind, text.to_owned())
     }
@@ -630,7 +632,7 @@ mod tests {
     fn routing_table() {
         use Pillar::*;
         use TargetKind::{Path as P, Question as W, Quoted as Q, Symbol as S};
-        let cases: Vec<(&str, Pillar, &str, Vec<(TargetKind, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             // seed 004 §1.2
             ("handleAuth 인증 로직 파악", Understand, "comprehend", vec![t(S, "handleAuth")]),
             ("handleAuth에 rate limiting 추가", Change, "add", vec![t(S, "handleAuth")]),
@@ -751,6 +753,58 @@ mod tests {
             }
             assert!(got.confidence >= 0.3 && got.confidence <= 0.95, "{req}: {}", got.confidence);
         }
+    }
+
+    /// Seed 004 §3.1's keyword patterns, one request per keyword (English and
+    /// Korean), each with a symbol or file so the request is realistic.
+    #[test]
+    fn seed_keywords_table() {
+        use Pillar::*;
+        let cases: &[(&str, Pillar)] = &[
+            ("understand parse_config", Understand),
+            ("explain src/cache.py", Understand),
+            ("analyze the Scheduler class", Understand),
+            ("the structure of src/api/", Understand),
+            ("parse_config 이해하고 싶어", Understand),
+            ("Scheduler 분석해줘", Understand),
+            ("src/api 구조 설명", Understand),
+            ("프로젝트 아키텍처", Understand),
+            ("modify parse_config to accept a path", Change),
+            ("remove the retry loop from fetch_page", Change),
+            ("refactor Scheduler", Change),
+            ("fix the bug in fetch_page", Change),
+            ("parse_config 수정해줘", Change),
+            ("fetch_page에 타임아웃 추가", Change),
+            ("Scheduler 삭제", Change),
+            ("fetch_page 에러 고쳐줘", Change),
+            ("find parse_config", Navigate),
+            ("trace the callers of fetch_page", Navigate),
+            ("where is Scheduler used", Navigate),
+            ("parse_config 찾아줘", Navigate),
+            ("fetch_page 어디서 호출해?", Navigate),
+            ("read src/cache.py", Read),
+            ("show src/cache.py", Read),
+            ("compare src/cache.py with HEAD", Read),
+            ("src/cache.py 읽어줘", Read),
+            ("src/cache.py 보여줘", Read),
+            ("create src/queue.py", Write),
+            ("generate a test file tests/test_queue.py", Write),
+            ("src/queue.py 파일 만들어줘", Write),
+            ("새 파일 tests/test_queue.py", Write),
+            ("undo", Manage),
+            ("redo the last edit", Manage),
+            ("rebuild the index", Manage),
+            ("되돌려줘", Manage),
+            ("상태", Manage),
+        ];
+        let mut wrong = Vec::new();
+        for (req, want) in cases {
+            let got = route(req);
+            if got.pillar != *want {
+                wrong.push(format!("{req:?}: {:?} ({}), want {want:?}", got.pillar, got.action));
+            }
+        }
+        assert!(wrong.is_empty(), "misrouted:\n{}", wrong.join("\n"));
     }
 
     #[test]

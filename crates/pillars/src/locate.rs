@@ -131,9 +131,18 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 /// An f64 with a total order (NaN last), for sort keys.
-#[derive(PartialEq, PartialOrd)]
 pub(crate) struct OrdF64(pub f64);
+impl PartialEq for OrdF64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)

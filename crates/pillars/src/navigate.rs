@@ -195,13 +195,16 @@ fn implementations(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -
             Some(d) => def_location(snap, d, Some(1), Some("subtype")),
             None => {
                 let path = snap.project.file(file).path.clone();
+                let text = lines.line(&path, line);
                 Location {
-                    text: lines.line(&path, line),
+                    // `impl Shape for Square` is no definition of its own: name
+                    // the implementing type so the answer says who implements.
+                    qualified_name: text.as_deref().and_then(impl_self_type),
+                    text,
                     path,
                     line,
                     end_line: None,
                     column: None,
-                    qualified_name: None,
                     kind: Some("impl".into()),
                     distance: Some(1),
                     relation: Some("subtype".into()),
@@ -209,6 +212,20 @@ fn implementations(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -
             }
         })
         .collect()
+}
+
+/// The self type of a Rust `impl Trait for Type` header line (`Type`, without
+/// generics or path).
+fn impl_self_type(line: &str) -> Option<String> {
+    let line = line.trim_start();
+    if !line.starts_with("impl") {
+        return None;
+    }
+    let (_, after) = line.split_once(" for ")?;
+    let ty =
+        after.trim_start().split(|c: char| c == '<' || c == '{' || c.is_whitespace()).next()?;
+    let name = ty.rsplit("::").next()?.trim_start_matches('&');
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 /// Supertypes (what the definitions' headers name) and subtypes (what names
@@ -470,5 +487,22 @@ impl Workspace {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impl_self_types() {
+        for (line, want) in [
+            ("impl Shape for Square {", Some("Square")),
+            ("    impl<T: Clone> Shape for geo::Poly<T> where T: Copy {", Some("Poly")),
+            ("impl Square {", None),
+            ("fn for_each() {", None),
+        ] {
+            assert_eq!(impl_self_type(line).as_deref(), want, "{line}");
+        }
     }
 }

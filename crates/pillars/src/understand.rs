@@ -450,7 +450,7 @@ impl Workspace {
                     r.tests.insert(0, p.clone());
                 }
             }
-            nearest.extend(r.nearest.drain(..));
+            nearest.append(&mut r.nearest);
             nearest.dedup();
             nearest.truncate(10);
             r.nearest = nearest;
@@ -469,14 +469,16 @@ impl Workspace {
     }
 }
 
+/// Calls into a file per (caller, caller's file, callee): count, line, resolution.
+type CallsIn = HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)>;
+
 /// Calls out of a file's definitions to other files, and into them from other
 /// files, aggregated per (caller, callee), most frequent first.
 fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let p = &snap.project;
     let file = p.file(f);
     let mut out: HashMap<(String, DefId), (u32, code_index::Resolution)> = HashMap::new();
-    let mut inn: HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)> =
-        HashMap::new();
+    let mut inn: CallsIn = HashMap::new();
     for ord in 0..file.defs.len() as u32 {
         let d = DefId { file: f, ord };
         for e in snap.graphs.callees(d) {
@@ -864,11 +866,17 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
 }
 
 /// Cuts the answer to the token budget: skeleton lines first, then long lists.
+///
+/// Tokenizing the whole answer is the slow part (tens of milliseconds for a large
+/// file's answer), so it is done once before and once after cutting; the steps in
+/// between estimate from the JSON's length at the answer's own tokens-per-byte.
 fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
-    let count = |r: &UnderstandResponse| {
-        code_index::count_tokens(&serde_json::to_string(r).unwrap_or_default()) as u32
-    };
-    let mut tokens = count(resp);
+    let json = |r: &UnderstandResponse| serde_json::to_string(r).unwrap_or_default();
+    let first = json(resp);
+    let exact = code_index::count_tokens(&first) as u32;
+    let per_byte = f64::from(exact) / first.len().max(1) as f64;
+    let count = |r: &UnderstandResponse| (json(r).len() as f64 * per_byte).ceil() as u32;
+    let mut tokens = exact;
     let mut step = 0;
     while tokens > budget && step < 12 {
         step += 1;
@@ -948,9 +956,9 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
                 "raise `budget`, narrow `include`, or `read` the parts you need".into(),
             ),
         });
-        tokens = count(resp);
     }
-    resp.tokens = tokens;
+    resp.tokens =
+        if resp.truncated { code_index::count_tokens(&json(resp)) as u32 } else { tokens };
 }
 
 #[cfg(test)]

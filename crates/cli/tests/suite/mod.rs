@@ -1,6 +1,7 @@
 mod edit;
 mod index;
 mod llm;
+mod mcp;
 mod retrieval;
 mod sandbox;
 mod search;

@@ -1,0 +1,99 @@
+//! `change` applied with its post-edit syntax check: an edit that breaks the
+//! syntax is rolled back (autoRollback, the default) or kept with a critical
+//! warning (autoRollback false) and then undoable.
+
+use protocol::{ChangeRequest, ErrorCode, ManageRequest};
+use serde_json::json;
+use test_support::TempProject;
+
+use super::{call, open};
+
+const APP: &str = "def handle(request):\n    return respond(request, 200)\n\n\ndef respond(r, s):\n    return (r, s)\n";
+const UTIL: &str = "def helper():\n    return 1\n";
+
+fn project() -> TempProject {
+    let p = TempProject::new();
+    p.write("src/app.py", APP);
+    p.write("src/util.py", UTIL);
+    p
+}
+
+/// Two files in one transaction; the edit of app.py leaves an unclosed paren.
+fn breaking(auto_rollback: Option<bool>) -> ChangeRequest {
+    let mut options = json!({"dryRun": false});
+    if let Some(a) = auto_rollback {
+        options["autoRollback"] = json!(a);
+    }
+    serde_json::from_value(json!({
+        "description": "break it",
+        "edits": [
+            {"path": "src/util.py", "targetString": "return 1", "replacementString": "return 2"},
+            {"path": "src/app.py", "targetString": "respond(request, 200)",
+             "replacementString": "respond(request, 200"},
+        ],
+        "options": options,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_syntax_error_rolls_the_whole_transaction_back() {
+    let p = project();
+    let mut ws = open(&p);
+    let e = call(|c| ws.change(&breaking(None), c)).unwrap_err();
+    let info = e.to_info();
+    assert_eq!(info.code, ErrorCode::SyntaxError, "{info:?}");
+    assert!(info.message.contains("src/app.py"), "{}", info.message);
+    // Both files restored byte for byte (the valid edit of util.py too).
+    assert_eq!(p.read("src/app.py"), APP);
+    assert_eq!(p.read("src/util.py"), UTIL);
+    // Nothing to undo: the transaction never committed as applied.
+    let h: ManageRequest = serde_json::from_value(json!({"command": "history"})).unwrap();
+    let h = call(|c| ws.manage(&h, c)).unwrap();
+    assert!(
+        h.history.iter().all(|t| t.state != protocol::TransactionState::Applied),
+        "{:?}",
+        h.history
+    );
+    // The recovery tells the model what happened.
+    let g = pillars::error_guidance(&info, protocol::Pillar::Change, &json!({}));
+    assert!(g.recovery.unwrap().strategy.contains("rolled back"));
+}
+
+#[test]
+fn without_auto_rollback_the_broken_edit_stays_flagged_and_undo_restores() {
+    let p = project();
+    let mut ws = open(&p);
+    let r = call(|c| ws.change(&breaking(Some(false)), c)).unwrap();
+    assert!(!r.success, "a failed check is not a success");
+    let check = r.check.as_ref().unwrap();
+    assert!(!check.passed && !check.rolled_back, "{check:?}");
+    assert!(p.read("src/app.py").contains("respond(request, 200\n"));
+    assert!(
+        r.guidance.warnings.iter().any(|w| w.code == "SYNTAX_ERROR"),
+        "{:?}",
+        r.guidance.warnings
+    );
+    let tx = r.transaction_id.unwrap();
+    let undo: ManageRequest = serde_json::from_value(json!({"command": "undo", "id": tx})).unwrap();
+    call(|c| ws.manage(&undo, c)).unwrap();
+    assert_eq!(p.read("src/app.py"), APP);
+    assert_eq!(p.read("src/util.py"), UTIL);
+}
+
+#[test]
+fn a_file_broken_before_the_edit_does_not_block_an_unrelated_fix() {
+    // The check compares syntax errors before and after: pre-existing ones are
+    // not the edit's fault.
+    let p = project();
+    p.write("src/util.py", "def helper(:\n    return 1\n");
+    let mut ws = open(&p);
+    let req: ChangeRequest = serde_json::from_value(json!({
+        "edits": [{"path": "src/util.py", "targetString": "return 1", "replacementString": "return 3"}],
+        "options": {"dryRun": false},
+    }))
+    .unwrap();
+    let r = call(|c| ws.change(&req, c)).unwrap();
+    assert!(r.success);
+    assert_eq!(p.read("src/util.py"), "def helper(:\n    return 3\n");
+}
