@@ -878,22 +878,38 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
     let count = |r: &UnderstandResponse| (json(r).len() as f64 * per_byte).ceil() as u32;
     let mut tokens = exact;
     let mut step = 0;
-    while tokens > budget && step < 12 {
+    while tokens > budget && step < 32 {
         step += 1;
         resp.truncated = true;
         let over = tokens - budget;
-        // 1. skeletons, by lines, keeping the head.
+        // 1. skeletons, by lines, keeping the head: drop enough tail lines to cover
+        // the excess (by bytes, at this answer's bytes per token), at least a quarter.
         if let Some(sk) =
             resp.files.iter_mut().filter_map(|f| f.skeleton.as_mut()).max_by_key(|s| s.len())
         {
-            let lines: Vec<&str> = sk.lines().collect();
+            let mut lines: Vec<&str> = sk.lines().collect();
+            // A skeleton cut before ends with our marker: count what it already hid.
+            let mut hidden = 0;
+            if let Some(n) = lines.last().and_then(|l| l.strip_prefix("⋮ (")).and_then(|l| {
+                l.split_once(' ').and_then(|(n, rest)| {
+                    rest.starts_with("more skeleton lines").then(|| n.parse::<usize>().ok())?
+                })
+            }) {
+                hidden = n;
+                lines.pop();
+            }
             if lines.len() > 20 {
-                let keep =
-                    lines.len().saturating_sub((over as usize / 8).max(lines.len() / 4)).max(20);
+                let excess_bytes = (f64::from(over) / per_byte.max(1e-6)) as usize + 64;
+                let mut keep = lines.len();
+                let mut dropped = 0;
+                while keep > 20 && (dropped < excess_bytes || keep > lines.len() * 3 / 4) {
+                    keep -= 1;
+                    dropped += lines[keep].len() + 1;
+                }
                 let cut = format!(
                     "{}\n⋮ ({} more skeleton lines: `read` with view skeleton)\n",
                     lines[..keep].join("\n"),
-                    lines.len() - keep
+                    lines.len() - keep + hidden
                 );
                 *sk = cut;
                 tokens = count(resp);

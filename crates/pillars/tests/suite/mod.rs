@@ -1,3 +1,4 @@
+mod budget;
 mod change;
 mod navigate;
 
