@@ -200,9 +200,12 @@ pub(crate) fn update(
     let max_size = opts.max_file_size;
     let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
     let mut write_result: Result<()> = Ok(());
-    rayon::scope(|s| {
+    // The writer runs on this thread, outside rayon's pool: `rayon::scope` would run
+    // it on a pool worker, and a writer blocked on the channel would take one of the
+    // (on 2 cores, two) parsing threads away.
+    std::thread::scope(|s| {
         let known_blobs = &known_blobs;
-        s.spawn(move |_| {
+        s.spawn(move || {
             work.into_par_iter().for_each_with(tx, |tx, w| {
                 if cancel.load(Ordering::Relaxed) {
                     return;
