@@ -284,6 +284,10 @@ fn common_env(p: &Project, results: &Path) -> Vec<(String, String)> {
     match p.kind {
         ProjectKind::Cargo => {
             env.push(("CARGO_TERM_COLOR".into(), "never".into()));
+            // A `CARGO_TARGET_DIR` inherited from the user's shell usually points
+            // outside the workspace, which the sandbox keeps read-only: cargo would
+            // fail before compiling anything. Build in the project's own `target/`.
+            env.push(("CARGO_TARGET_DIR".into(), p.root.join("target").display().to_string()));
         }
         ProjectKind::Go => {
             env.push(("GOCACHE".into(), results.join("go-build").display().to_string()));
@@ -617,6 +621,22 @@ mod tests {
         assert_eq!(p.target, Some(t.root().join("a.sln")));
         let t = test_support::TempProject::with_fixture("//- a.csproj\n\n//- b.csproj\n");
         assert_eq!(detect_project(t.root(), DetectOptions::default()).unwrap().target, None);
+    }
+
+    #[test]
+    fn cargo_builds_in_the_workspace_whatever_the_callers_target_dir() {
+        // An inherited CARGO_TARGET_DIR outside the workspace is read-only inside the
+        // sandbox; the invocation's own value (applied after the inherited
+        // environment) keeps cargo in the project's `target/`.
+        let t = test_support::TempProject::with_fixture("//- Cargo.toml\n[package]");
+        let p = detect_project(t.root(), DetectOptions::default()).unwrap();
+        let want = t.root().join("target").display().to_string();
+        for env in [
+            test_invocation(&p, Path::new("/r"), Network::Off).env,
+            build_invocation(&p, Path::new("/r"), Network::Off).unwrap().env,
+        ] {
+            assert!(env.contains(&("CARGO_TARGET_DIR".to_owned(), want.clone())), "{env:?}");
+        }
     }
 
     #[test]
