@@ -12,7 +12,8 @@
 //! with the machine code (`HASH_MISMATCH: ...`) and structured content carrying
 //! the code, the details and guidance with a recovery strategy. Arguments that do
 //! not match the schema are tool results with `isError` as well (rmcp's
-//! "failed to deserialize parameters"), so the model can correct them; an unknown
+//! "failed to deserialize parameters", prefixed `INVALID_ARGUMENT:` by the stdio
+//! front), so the model can correct them; an unknown
 //! tool is a JSON-RPC error (-32602). A stdio front (`stdio.rs`) answers lines
 //! that are not JSON (-32700) or not JSON-RPC 2.0 (-32600), which rmcp alone
 //! would drop or answer without an id. Progress goes out

@@ -256,7 +256,9 @@ fn malformed_json_rpc_gets_errors_and_the_server_keeps_serving() {
     let r = s.recv("read without target");
     assert_eq!(r["id"], 7);
     assert_eq!(r["result"]["isError"], true, "{r}");
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("target"), "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("INVALID_ARGUMENT: "), "{r}");
+    assert!(text.contains("target"), "{r}");
 
     // Still serving: a real call works after all that.
     s.send(
