@@ -63,5 +63,5 @@ pub use crate::{
     error::{Error, Result},
     guidance::{error_guidance, recovery_for},
     intent::route,
-    workspace::{Call, SandboxSetup, Workspace, WorkspaceOptions},
+    workspace::{Call, IndexLocator, SandboxSetup, Workspace, WorkspaceOptions},
 };

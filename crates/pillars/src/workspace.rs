@@ -313,8 +313,9 @@ fn start_watcher(root: &Path, dirty: Arc<AtomicBool>) -> Option<notify::Recommen
 }
 
 /// `replaceSymbol` through the code index: definitions of the exact bytes being
-/// edited, by qualified name.
-pub(crate) struct IndexLocator;
+/// edited, by qualified name. The one locator every edit engine of ours uses (the
+/// pillars' and `ironbees change`'s).
+pub struct IndexLocator;
 
 impl SymbolLocator for IndexLocator {
     fn locate(

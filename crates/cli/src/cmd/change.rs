@@ -9,7 +9,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
+use edit::{Engine, EngineOptions};
 use protocol::{EditOp, EditRequest, EditResult, ErrorCode, ErrorInfo, LineRange};
 use serde::Deserialize;
 
@@ -95,7 +95,7 @@ pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
         lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
     };
     let mut engine = Engine::open(&ctx.root, options)?;
-    engine.set_symbol_locator(Arc::new(IndexLocator));
+    engine.set_symbol_locator(Arc::new(pillars::IndexLocator));
     let rec = engine.recovery();
     for id in &rec.rolled_back {
         out.warn(format!("an interrupted edit ({id}) was rolled back; its files are as before it"));
@@ -312,33 +312,5 @@ fn describe_normalization(n: &protocol::Normalization) -> String {
             )
         }
         other => format!("{other:?}"),
-    }
-}
-
-/// `replaceSymbol` through the code index: definitions of the exact bytes being
-/// edited, by qualified name.
-struct IndexLocator;
-
-impl SymbolLocator for IndexLocator {
-    fn locate(&self, path: &str, bytes: &[u8], name: &str) -> Result<Vec<SymbolSpan>, String> {
-        let lang = code_index::Language::from_path(Path::new(path))
-            .ok_or_else(|| "no grammar for this file type".to_owned())?;
-        Ok(code_index::analyze(lang, bytes)
-            .definitions
-            .into_iter()
-            .filter(|d| d.qualified_name == name)
-            .map(|d| SymbolSpan { start_byte: d.start_byte, end_byte: d.end_byte, body: d.body })
-            .collect())
-    }
-
-    fn names(&self, path: &str, bytes: &[u8]) -> Vec<String> {
-        match code_index::Language::from_path(Path::new(path)) {
-            Some(lang) => code_index::analyze(lang, bytes)
-                .definitions
-                .into_iter()
-                .map(|d| d.qualified_name)
-                .collect(),
-            None => Vec::new(),
-        }
     }
 }
