@@ -15,7 +15,7 @@
 //! when the queries change, every blob is re-parsed on the next run.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -108,6 +108,15 @@ const MIGRATIONS: &[&str] = &[
 
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// The tables the migrations create, read from their SQL.
+fn expected_tables() -> Vec<&'static str> {
+    MIGRATIONS
+        .iter()
+        .flat_map(|sql| sql.split("CREATE TABLE ").skip(1))
+        .filter_map(|rest| rest.split(|c: char| c == '(' || c.is_whitespace()).next())
+        .collect()
+}
+
 /// What the database knows about an indexed file.
 #[derive(Debug, Clone)]
 pub(crate) struct FileRow {
@@ -174,16 +183,43 @@ impl Store {
                 ),
             });
         }
-        if version == SCHEMA_VERSION {
+        if version < SCHEMA_VERSION {
+            let tx = self.conn.transaction().map_err(|e| Error::db(&self.path, e))?;
+            for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+                tx.execute_batch(sql).map_err(|e| Error::db(&self.path, e))?;
+                tx.pragma_update(None, "user_version", i as i64 + 1)
+                    .map_err(|e| Error::db(&self.path, e))?;
+            }
+            tx.commit().map_err(|e| Error::db(&self.path, e))?;
+        }
+        self.check_tables(version)
+    }
+
+    /// The version number alone cannot tell a database made by a build whose
+    /// schema differed at the same version (a development build); without this,
+    /// the first query would fail with a bare "no such table". One read of
+    /// `sqlite_master` per open.
+    fn check_tables(&self, version: i64) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .map_err(|e| self.err(e))?;
+        let present: HashSet<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+        let missing: Vec<&str> =
+            expected_tables().into_iter().filter(|t| !present.contains(*t)).collect();
+        if missing.is_empty() {
             return Ok(());
         }
-        let tx = self.conn.transaction().map_err(|e| Error::db(&self.path, e))?;
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(sql).map_err(|e| Error::db(&self.path, e))?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)
-                .map_err(|e| Error::db(&self.path, e))?;
-        }
-        tx.commit().map_err(|e| Error::db(&self.path, e))
+        Err(Error::Corrupt {
+            path: self.path.clone(),
+            reason: format!(
+                "schema version {version} lacks table(s) {} (made by a different build)",
+                missing.join(", ")
+            ),
+        })
     }
 
     pub fn conn(&self) -> &Connection {

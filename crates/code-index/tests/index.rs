@@ -355,6 +355,22 @@ fn damaged_or_newer_databases_are_reported_and_rebuildable() {
     let err = Index::open(p.root(), IndexConfig::default()).err().unwrap();
     assert_eq!(err.code(), ErrorCode::IndexCorrupt);
     assert!(err.to_string().contains("newer"), "{err}");
+
+    // The current version number but a table missing (a database made by a build
+    // whose schema differed): a clear INDEX_CORRUPT, not "no such table" later.
+    let mut index = Index::rebuild(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    drop(index);
+    let conn = rusqlite::Connection::open(p.path(".ironbees/index.db")).unwrap();
+    conn.execute_batch("DROP TABLE ref_names").unwrap();
+    drop(conn);
+    let err = Index::open(p.root(), IndexConfig::default()).err().unwrap();
+    assert_eq!(err.code(), ErrorCode::IndexCorrupt);
+    let msg = err.to_string();
+    assert!(msg.contains("ref_names") && msg.contains("--rebuild"), "{msg}");
+    let mut index = Index::rebuild(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    assert_eq!(index.status().unwrap().files, 3);
 }
 
 #[test]
