@@ -6,6 +6,7 @@
 //! signal handlers and chooses exit codes; libraries return values and errors.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // printing is this crate's job
 
+mod alloc;
 mod cmd;
 mod config;
 mod exit;
@@ -173,6 +174,7 @@ fn main() {
     if args.get(1).and_then(|a| a.to_str()) == Some(sandbox::HELPER_ARG) {
         std::process::exit(sandbox::helper_main(&args[2..]));
     }
+    alloc::install_tree_sitter_allocator();
     let cli = Cli::parse();
     init_logging();
     let out = output::Output::new(cli.json, cli.color);
