@@ -30,6 +30,7 @@ pub struct Config {
 pub struct IndexSection {
     pub exclude: Vec<String>,
     pub max_file_size: Option<u64>,
+    pub include_minified: bool,
 }
 
 impl Config {

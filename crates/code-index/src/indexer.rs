@@ -92,6 +92,7 @@ enum Outcome {
 pub(crate) struct Options<'a> {
     pub exclude: &'a [String],
     pub max_file_size: u64,
+    pub include_minified: bool,
 }
 
 pub(crate) fn update(
@@ -138,12 +139,15 @@ pub(crate) fn update(
                     continue;
                 }
                 if let Some(skip) = known_skips.get(rel) {
-                    // A file skipped for its size or content stays skipped until it changes.
-                    if skip.size == *size
-                        && skip.mtime_ns == *mtime_ns
-                        && !racy
-                        && skip.code != ErrorCode::Unreadable.as_str()
-                    {
+                    // A file skipped for its size or content stays skipped until it
+                    // changes, or until the setting that skipped it does.
+                    let still_applies = match skip.code.as_str() {
+                        c if c == ErrorCode::Unreadable.as_str() => false,
+                        c if c == ErrorCode::FileTooLarge.as_str() => *size > opts.max_file_size,
+                        c if c == ErrorCode::MinifiedFile.as_str() => !opts.include_minified,
+                        _ => true,
+                    };
+                    if skip.size == *size && skip.mtime_ns == *mtime_ns && !racy && still_applies {
                         report.unchanged += 1;
                         continue;
                     }
@@ -198,6 +202,7 @@ pub(crate) fn update(
 
     progress.phase("indexing", Some(work.len() as u64));
     let max_size = opts.max_file_size;
+    let include_minified = opts.include_minified;
     let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
     let mut write_result: Result<()> = Ok(());
     // The writer runs on this thread, outside rayon's pool: `rayon::scope` would run
@@ -210,7 +215,7 @@ pub(crate) fn update(
                 if cancel.load(Ordering::Relaxed) {
                     return;
                 }
-                let _ = tx.send(process(w, max_size, known_blobs));
+                let _ = tx.send(process(w, max_size, include_minified, known_blobs));
             });
         });
         write_result = write_all(store, direct, rx, &mut report, progress, cancel);
@@ -322,7 +327,12 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
     batch.commit()
 }
 
-fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i64>) -> Outcome {
+fn process(
+    work: Work,
+    max_size: u64,
+    include_minified: bool,
+    known_blobs: &HashMap<(String, String), i64>,
+) -> Outcome {
     let Work::Read { rel, abs, lang, size, mtime_ns, old_hash } = work;
     let bytes = match stdx::read_to_end_limited(&abs, max_size) {
         Ok(stdx::ReadLimited::Complete(b)) => b,
@@ -357,6 +367,16 @@ fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i6
             mtime_ns,
         };
     }
+    if !include_minified && lang.is_javascript_family() && looks_minified(&bytes) {
+        return Outcome::Skipped {
+            rel,
+            code: ErrorCode::MinifiedFile,
+            reason: "looks minified (long lines); set index.include_minified to index it"
+                .to_owned(),
+            size,
+            mtime_ns,
+        };
+    }
     let lossy = std::str::from_utf8(&bytes).is_err();
     let hash = stdx::sha256_hex(&bytes);
     let analysis = if known_blobs.contains_key(&(hash.clone(), lang.name().to_owned())) {
@@ -365,6 +385,21 @@ fn process(work: Work, max_size: u64, known_blobs: &HashMap<(String, String), i6
         Some(analyze(lang, &bytes))
     };
     Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, old_hash }
+}
+
+/// GitHub linguist's heuristic for minified files: lines averaging over 110 bytes.
+/// Small files are exempt, so a short one-liner is still indexed. Why skip them at
+/// all: a bundle's single-letter names are noise in every search and reference
+/// list, its definitions duplicate the unminified source next to it, and parsing a
+/// 100 KB line costs as much as a module of real code.
+pub(crate) fn looks_minified(bytes: &[u8]) -> bool {
+    const MIN_SIZE: usize = 1024;
+    const MAX_AVERAGE_LINE: usize = 110;
+    if bytes.len() < MIN_SIZE {
+        return false;
+    }
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+    bytes.len() / lines > MAX_AVERAGE_LINE
 }
 
 /// Git's heuristic: a NUL byte in the first 8000 bytes.

@@ -54,6 +54,11 @@ impl Language {
         }
     }
 
+    /// JavaScript, TypeScript and TSX: the languages that ship minified bundles.
+    pub(crate) fn is_javascript_family(self) -> bool {
+        matches!(self, Language::JavaScript | Language::TypeScript | Language::Tsx)
+    }
+
     pub fn from_name(name: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.name() == name)
     }

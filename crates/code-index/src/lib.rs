@@ -121,11 +121,13 @@ pub struct IndexConfig {
     pub exclude: Vec<String>,
     /// Files larger than this are skipped (`FILE_TOO_LARGE`).
     pub max_file_size: u64,
+    /// Index minified JavaScript/TypeScript too (skipped as `MINIFIED_FILE` by default).
+    pub include_minified: bool,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { exclude: Vec::new(), max_file_size: 4 * 1024 * 1024 }
+        IndexConfig { exclude: Vec::new(), max_file_size: 4 * 1024 * 1024, include_minified: false }
     }
 }
 
@@ -253,6 +255,7 @@ impl Index {
         let opts = indexer::Options {
             exclude: &self.config.exclude,
             max_file_size: self.config.max_file_size,
+            include_minified: self.config.include_minified,
         };
         indexer::update(&mut self.store, &self.root, &opts, progress, cancel)
     }

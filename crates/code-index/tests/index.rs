@@ -200,6 +200,47 @@ fn bad_files_are_skipped_with_a_code_and_the_rest_is_indexed() {
     update(&mut index);
     assert_eq!(names(&index, Some("bin/blob.py")), ["bin/blob.py:now_text"]);
     assert!(!skipped(&index).iter().any(|(_, p)| p == "bin/blob.py"));
+    // Raising the limit indexes the large file without it changing.
+    let cfg = IndexConfig { max_file_size: 1 << 20, ..IndexConfig::default() };
+    let mut index = Index::open(p.root(), cfg).unwrap();
+    update(&mut index);
+    assert_eq!(names(&index, Some("big/huge.py")), ["big/huge.py:X"]);
+}
+
+#[test]
+fn minified_javascript_is_skipped_unless_asked_for() {
+    let p = project();
+    // A bundle: one long line of short names.
+    let bundle = format!("!function(){{{}}}();\n", "var a=function(b){return b+1};".repeat(200));
+    p.write("static/app.min.js", &bundle);
+    // Real code with one long line (a data table) is not minified.
+    let table = format!("export const TABLE = '{}';\n", "x".repeat(3000));
+    let mut readable = String::from("export function render(el) {\n  return el;\n}\n");
+    readable.push_str(&table);
+    readable
+        .push_str(&"// a comment line of ordinary length, padding the average down\n".repeat(80));
+    p.write("static/app.js", &readable);
+    p.write("static/tiny.js", "export const one = () => 1; export const two = () => 2;");
+    let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    let skips = skipped(&index);
+    assert!(
+        skips.contains(&(ErrorCode::MinifiedFile, "static/app.min.js".to_owned())),
+        "{skips:?}"
+    );
+    assert_eq!(
+        names(&index, Some("static/app.js")),
+        ["static/app.js:render", "static/app.js:TABLE"]
+    );
+    assert_eq!(names(&index, Some("static/tiny.js")), ["static/tiny.js:one", "static/tiny.js:two"]);
+    assert!(names(&index, Some("static/app.min.js")).is_empty());
+
+    // Asked for, the bundle is indexed like any file.
+    let cfg = IndexConfig { include_minified: true, ..IndexConfig::default() };
+    let mut index = Index::open(p.root(), cfg).unwrap();
+    update(&mut index);
+    assert!(!skipped(&index).iter().any(|(_, path)| path == "static/app.min.js"));
+    assert!(names(&index, Some("static/app.min.js")).contains(&"static/app.min.js:a".to_owned()));
 }
 
 #[test]

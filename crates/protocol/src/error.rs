@@ -33,6 +33,9 @@ error_codes! {
     BinaryFile = "BINARY_FILE",
     /// A file is larger than the configured limit; skipped by the indexer.
     FileTooLarge = "FILE_TOO_LARGE",
+    /// A JavaScript/TypeScript file looks minified (lines averaging over 110 bytes);
+    /// skipped by the indexer unless `index.include_minified` is set.
+    MinifiedFile = "MINIFIED_FILE",
     /// A file is not valid UTF-8; skipped by the indexer, refused by the edit engine.
     InvalidUtf8 = "INVALID_UTF8",
     /// No grammar for the file's extension; skipped and counted by the indexer.

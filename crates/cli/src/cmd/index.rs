@@ -26,7 +26,11 @@ pub fn index_config(
     max_file_size: Option<u64>,
 ) -> Result<IndexConfig> {
     let section: IndexSection = ctx.config.section("index")?;
-    let mut cfg = IndexConfig { exclude: section.exclude, ..IndexConfig::default() };
+    let mut cfg = IndexConfig {
+        exclude: section.exclude,
+        include_minified: section.include_minified,
+        ..IndexConfig::default()
+    };
     cfg.exclude.extend(extra_exclude.iter().cloned());
     if let Some(n) = max_file_size.or(section.max_file_size) {
         cfg.max_file_size = n;
