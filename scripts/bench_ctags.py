@@ -54,8 +54,11 @@ def run_ctags(root, lang, extra):
 def run_ironbees(binary, root):
     # The corpus is its own project: a .ironbees/ directory stops root discovery there.
     os.makedirs(os.path.join(root, ".ironbees"), exist_ok=True)
-    subprocess.run([binary, "-C", root, "index", "--rebuild"], check=True, capture_output=True)
-    out = subprocess.run([binary, "-C", root, "symbols", "--json"], check=True, capture_output=True, text=True).stdout
+    # Recall measures the extractor, so minified bundles (skipped by default as
+    # MINIFIED_FILE, and parsed by ctags) are indexed here too.
+    env = dict(os.environ, IRONBEES_INDEX__INCLUDE_MINIFIED="true")
+    subprocess.run([binary, "-C", root, "index", "--rebuild"], check=True, capture_output=True, env=env)
+    out = subprocess.run([binary, "-C", root, "symbols", "--json"], check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out)
 
 def norm(name):
