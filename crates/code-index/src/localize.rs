@@ -3,9 +3,12 @@
 //! Signals, each a score per file with the evidence behind it:
 //!
 //! - **frames and paths**: files a stack trace or the text names (by path suffix);
+//!   a file counts by its frame nearest the fault, not by how many frames pass
+//!   through it;
 //! - **definitions**: files defining identifiers the text mentions, weighed by how
 //!   code-like the mention is and how rare the name is in the project;
-//! - **literals**: files containing quoted messages or `--options` verbatim;
+//! - **literals**: files containing quoted messages, `--options` or backticked
+//!   `kebab-case` names (option and message ids) verbatim;
 //! - **text**: BM25 over symbol-level chunks (the best chunk of each file);
 //! - **graph**: personalized PageRank restarted at the files the other signals
 //!   found, so their close dependencies and dependents rise too;
@@ -81,7 +84,7 @@ pub const FEATURES: [&str; NF] = [
     "code_string", // one of its string literals appears verbatim in the text
     "frame",       // a stack frame points into it
     "path",        // the text names it (path or dotted module)
-    "stem_title",  // the title names it (its file name without extension)
+    "stem_title",  // the title names it (its file name without extension, or as two words)
     "stem_body",   // the body names it
     "graph",       // personalized PageRank from files the direct signals found
     "central",     // global PageRank (0..1 of the most central file)
@@ -533,10 +536,17 @@ fn word_set(text: &str) -> HashSet<String> {
 }
 
 /// Files the title or the body names by their file name: `junitxml` for
-/// `junitxml.py`, `pastebin` for `pastebin.py`; a package by its directory.
+/// `junitxml.py`, `pastebin` for `pastebin.py`; a package by its directory. The
+/// title may spell a name as two words ("JUnit XML" for `junitxml.py`).
 fn stem_signals(snapshot: &Snapshot, cleaned: &str, s: &mut Signals) {
     let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let title_words = word_set(title);
+    let mut title_words = word_set(title);
+    let ordered: Vec<String> = title
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    title_words.extend(ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])));
     let body_words = word_set(cleaned);
     let stem_of = |path: &str| -> String {
         let mut parts = path.rsplit('/');
@@ -628,7 +638,10 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
         for f in found {
             let i = f as usize;
             if m.frame {
-                frame_raw[i] += share;
+                // A file's nearest frame to the fault counts, not how many outer
+                // frames pass through it: a dispatcher that appears six times in
+                // a trace is no more the culprit for it.
+                frame_raw[i] = f64::max(frame_raw[i], share);
                 s.evidence[i].push(Evidence::Frame { line: m.line, function: m.function.clone() });
             } else {
                 path_raw[i] += share;

@@ -516,6 +516,18 @@ fn find_literals(query: &str) -> Vec<String> {
             }
         }
     }
+    // A `kebab-case` name in backticks is an option or a message id
+    // (`min-similarity-lines`, `unused-import`): code declares it as a string.
+    let mut ticks = query.split('`');
+    ticks.next();
+    while let Some(inner) = ticks.next() {
+        if is_kebab_name(inner) {
+            for quote in ['"', '\''] {
+                push(&format!("{quote}{inner}{quote}"), &mut out);
+            }
+        }
+        ticks.next();
+    }
     // Quoted strings with a few words (messages), outside code blocks too.
     for quote in ['"', '\''] {
         let mut parts = query.split(quote);
@@ -539,6 +551,15 @@ fn find_literals(query: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `min-similarity-lines`: lower-case words joined by hyphens, starting with a letter.
+fn is_kebab_name(s: &str) -> bool {
+    s.contains('-')
+        && s.starts_with(|c: char| c.is_ascii_lowercase())
+        && !s.ends_with('-')
+        && !s.contains("--")
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 #[cfg(test)]
@@ -663,5 +684,17 @@ mod tests {
         assert!(lits.contains(&"--collect-only".to_owned()), "{lits:?}");
         assert!(lits.contains(&"no tests ran in 0.01s".to_owned()), "{lits:?}");
         assert!(lits.contains(&"could not convert string to float".to_owned()), "{lits:?}");
+    }
+
+    #[test]
+    fn kebab_names_in_backticks_are_quoted_literals() {
+        let q =
+            "Setting `min-similarity-lines` to `0` breaks `foo-` and `a--b`; see utf-8 and `x_y`";
+        let lits = analyze_query(q).literals;
+        assert!(lits.contains(&"\"min-similarity-lines\"".to_owned()), "{lits:?}");
+        assert!(lits.contains(&"'min-similarity-lines'".to_owned()), "{lits:?}");
+        for not in ["\"utf-8\"", "\"foo-\"", "\"a--b\"", "\"x_y\""] {
+            assert!(!lits.contains(&not.to_owned()), "{not} in {lits:?}");
+        }
     }
 }

@@ -200,6 +200,60 @@ fn localize_sees_files_added_since_the_last_run() {
 }
 
 #[test]
+fn localize_blames_the_innermost_frame_not_the_file_with_most_frames() {
+    let p = TempProject::with_fixture(SHOP);
+    let trace = "Crash when ordering to Asia\n\nTraceback (most recent call last):\n  \
+        File \"shop/checkout.py\", line 7, in checkout\n  \
+        File \"shop/checkout.py\", line 10, in checkout\n  \
+        File \"shop/checkout.py\", line 11, in checkout\n  \
+        File \"shop/shipping.py\", line 14, in shipping_rate\nKeyError: 'asia'\n";
+    let (paths, _) = localize(p.root(), trace);
+    assert_eq!(paths[..2], ["shop/shipping.py", "shop/checkout.py"]);
+}
+
+/// Files the SHOP tests do not need: a module whose name is two words, a payment
+/// module that uses both words, an option table.
+const SHOP_MORE: &str = r#"
+//- shop/giftcard.py
+"""Vouchers bought in the shop."""
+
+
+def redeem(voucher, amount):
+    """Take an amount off a voucher's balance."""
+    voucher.balance -= amount
+    return voucher.balance
+//- shop/payment.py
+"""Payment methods: a credit card, or a card given as a gift."""
+
+
+def pay_by_card(card, amount):
+    """Charge a card; a gift card is charged like any other card."""
+    return card.charge(amount)
+//- shop/settings.py
+OPTIONS = {"max-parcel-grams": 30000}
+"#;
+
+#[test]
+fn localize_finds_a_module_the_title_names_in_two_words() {
+    let p = TempProject::with_fixture(&format!("{SHOP}{SHOP_MORE}"));
+    let (paths, v) = localize(p.root(), "Gift card can be used twice");
+    let at = paths.iter().position(|p| p == "shop/giftcard.py").expect("giftcard.py found");
+    assert!(
+        v[at]["evidence"].as_array().unwrap().iter().any(|e| e["kind"] == "path_mentioned"),
+        "{:#}",
+        v[at]
+    );
+}
+
+#[test]
+fn localize_finds_where_a_kebab_case_option_is_declared() {
+    let p = TempProject::with_fixture(&format!("{SHOP}{SHOP_MORE}"));
+    let (paths, v) = localize(p.root(), "Setting `max-parcel-grams` to 0 should disable the limit");
+    assert_eq!(paths[0], "shop/settings.py");
+    assert!(evidence_kinds(&v[0]).contains(&"literal".to_owned()), "{:#}", v[0]);
+}
+
+#[test]
 fn localize_refuses_an_empty_or_missing_query() {
     let p = TempProject::with_fixture(SHOP);
     let o = ironbees(p.root()).args(["localize", "-q", "  \n"]).output().unwrap();
