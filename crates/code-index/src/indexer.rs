@@ -201,8 +201,6 @@ pub(crate) fn update(
     report.deleted = known_files.keys().filter(|p| !seen.contains(p.as_str())).count() as u64;
 
     progress.phase("indexing", Some(work.len() as u64));
-    let max_size = opts.max_file_size;
-    let include_minified = opts.include_minified;
     let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
     let mut write_result: Result<()> = Ok(());
     // The writer runs on this thread, outside rayon's pool: `rayon::scope` would run
@@ -215,7 +213,7 @@ pub(crate) fn update(
                 if cancel.load(Ordering::Relaxed) {
                     return;
                 }
-                let _ = tx.send(process(w, max_size, include_minified, known_blobs));
+                let _ = tx.send(process(w, opts, known_blobs));
             });
         });
         write_result = write_all(store, direct, rx, &mut report, progress, cancel);
@@ -329,11 +327,11 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
 
 fn process(
     work: Work,
-    max_size: u64,
-    include_minified: bool,
+    opts: &Options<'_>,
     known_blobs: &HashMap<(String, String), i64>,
 ) -> Outcome {
     let Work::Read { rel, abs, lang, size, mtime_ns, old_hash } = work;
+    let max_size = opts.max_file_size;
     let bytes = match stdx::read_to_end_limited(&abs, max_size) {
         Ok(stdx::ReadLimited::Complete(b)) => b,
         Ok(stdx::ReadLimited::TooLarge { size }) => {
@@ -367,7 +365,7 @@ fn process(
             mtime_ns,
         };
     }
-    if !include_minified && lang.is_javascript_family() && looks_minified(&bytes) {
+    if !opts.include_minified && lang.is_javascript_family() && looks_minified(&bytes) {
         return Outcome::Skipped {
             rel,
             code: ErrorCode::MinifiedFile,

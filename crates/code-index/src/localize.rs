@@ -527,12 +527,15 @@ impl Signals {
     }
 }
 
-/// Words of a text, lower-cased, split on anything but letters, digits and `_`.
-fn word_set(text: &str) -> HashSet<String> {
+/// Words of a text in order, lower-cased, split on anything but letters, digits and `_`.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .collect()
+}
+
+fn word_set(text: &str) -> HashSet<String> {
+    words(text).collect()
 }
 
 /// Files the title or the body names by their file name: `junitxml` for
@@ -540,13 +543,10 @@ fn word_set(text: &str) -> HashSet<String> {
 /// title may spell a name as two words ("JUnit XML" for `junitxml.py`).
 fn stem_signals(snapshot: &Snapshot, cleaned: &str, s: &mut Signals) {
     let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let mut title_words = word_set(title);
-    let ordered: Vec<String> = title
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    title_words.extend(ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])));
+    let ordered: Vec<String> = words(title).collect();
+    let mut title_words: HashSet<String> =
+        ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])).collect();
+    title_words.extend(ordered);
     let body_words = word_set(cleaned);
     let stem_of = |path: &str| -> String {
         let mut parts = path.rsplit('/');
