@@ -15,7 +15,15 @@
 //! A function whose nearest container is a type (class, struct, trait, impl, ...)
 //! becomes a method here, in one place, instead of in ten query files.
 
-use std::{borrow::Cow, cell::RefCell, collections::HashMap, sync::OnceLock};
+use std::{
+    borrow::Cow,
+    cell::RefCell,
+    collections::HashMap,
+    sync::{
+        OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use protocol::SymbolKind;
 use serde::{Deserialize, Serialize};
@@ -147,6 +155,15 @@ struct Compiled {
     /// the query file as single-node patterns (`(identifier) @reference.use`) but
     /// collected by the tree walk, because the query engine costs far more per match.
     walk_refs: Vec<Option<RefKind>>,
+    /// Per node kind id: reference patterns that are a plain chain of parents ending
+    /// at a node of that kind (`(call function: (attribute attribute: (identifier)
+    /// @reference.call))`), checked by the walk against its stack of ancestors. Calls
+    /// are the most common nodes patterns are rooted at; running the query engine at
+    /// each of them cost a tenth of a cold index.
+    chains: Vec<Vec<Chain>>,
+    /// Per node kind id: whether a chain needs to know under which field a node of
+    /// that kind sits in its parent.
+    needs_field: Vec<bool>,
     /// Per node kind id: whether some pattern is rooted at that kind. The query runs
     /// only at those nodes, with a start depth of 0 (see `Extractor::run`). `None`
     /// when a pattern is rooted at a wildcard: then the query runs over the whole tree.
@@ -167,20 +184,52 @@ fn compiled(lang: Language) -> &'static Compiled {
                 .map(usize::from)
                 .collect()
         };
+        let known_ids = |name: &str| -> Vec<usize> {
+            let ids = ids_of(name);
+            assert!(!ids.is_empty(), "unknown node kind ({name}) in {lang} query");
+            ids
+        };
         let mut walk_refs = vec![None; kinds];
+        let mut chains: Vec<Vec<Chain>> = (0..kinds).map(|_| Vec::new()).collect();
+        let mut needs_field = vec![false; kinds];
         let mut source = String::new();
+        // Only lines that hold a whole pattern: a line inside a multi-line pattern
+        // may look like one on its own.
+        let mut depth = 0i32;
         for line in lang.query_source().lines() {
-            let single = line.trim().split_once(" @reference.").and_then(|(pat, kind)| {
-                let node = pat.strip_prefix('(')?.strip_suffix(')')?;
-                let simple = node.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                simple.then_some((node, RefKind::parse(kind.trim())?))
-            });
-            match single {
-                Some((node, kind)) => {
-                    let ids = ids_of(node);
-                    assert!(!ids.is_empty(), "unknown node kind ({node}) in {lang} query");
-                    for id in ids {
+            let whole = depth == 0;
+            depth += paren_balance(line);
+            let parsed = if whole && depth == 0 { parse_chain(line) } else { None };
+            match parsed {
+                Some(ParsedChain { leaf, kind, steps }) if steps.is_empty() => {
+                    for id in known_ids(leaf) {
                         walk_refs[id] = Some(kind);
+                    }
+                }
+                Some(ParsedChain { leaf, kind, steps }) => {
+                    let field_id = |f: &str| {
+                        grammar
+                            .field_id_for_name(f)
+                            .unwrap_or_else(|| panic!("unknown field {f}: in {lang} query"))
+                    };
+                    let steps: Vec<ChainStep> = steps
+                        .iter()
+                        .map(|&(field, parent)| ChainStep {
+                            field: field.map(field_id),
+                            parents: known_ids(parent).into_iter().map(|id| id as u16).collect(),
+                        })
+                        .collect();
+                    // A step's field is where the level below sits; the leaf's own
+                    // is read at the leaf, the others when the walk descends.
+                    for (below, step) in steps.iter().enumerate().skip(1) {
+                        if step.field.is_some() {
+                            for &id in &steps[below - 1].parents {
+                                needs_field[usize::from(id)] = true;
+                            }
+                        }
+                    }
+                    for id in known_ids(leaf) {
+                        chains[id].push(Chain { kind, steps: steps.clone() });
                     }
                 }
                 None => {
@@ -209,8 +258,148 @@ fn compiled(lang: Language) -> &'static Compiled {
             }
             table
         });
-        Compiled { query, roles, walk_refs, roots }
+        Compiled { query, roles, walk_refs, chains, needs_field, roots }
     })
+}
+
+/// tree-sitter's field id (its alias is private).
+type FieldId = std::num::NonZeroU16;
+
+/// A reference pattern that is a chain of parents: see `Compiled::chains`.
+#[derive(Clone)]
+struct Chain {
+    kind: RefKind,
+    /// From the captured node upwards.
+    steps: Vec<ChainStep>,
+}
+
+#[derive(Clone)]
+struct ChainStep {
+    /// The field the level below must sit under in this parent, if the pattern says.
+    field: Option<FieldId>,
+    /// The parent's kind ids (an aliased name has several).
+    parents: Vec<u16>,
+}
+
+impl Chain {
+    /// Whether the chain ends at a node whose field in its parent is `field`, under
+    /// `ancestors` (kind, field in its own parent), innermost last.
+    fn matches(&self, field: Option<FieldId>, ancestors: &[(u16, Option<FieldId>)]) -> bool {
+        let mut below = field;
+        for (up, step) in self.steps.iter().enumerate() {
+            let Some(&(kind, own_field)) =
+                ancestors.len().checked_sub(up + 1).and_then(|i| ancestors.get(i))
+            else {
+                return false;
+            };
+            if !step.parents.contains(&kind) || step.field.is_some_and(|f| below != Some(f)) {
+                return false;
+            }
+            below = own_field;
+        }
+        true
+    }
+}
+
+/// A one-line pattern `(a f: (b (c) @reference.kind))`: the captured kind, the
+/// reference kind, and the (field, parent kind) steps from the capture upwards.
+struct ParsedChain<'a> {
+    leaf: &'a str,
+    kind: RefKind,
+    steps: Vec<(Option<&'a str>, &'a str)>,
+}
+
+/// Parses a chain pattern; `None` for anything else (predicates, anchors,
+/// alternations, wildcards, quantifiers, several children, other captures), which
+/// stays with the query engine.
+fn parse_chain(line: &str) -> Option<ParsedChain<'_>> {
+    // A chain has no strings, so `;` starts a comment.
+    let spaced = line.split(';').next().unwrap_or_default().trim();
+    if spaced.is_empty() || spaced.contains('"') {
+        return None;
+    }
+    let mut toks = Vec::new();
+    let mut rest = spaced;
+    while let Some(c) = rest.chars().next() {
+        if c.is_whitespace() {
+            rest = &rest[1..];
+        } else if c == '(' || c == ')' {
+            toks.push(&rest[..1]);
+            rest = &rest[1..];
+        } else {
+            let end = rest.find(|c: char| c.is_whitespace() || c == '(' || c == ')');
+            let end = end.unwrap_or(rest.len());
+            toks.push(&rest[..end]);
+            rest = &rest[end..];
+        }
+    }
+    let is_name = |t: &str| {
+        !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && t != "_"
+    };
+    // Opening half: ( kind [field:] ( kind [field:] ( ... ( leaf
+    let mut levels: Vec<(&str, Option<&str>)> = Vec::new(); // (kind, field of its child)
+    let mut i = 0;
+    loop {
+        if toks.get(i) != Some(&"(") || !toks.get(i + 1).is_some_and(|t| is_name(t)) {
+            return None;
+        }
+        let kind = toks[i + 1];
+        i += 2;
+        match toks.get(i) {
+            Some(&f) if f.ends_with(':') && is_name(&f[..f.len() - 1]) => {
+                levels.push((kind, Some(&f[..f.len() - 1])));
+                i += 1;
+            }
+            Some(&"(") => levels.push((kind, None)),
+            Some(&")") => {
+                levels.push((kind, None));
+                break;
+            }
+            _ => return None,
+        }
+    }
+    // Closing half: ) @reference.kind ) ) ... with nothing else.
+    let capture = toks.get(i + 1)?.strip_prefix("@reference.")?;
+    let kind = RefKind::parse(capture)?;
+    let closing = &toks[i + 2..];
+    if closing.len() != levels.len() - 1 || closing.iter().any(|t| *t != ")") {
+        return None;
+    }
+    let (leaf, _) = levels.pop()?;
+    let steps = levels.into_iter().rev().map(|(parent, field)| (field, parent)).collect();
+    Some(ParsedChain { leaf, kind, steps })
+}
+
+/// Opening minus closing parentheses on a query line, outside strings and comments.
+fn paren_balance(line: &str) -> i32 {
+    let mut balance = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            ';' if !in_string => break,
+            '(' | '[' if !in_string => balance += 1,
+            ')' | ']' if !in_string => balance -= 1,
+            _ => {}
+        }
+    }
+    balance
+}
+
+/// Starts compiling `lang`'s query on the rayon pool unless that has begun already.
+/// A cold index calls this while it walks the tree, so the query (tens of
+/// milliseconds for the larger languages) is ready when the first file is parsed,
+/// rather than every worker waiting on the first one to compile it.
+pub(crate) fn warm_up(lang: Language) {
+    static STARTED: [AtomicBool; 10] = [const { AtomicBool::new(false) }; 10];
+    if !STARTED[lang as usize].swap(true, Ordering::Relaxed) {
+        rayon::spawn(move || {
+            compiled(lang);
+        });
+    }
 }
 
 /// The node kinds the top-level patterns of a query are rooted at, read from its
@@ -472,11 +661,22 @@ impl<'s> Extractor<'s> {
         // One walk over the tree: single-node reference kinds are recorded directly,
         // and the query runs at every node some pattern is rooted at.
         let mut walk = root.walk();
+        // The current node's ancestors: kind, and the field it sits under when a
+        // chain asks (see `Compiled::needs_field`).
+        let mut ancestors: Vec<(u16, Option<FieldId>)> = Vec::new();
         'walk: loop {
             let node = walk.node();
             let id = usize::from(node.kind_id());
             if let Some(kind) = compiled.walk_refs.get(id).copied().flatten() {
                 acc.add_ref(kind, node);
+            }
+            if let Some(chains) = compiled.chains.get(id).filter(|c| !c.is_empty()) {
+                let field = walk.field_id();
+                for chain in chains {
+                    if chain.matches(field, &ancestors) {
+                        acc.add_ref(chain.kind, node);
+                    }
+                }
             }
             if compiled.roots.as_ref().is_some_and(|r| r.get(id).copied().unwrap_or(false)) {
                 let mut matches = cursor.matches(&compiled.query, node, self.src);
@@ -484,13 +684,20 @@ impl<'s> Extractor<'s> {
                     self.take(compiled, m, &mut acc);
                 }
             }
+            let own_field = if compiled.needs_field.get(id).copied().unwrap_or(false) {
+                walk.field_id()
+            } else {
+                None
+            };
             if walk.goto_first_child() {
+                ancestors.push((id as u16, own_field));
                 continue;
             }
             while !walk.goto_next_sibling() {
                 if !walk.goto_parent() {
                     break 'walk;
                 }
+                ancestors.pop();
             }
         }
         let Acc { items, refs, mut imports, package, .. } = acc;

@@ -52,6 +52,10 @@ const RACY_WINDOW_NS: i64 = 2_000_000_000;
 const BATCH_FILES: usize = 500;
 const BATCH_TIME: Duration = Duration::from_millis(250);
 
+/// From this many files to parse, when they are at least as many as the index
+/// already holds, an update is a bulk load (see `store::LOOKUP_INDEXES`).
+const BULK_MIN_FILES: usize = 1000;
+
 enum Work {
     Read {
         rel: String,
@@ -116,10 +120,17 @@ pub(crate) fn update(
     }
     let last_started: i64 =
         store.meta("last_update_started_ns")?.and_then(|v| v.parse().ok()).unwrap_or(0);
-    progress.phase("walking", None);
-    let entries = walk(root, opts.exclude, cancel)?;
-    report.files_seen = entries.len() as u64;
     let known_files = store.files()?;
+    progress.phase("walking", None);
+    // On a first index nearly every source file is parsed: compile the queries while
+    // the walk runs. Not otherwise: one edited file needs one language's query.
+    let warm_up = |lang| {
+        if known_files.is_empty() {
+            crate::extract::warm_up(lang);
+        }
+    };
+    let entries = walk(root, opts.exclude, cancel, &warm_up)?;
+    report.files_seen = entries.len() as u64;
     let known_skips = store.skipped()?;
     let known_blobs = store.blobs()?;
     let mut work = Vec::new();
@@ -200,6 +211,19 @@ pub(crate) fn update(
         .collect();
     report.deleted = known_files.keys().filter(|p| !seen.contains(p.as_str())).count() as u64;
 
+    // A bulk load (a first index, a rebuild, a new extractor) builds the lookup
+    // indexes once at the end instead of updating them row by row.
+    let bulk = work.len() >= BULK_MIN_FILES && work.len() >= known_files.len();
+    if bulk {
+        let batch = store.begin()?;
+        batch.drop_lookup_indexes()?;
+        batch.commit()?;
+    }
+
+    // The indexes are built when nine tenths of the files are in, while the workers
+    // parse the rest: at the very end the build would run alone, on one core.
+    let build_indexes_at = bulk.then(|| work.len() * 9 / 10);
+
     progress.phase("indexing", Some(work.len() as u64));
     let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
     let mut write_result: Result<()> = Ok(());
@@ -216,14 +240,23 @@ pub(crate) fn update(
                 let _ = tx.send(process(w, opts, known_blobs));
             });
         });
-        write_result = write_all(store, direct, rx, &mut report, progress, cancel);
+        write_result =
+            write_all(store, direct, rx, build_indexes_at, &mut report, progress, cancel);
     });
     write_result?;
     if cancel.load(Ordering::Relaxed) {
+        if bulk {
+            // What was loaded stays, and is as fast to query as after a full run.
+            let batch = store.begin()?;
+            batch.ensure_lookup_indexes()?;
+            batch.commit()?;
+        }
         return Err(Error::Cancelled);
     }
 
     let batch = store.begin()?;
+    // Also repairs the indexes after a bulk load that was killed.
+    batch.ensure_lookup_indexes()?;
     for path in &deleted {
         batch.delete_path(path)?;
     }
@@ -239,23 +272,30 @@ fn write_all(
     store: &mut Store,
     direct: Vec<Outcome>,
     rx: crossbeam_channel::Receiver<Outcome>,
+    mut build_indexes_at: Option<usize>,
     report: &mut UpdateReport,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<()> {
     let mut pending: Vec<Outcome> = direct;
     let mut last_commit = Instant::now();
+    let mut received = 0;
     loop {
         let next = rx.recv_timeout(BATCH_TIME);
         let done = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
         if let Ok(o) = next {
             pending.push(o);
+            received += 1;
         }
         if !pending.is_empty()
             && (done || pending.len() >= BATCH_FILES || last_commit.elapsed() >= BATCH_TIME)
         {
             let n = pending.len() as u64;
-            commit(store, std::mem::take(&mut pending), report)?;
+            let build_indexes = build_indexes_at.is_some_and(|at| received >= at);
+            if build_indexes {
+                build_indexes_at = None;
+            }
+            commit(store, std::mem::take(&mut pending), build_indexes, report)?;
             progress.advance(n);
             last_commit = Instant::now();
         }
@@ -270,8 +310,16 @@ fn write_all(
     }
 }
 
-fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) -> Result<()> {
+fn commit(
+    store: &mut Store,
+    outcomes: Vec<Outcome>,
+    build_indexes: bool,
+    report: &mut UpdateReport,
+) -> Result<()> {
     let batch = store.begin()?;
+    if build_indexes {
+        batch.ensure_lookup_indexes()?;
+    }
     for o in outcomes {
         match o {
             Outcome::Indexed {
@@ -293,9 +341,14 @@ fn commit(store: &mut Store, outcomes: Vec<Outcome>, report: &mut UpdateReport) 
                         }
                         id
                     }
-                    (Some(a), _) => {
+                    // Parsed twice: identical files in one run (a hundred `__init__.py`).
+                    (Some(_), Some(id)) => {
                         report.parsed += 1;
-                        batch.blob(&hash, lang, a)?
+                        id
+                    }
+                    (Some(a), None) => {
+                        report.parsed += 1;
+                        batch.insert_blob(&hash, lang, a)?
                     }
                     // The blob we meant to reuse is gone (another process collected it):
                     // parse again rather than store an empty result.

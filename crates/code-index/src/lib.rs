@@ -356,7 +356,8 @@ impl Index {
     }
 
     fn staleness(&self) -> Result<Staleness> {
-        let entries = walk::walk(&self.root, &self.config.exclude, &AtomicBool::new(false))?;
+        let entries =
+            walk::walk(&self.root, &self.config.exclude, &AtomicBool::new(false), &|_| {})?;
         let known = self.store.files()?;
         let skipped = self.store.skipped()?;
         let mut st = Staleness::default();

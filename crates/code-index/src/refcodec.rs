@@ -7,14 +7,29 @@
 //! holds each distinct name once per file.
 //!
 //! Layout: `n_names, (len, bytes)*, n_refs, (name_idx, kind, line_delta, column, enclosing+1)*`,
-//! every integer an unsigned LEB128 varint; references sorted by position.
+//! every integer an unsigned LEB128 varint; names in order of first use, references
+//! sorted by position.
+
+use std::collections::HashMap;
 
 use crate::extract::{RefKind, Reference};
 
-pub(crate) fn encode(refs: &[Reference]) -> Vec<u8> {
-    let mut names: Vec<&str> = refs.iter().map(|r| r.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
+/// Encodes `refs`; also returns their distinct names (first use first), which the
+/// caller stores in `ref_names`.
+pub(crate) fn encode(refs: &[Reference]) -> (Vec<u8>, Vec<&str>) {
+    // One map lookup per reference: a sorted table with a binary search per
+    // reference cost ~5 string comparisons each, 2% of a cold index.
+    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(refs.len() / 2);
+    let mut names: Vec<&str> = Vec::new();
+    let idx: Vec<u32> = refs
+        .iter()
+        .map(|r| {
+            *ids.entry(r.name.as_str()).or_insert_with(|| {
+                names.push(&r.name);
+                (names.len() - 1) as u32
+            })
+        })
+        .collect();
     let mut out = Vec::with_capacity(refs.len() * 6 + names.len() * 10);
     put(&mut out, names.len() as u64);
     for n in &names {
@@ -23,16 +38,15 @@ pub(crate) fn encode(refs: &[Reference]) -> Vec<u8> {
     }
     put(&mut out, refs.len() as u64);
     let mut prev_line = 0u32;
-    for r in refs {
-        let idx = names.binary_search(&r.name.as_str()).expect("name is in the table");
-        put(&mut out, idx as u64);
+    for (r, idx) in refs.iter().zip(idx) {
+        put(&mut out, u64::from(idx));
         put(&mut out, kind_code(r.kind));
         put(&mut out, u64::from(r.line.saturating_sub(prev_line)));
         put(&mut out, u64::from(r.column));
         put(&mut out, r.enclosing.map_or(0, |e| u64::from(e) + 1));
         prev_line = r.line.max(prev_line);
     }
-    out
+    (out, names)
 }
 
 /// Decodes what [`encode`] wrote; `None` if the bytes are damaged.
@@ -125,14 +139,15 @@ mod tests {
             r("helper", RefKind::Call, 70_000, 300, Some(4000)),
             r("ünïcode", RefKind::Use, 70_001, 2, None),
         ];
-        let bytes = encode(&refs);
+        let (bytes, names) = encode(&refs);
         assert_eq!(decode(&bytes).unwrap(), refs);
-        assert_eq!(decode(&encode(&[])).unwrap(), vec![]);
+        assert_eq!(names, ["helper", "x", "Item", "ünïcode"]);
+        assert_eq!(decode(&encode(&[]).0).unwrap(), vec![]);
     }
 
     #[test]
     fn damaged_bytes_are_rejected_not_misread() {
-        let bytes =
+        let (bytes, _) =
             encode(&[r("a", RefKind::Call, 1, 1, None), r("b", RefKind::Use, 2, 1, Some(0))]);
         for cut in 0..bytes.len() {
             assert!(decode(&bytes[..cut]).is_none(), "prefix of {cut} bytes accepted");

@@ -104,17 +104,56 @@ const MIGRATIONS: &[&str] = &[
         hash TEXT NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 2 -> 3: `ref_names` keyed by blob, so a bulk load appends instead of inserting
+    // all over a name-ordered B-tree; lookups by name go through an index.
+    r#"
+    CREATE TABLE ref_names_v3(
+        blob_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        PRIMARY KEY(blob_id, name)
+    ) WITHOUT ROWID;
+    INSERT INTO ref_names_v3(blob_id, name) SELECT blob_id, name FROM ref_names ORDER BY blob_id, name;
+    DROP TABLE ref_names;
+    ALTER TABLE ref_names_v3 RENAME TO ref_names;
+    CREATE INDEX ref_names_name ON ref_names(name);
+    "#,
+];
+
+/// The indexes that serve lookups by name. A bulk load drops them and builds them
+/// once at the end ([`Batch::ensure_lookup_indexes`]): inserting hundreds of
+/// thousands of names in random order into a B-tree costs several times what one
+/// sort does, and every commit would rewrite most of its pages into the WAL.
+/// `IF NOT EXISTS` makes the end of every update a repair, so a bulk load that was
+/// killed leaves an index that is slower until the next update, never wrong.
+const LOOKUP_INDEXES: &[(&str, &str)] = &[
+    ("symbols_name", "CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name)"),
+    ("ref_names_name", "CREATE INDEX IF NOT EXISTS ref_names_name ON ref_names(name)"),
 ];
 
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// The tables the migrations create, read from their SQL.
+/// The tables the migrations leave, read from their SQL: created, not dropped,
+/// renamed to their last name.
 fn expected_tables() -> Vec<&'static str> {
-    MIGRATIONS
-        .iter()
-        .flat_map(|sql| sql.split("CREATE TABLE ").skip(1))
-        .filter_map(|rest| rest.split(|c: char| c == '(' || c.is_whitespace()).next())
-        .collect()
+    let mut tables: Vec<&str> = Vec::new();
+    for statement in MIGRATIONS.iter().flat_map(|sql| sql.split(';')) {
+        let words: Vec<&str> = statement
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("--"))
+            .flat_map(|l| l.split(|c: char| c == '(' || c.is_whitespace()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        match words.as_slice() {
+            ["CREATE", "TABLE", name, ..] => tables.push(name),
+            ["DROP", "TABLE", name, ..] => tables.retain(|t| t != name),
+            ["ALTER", "TABLE", from, "RENAME", "TO", to, ..] => {
+                tables.retain(|t| t != from);
+                tables.push(to);
+            }
+            _ => {}
+        }
+    }
+    tables
 }
 
 /// What the database knows about an indexed file.
@@ -353,10 +392,21 @@ impl Batch<'_> {
         if let Some(id) = self.find_blob(hash, lang)? {
             return Ok(id);
         }
-        self.insert_blob(hash, lang, analysis).map_err(|e| self.err(e))
+        self.insert_blob(hash, lang, analysis)
     }
 
-    fn insert_blob(&self, hash: &str, lang: Language, a: &FileAnalysis) -> rusqlite::Result<i64> {
+    /// Inserts a blob the caller has just looked for and not found.
+    pub fn insert_blob(&self, hash: &str, lang: Language, a: &FileAnalysis) -> Result<i64> {
+        self.insert_blob_rows(hash, lang, a).map_err(|e| self.err(e))
+    }
+
+    fn insert_blob_rows(
+        &self,
+        hash: &str,
+        lang: Language,
+        a: &FileAnalysis,
+    ) -> rusqlite::Result<i64> {
+        let (refs, mut names) = crate::refcodec::encode(&a.references);
         self.tx
             .prepare_cached(
                 "INSERT INTO blobs(hash, language, lines, error_nodes, package, n_symbols, n_refs, n_imports, refs)
@@ -371,7 +421,7 @@ impl Batch<'_> {
                 a.definitions.len() as i64,
                 a.references.len() as i64,
                 a.imports.len() as i64,
-                crate::refcodec::encode(&a.references),
+                refs,
             ])?;
         let id = self.tx.last_insert_rowid();
         let mut sym = self.tx.prepare_cached(
@@ -398,13 +448,12 @@ impl Batch<'_> {
                 d.parent,
             ])?;
         }
-        let mut names: Vec<&str> = a.references.iter().map(|r| r.name.as_str()).collect();
+        // In key order: appended to the table's B-tree rather than inserted into it.
         names.sort_unstable();
-        names.dedup();
         let mut rn =
-            self.tx.prepare_cached("INSERT INTO ref_names(name, blob_id) VALUES (?1, ?2)")?;
+            self.tx.prepare_cached("INSERT INTO ref_names(blob_id, name) VALUES (?1, ?2)")?;
         for name in names {
-            rn.execute(params![name, id])?;
+            rn.execute(params![id, name])?;
         }
         let mut im = self.tx.prepare_cached(
             "INSERT INTO imports(blob_id, ord, text, module, line) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -486,6 +535,24 @@ impl Batch<'_> {
             .map_err(|e| self.err(e))
     }
 
+    /// Drops the lookup indexes before a bulk load; see [`LOOKUP_INDEXES`].
+    pub fn drop_lookup_indexes(&self) -> Result<()> {
+        for (name, _) in LOOKUP_INDEXES {
+            self.tx
+                .execute_batch(&format!("DROP INDEX IF EXISTS {name}"))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Builds whichever lookup index is missing; cheap when none is.
+    pub fn ensure_lookup_indexes(&self) -> Result<()> {
+        for (_, sql) in LOOKUP_INDEXES {
+            self.tx.execute_batch(sql).map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
     /// Forgets every parse result (the extractor changed): files will be re-parsed.
     pub fn clear_parse_results(&self) -> Result<()> {
         self.tx
@@ -494,5 +561,50 @@ impl Batch<'_> {
                  DELETE FROM search_files;",
             )
             .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_older_database_keeps_its_rows_through_the_migrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        // A database as the build with schema version 2 left it.
+        let conn = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..2] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO blobs(id, hash, language, lines, error_nodes, n_symbols, n_refs, n_imports, refs)
+                 VALUES (1, 'h1', 'python', 1, 0, 0, 2, 0, x''), (2, 'h2', 'python', 1, 0, 0, 1, 0, x'');
+             INSERT INTO ref_names(name, blob_id) VALUES ('run', 1), ('helper', 1), ('run', 2);
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        drop(conn);
+
+        let store = Store::open(&path).unwrap();
+        let version: i64 =
+            store.conn().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let mut stmt = store
+            .conn()
+            .prepare("SELECT blob_id FROM ref_names WHERE name = 'run' ORDER BY blob_id")
+            .unwrap();
+        let blobs: Vec<i64> =
+            stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap();
+        assert_eq!(blobs, [1, 2]);
+        let plan: String = store
+            .conn()
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT blob_id FROM ref_names WHERE name = 'run'",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("ref_names_name"), "lookups by name use the index: {plan}");
     }
 }

@@ -38,7 +38,14 @@ impl Entry {
 /// Directories that are never project source, whatever the ignore files say.
 const ALWAYS_EXCLUDED: &[&str] = &[".git", ".ironbees", ".hg", ".svn"];
 
-pub(crate) fn walk(root: &Path, exclude: &[String], cancel: &AtomicBool) -> Result<Vec<Entry>> {
+/// Walks `root`; `on_source` is called with the language of each source file as it
+/// is found (from the walker's threads).
+pub(crate) fn walk(
+    root: &Path,
+    exclude: &[String],
+    cancel: &AtomicBool,
+    on_source: &(dyn Fn(Language) + Sync),
+) -> Result<Vec<Entry>> {
     let mut overrides = OverrideBuilder::new(root);
     for glob in exclude {
         // In an override set, `!glob` means "ignore what matches" (gitignore syntax).
@@ -104,6 +111,9 @@ pub(crate) fn walk(root: &Path, exclude: &[String], cancel: &AtomicBool) -> Resu
                 return ignore::WalkState::Quit;
             }
             if let Some(entry) = classify(root, item) {
+                if let Entry::File { lang, .. } = &entry {
+                    on_source(*lang);
+                }
                 found.lock().expect("not poisoned").push(entry);
             }
             ignore::WalkState::Continue

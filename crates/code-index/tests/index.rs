@@ -332,11 +332,52 @@ fn cancelled_update_leaves_a_consistent_index_that_the_next_run_completes() {
     assert!(st.files > 0 && st.files < 1500, "partial progress expected, got {} files", st.files);
     assert_eq!(st.symbols, st.files * 2);
 
+    // A first index this large is a bulk load, which builds the name indexes at the
+    // end; a cancelled one builds them before it returns.
+    assert_eq!(lookup_indexes(&p), ["ref_names_name", "symbols_name"]);
+
     let r = update(&mut index);
     assert_eq!(r.added + st.files, 1500);
     let st = index.status().unwrap();
     assert_eq!((st.files, st.symbols), (1500, 3000));
     assert!(st.stale.unwrap().is_fresh());
+    assert_eq!(lookup_indexes(&p), ["ref_names_name", "symbols_name"]);
+    let q = SymbolQuery { name: Some("m1234".into()), ..Default::default() };
+    let found: Vec<String> =
+        index.symbols(&q).unwrap().into_iter().map(|s| s.qualified_name).collect();
+    assert_eq!(found, ["C1234.m1234"]);
+}
+
+/// The indexes on the database, by name (SQLite's automatic ones left out).
+fn lookup_indexes(p: &TempProject) -> Vec<String> {
+    let conn = rusqlite::Connection::open(p.path(".ironbees/index.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%_name' ORDER BY name",
+        )
+        .unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[test]
+fn a_killed_bulk_load_answers_correctly_and_the_next_update_rebuilds_its_indexes() {
+    let p = project();
+    p.write("src/other.py", "from app import helper\n\ndef caller():\n    return helper()\n");
+    let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    let before = (names(&index, None), index.references("helper").unwrap());
+    // What a bulk load killed before its end leaves: the rows, not the name indexes.
+    let conn = rusqlite::Connection::open(p.path(".ironbees/index.db")).unwrap();
+    conn.execute_batch("DROP INDEX symbols_name; DROP INDEX ref_names_name;").unwrap();
+    drop(conn);
+
+    let reader = Index::open(p.root(), IndexConfig::default()).unwrap();
+    assert_eq!((names(&reader, None), reader.references("helper").unwrap()), before);
+    assert!(lookup_indexes(&p).is_empty());
+    let r = update(&mut index);
+    assert_eq!(r.parsed, 0, "nothing changed: {r:?}");
+    assert_eq!(lookup_indexes(&p), ["ref_names_name", "symbols_name"]);
+    assert_eq!((names(&index, None), index.references("helper").unwrap()), before);
 }
 
 #[test]

@@ -865,3 +865,49 @@ fn mask_macros_blanks_only_macros_and_keeps_offsets() {
     "#]]
     .assert_eq(&String::from_utf8_lossy(&masked));
 }
+
+#[test]
+fn reference_patterns_that_are_chains_go_to_the_walk() {
+    let render = |line: &str| match parse_chain(line) {
+        None => "query".to_owned(),
+        Some(ParsedChain { leaf, kind, steps }) => {
+            let up: Vec<String> = steps
+                .iter()
+                .map(|(field, parent)| {
+                    format!("{}{parent}", field.map_or(String::new(), |f| format!("{f}: in ")))
+                })
+                .collect();
+            format!("{leaf} {} <- {}", kind.as_str(), up.join(" <- "))
+        }
+    };
+    let table = [
+        ("(identifier) @reference.use", "identifier use <- "),
+        ("(call function: (identifier) @reference.call)", "identifier call <- function: in call"),
+        (
+            "(call function: (attribute attribute: (identifier) @reference.call))",
+            "identifier call <- attribute: in attribute <- function: in call",
+        ),
+        ("(decorator (identifier) @reference.call)", "identifier call <- decorator"),
+        ("  (type (identifier) @reference.type)  ; trailing comment", "identifier type <- type"),
+        // Everything else stays with the query engine.
+        ("(method_reference (identifier) @reference.call .)", "query"),
+        ("(call function: (_) @reference.call)", "query"),
+        ("(call function: [(identifier) (attribute)] @reference.call)", "query"),
+        ("(call function: (identifier) @name) @reference.call", "query"),
+        ("(call (identifier) (identifier) @reference.call)", "query"),
+        ("(function_definition name: (identifier) @name) @definition.function", "query"),
+        ("(call function: (identifier) @reference.nonsense)", "query"),
+        ("((identifier) @reference.use (#eq? @reference.use \"self\"))", "query"),
+        ("; (identifier) @reference.use", "query"),
+    ];
+    for (line, want) in table {
+        assert_eq!(render(line), want, "{line}");
+    }
+    assert_eq!(
+        paren_balance(
+            "(module (expression_statement (assignment left: (identifier) @name) @definition.constant)"
+        ),
+        1
+    );
+    assert_eq!(paren_balance(r#"  (#match? @name "^(a|b)\")$"))"#), -1);
+}
