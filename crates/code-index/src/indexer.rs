@@ -21,7 +21,7 @@ use crate::{
     Error, Language, Progress,
     error::Result,
     extract::{FileAnalysis, analyze},
-    store::{self, FileRow, Store},
+    store::{self, Batch, FileRow, Store},
     walk::{Entry, walk},
 };
 
@@ -211,6 +211,11 @@ pub(crate) fn update(
         .collect();
     report.deleted = known_files.keys().filter(|p| !seen.contains(p.as_str())).count() as u64;
 
+    // Largest first: the pool then ends on small files, not with one worker still
+    // parsing a big one while the other has nothing left (in path order, one
+    // worker parsed alone for the last 200 ms of a cold index of Django).
+    work.sort_unstable_by_key(|Work::Read { size, .. }| std::cmp::Reverse(*size));
+
     // A bulk load (a first index, a rebuild, a new extractor) builds the lookup
     // indexes once at the end instead of updating them row by row.
     let bulk = work.len() >= BULK_MIN_FILES && work.len() >= known_files.len();
@@ -219,10 +224,6 @@ pub(crate) fn update(
         batch.drop_lookup_indexes()?;
         batch.commit()?;
     }
-
-    // The indexes are built when nine tenths of the files are in, while the workers
-    // parse the rest: at the very end the build would run alone, on one core.
-    let build_indexes_at = bulk.then(|| work.len() * 9 / 10);
 
     progress.phase("indexing", Some(work.len() as u64));
     let (tx, rx) = crossbeam_channel::bounded::<Outcome>(256);
@@ -233,15 +234,17 @@ pub(crate) fn update(
     std::thread::scope(|s| {
         let known_blobs = &known_blobs;
         s.spawn(move || {
-            work.into_par_iter().for_each_with(tx, |tx, w| {
+            // One file per job: rayon otherwise hands out runs of files that are
+            // processed in sequence, and one worker can end up parsing the rest of
+            // a run while the other has nothing to steal.
+            work.into_par_iter().with_max_len(1).for_each_with(tx, |tx, w| {
                 if cancel.load(Ordering::Relaxed) {
                     return;
                 }
                 let _ = tx.send(process(w, opts, known_blobs));
             });
         });
-        write_result =
-            write_all(store, direct, rx, build_indexes_at, &mut report, progress, cancel);
+        write_result = write_all(store, direct, rx, &mut report, progress, cancel);
     });
     write_result?;
     if cancel.load(Ordering::Relaxed) {
@@ -255,7 +258,10 @@ pub(crate) fn update(
     }
 
     let batch = store.begin()?;
-    // Also repairs the indexes after a bulk load that was killed.
+    // Builds them after a bulk load, and repairs them after one that was killed.
+    // (Built at three quarters of the files instead, to overlap the parsing of the
+    // rest, the remaining rows went through random B-tree inserts whose commits
+    // rewrote index pages all over the WAL: the writer's CPU time rose by 40%.)
     batch.ensure_lookup_indexes()?;
     for path in &deleted {
         batch.delete_path(path)?;
@@ -272,110 +278,93 @@ fn write_all(
     store: &mut Store,
     direct: Vec<Outcome>,
     rx: crossbeam_channel::Receiver<Outcome>,
-    mut build_indexes_at: Option<usize>,
     report: &mut UpdateReport,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<()> {
-    let mut pending: Vec<Outcome> = direct;
+    // Each outcome is written as it arrives, into a transaction committed every
+    // BATCH_FILES or BATCH_TIME: when the last worker finishes, only its last
+    // results are left to write, not a whole batch.
+    let mut batch = store.begin()?;
+    let mut in_batch = direct.len() as u64;
+    for o in direct {
+        apply(&batch, o, report)?;
+    }
     let mut last_commit = Instant::now();
-    let mut received = 0;
     loop {
-        let next = rx.recv_timeout(BATCH_TIME);
+        let wait = BATCH_TIME.saturating_sub(last_commit.elapsed());
+        let next = rx.recv_timeout(wait);
         let done = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
         if let Ok(o) = next {
-            pending.push(o);
-            received += 1;
-        }
-        if !pending.is_empty()
-            && (done || pending.len() >= BATCH_FILES || last_commit.elapsed() >= BATCH_TIME)
-        {
-            let n = pending.len() as u64;
-            let build_indexes = build_indexes_at.is_some_and(|at| received >= at);
-            if build_indexes {
-                build_indexes_at = None;
-            }
-            commit(store, std::mem::take(&mut pending), build_indexes, report)?;
-            progress.advance(n);
-            last_commit = Instant::now();
-        }
-        if done {
-            return Ok(());
+            apply(&batch, o, report)?;
+            in_batch += 1;
         }
         if cancel.load(Ordering::Relaxed) {
-            // Drain so the workers are not blocked on a full channel; drop the rest.
+            // What this transaction holds is rolled back (dropped). Drain, so the
+            // workers are not blocked on a full channel.
+            drop(batch);
             while rx.recv().is_ok() {}
             return Ok(());
+        }
+        if done || in_batch >= BATCH_FILES as u64 || last_commit.elapsed() >= BATCH_TIME {
+            batch.commit()?;
+            progress.advance(in_batch);
+            if done {
+                return Ok(());
+            }
+            batch = store.begin()?;
+            in_batch = 0;
+            last_commit = Instant::now();
         }
     }
 }
 
-fn commit(
-    store: &mut Store,
-    outcomes: Vec<Outcome>,
-    build_indexes: bool,
-    report: &mut UpdateReport,
-) -> Result<()> {
-    let batch = store.begin()?;
-    if build_indexes {
-        batch.ensure_lookup_indexes()?;
-    }
-    for o in outcomes {
-        match o {
-            Outcome::Indexed {
-                rel,
-                abs,
-                lang,
-                hash,
-                size,
-                mtime_ns,
-                lossy,
-                analysis,
-                old_hash,
-            } => {
-                let same_content = old_hash.as_deref() == Some(hash.as_str());
-                let blob_id = match (&analysis, batch.find_blob(&hash, lang)?) {
-                    (None, Some(id)) => {
-                        if !same_content {
-                            report.reused += 1;
-                        }
-                        id
+/// Writes one outcome into the open transaction.
+fn apply(batch: &Batch<'_>, outcome: Outcome, report: &mut UpdateReport) -> Result<()> {
+    match outcome {
+        Outcome::Indexed { rel, abs, lang, hash, size, mtime_ns, lossy, analysis, old_hash } => {
+            let same_content = old_hash.as_deref() == Some(hash.as_str());
+            let blob_id = match (&analysis, batch.find_blob(&hash, lang)?) {
+                (None, Some(id)) => {
+                    if !same_content {
+                        report.reused += 1;
                     }
-                    // Parsed twice: identical files in one run (a hundred `__init__.py`).
-                    (Some(_), Some(id)) => {
-                        report.parsed += 1;
-                        id
-                    }
-                    (Some(a), None) => {
-                        report.parsed += 1;
-                        batch.insert_blob(&hash, lang, a)?
-                    }
-                    // The blob we meant to reuse is gone (another process collected it):
-                    // parse again rather than store an empty result.
-                    (None, None) => match std::fs::read(&abs) {
-                        Ok(bytes) if stdx::sha256_hex(&bytes) == hash => {
-                            report.parsed += 1;
-                            batch.blob(&hash, lang, &analyze(lang, &bytes))?
-                        }
-                        _ => continue, // changed again meanwhile: the next run sees it
-                    },
-                };
-                batch.upsert_file(&rel, blob_id, size, mtime_ns, lossy)?;
-                match old_hash {
-                    None => report.added += 1,
-                    // Touched, or rewritten with the same bytes.
-                    Some(_) if same_content => report.unchanged += 1,
-                    Some(_) => report.modified += 1,
+                    id
                 }
+                // Parsed twice: identical files in one run (a hundred `__init__.py`).
+                (Some(_), Some(id)) => {
+                    report.parsed += 1;
+                    id
+                }
+                (Some(a), None) => {
+                    report.parsed += 1;
+                    batch.insert_blob(&hash, lang, a)?
+                }
+                // The blob we meant to reuse is gone (another process collected it):
+                // parse again rather than store an empty result.
+                (None, None) => match std::fs::read(&abs) {
+                    Ok(bytes) if stdx::sha256_hex(&bytes) == hash => {
+                        report.parsed += 1;
+                        batch.blob(&hash, lang, &analyze(lang, &bytes))?
+                    }
+                    _ => return Ok(()), // changed again meanwhile: the next run sees it
+                },
+            };
+            batch.upsert_file(&rel, blob_id, size, mtime_ns, lossy)?;
+            match old_hash {
+                None => report.added += 1,
+                // Touched, or rewritten with the same bytes.
+                Some(_) if same_content => report.unchanged += 1,
+                Some(_) => report.modified += 1,
             }
-            Outcome::Skipped { rel, code, reason, size, mtime_ns } => {
-                report.skipped += 1;
-                batch.upsert_skip(&rel, code.as_str(), &reason, size, mtime_ns)?;
-            }
-            Outcome::Vanished { rel } => batch.delete_path(&rel)?,
         }
+        Outcome::Skipped { rel, code, reason, size, mtime_ns } => {
+            report.skipped += 1;
+            batch.upsert_skip(&rel, code.as_str(), &reason, size, mtime_ns)?;
+        }
+        Outcome::Vanished { rel } => batch.delete_path(&rel)?,
     }
-    batch.commit()
+    Ok(())
 }
 
 fn process(
