@@ -12,9 +12,10 @@
 //!   name's contribution damped (`sqrt` of its count, less for short, private or
 //!   dunder names), as Aider's repository map does.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use protocol::SymbolKind;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
 
 use crate::{
@@ -92,7 +93,7 @@ impl Graphs {
         let mut file_imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
         let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
         // Per file: names imported explicitly → files, and every imported file.
-        let mut imported_names: Vec<HashMap<NameId, Vec<FileId>>> = vec![HashMap::new(); n];
+        let mut imported_names: Vec<HashMap<NameId, Vec<FileId>>> = vec![HashMap::default(); n];
         for (f, imps) in imports.iter().enumerate() {
             for imp in imps {
                 match &imp.target {
@@ -128,7 +129,7 @@ impl Graphs {
             let imported_files: HashSet<FileId> =
                 file_imports[f as usize].iter().copied().collect();
             // Resolution depends on (name, kind class, enclosing scope): cache it.
-            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> = HashMap::new();
+            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> = HashMap::default();
             for r in &file.refs {
                 let class = kind_class(r.kind);
                 let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);
@@ -163,7 +164,7 @@ impl Graphs {
         }
 
         // File edges: imports, plus damped reference weights per (from, to, name).
-        let mut per_name: HashMap<(FileId, FileId, NameId), (f64, u32)> = HashMap::new();
+        let mut per_name: HashMap<(FileId, FileId, NameId), (f64, u32)> = HashMap::default();
         for e in &symbol_edges {
             if e.to.file == e.from_file {
                 continue;
@@ -177,7 +178,7 @@ impl Graphs {
             entry.0 = entry.0.max(e.weight * kind_weight);
             entry.1 += 1;
         }
-        let mut file_w: HashMap<(FileId, FileId), f64> = HashMap::new();
+        let mut file_w: HashMap<(FileId, FileId), f64> = HashMap::default();
         for ((from, to, name), (w, count)) in per_name {
             let s = name_specificity(project.names.name(name));
             *file_w.entry((from, to)).or_default() += w * s * f64::from(count).sqrt();
@@ -196,8 +197,8 @@ impl Graphs {
             file_in[to as usize].push((from, w));
         }
 
-        let mut calls_out: HashMap<DefId, Vec<usize>> = HashMap::new();
-        let mut calls_in: HashMap<DefId, Vec<usize>> = HashMap::new();
+        let mut calls_out: HashMap<DefId, Vec<usize>> = HashMap::default();
+        let mut calls_in: HashMap<DefId, Vec<usize>> = HashMap::default();
         for (i, e) in symbol_edges.iter().enumerate() {
             if e.kind != RefKind::Call {
                 continue;
@@ -238,7 +239,7 @@ impl Graphs {
         depth: u32,
         reverse: bool,
     ) -> Vec<(DefId, u32, Resolution)> {
-        let mut seen: HashSet<DefId> = HashSet::from([start]);
+        let mut seen: HashSet<DefId> = std::iter::once(start).collect();
         let mut out = Vec::new();
         let mut queue = VecDeque::from([(start, 0u32)]);
         while let Some((d, dist)) = queue.pop_front() {
@@ -323,49 +324,49 @@ fn resolve_ref(
     imported_names: &HashMap<NameId, Vec<FileId>>,
     imported_files: &HashSet<FileId>,
 ) -> Resolved {
-    let candidates: Vec<DefId> = project
-        .defs_named(name)
-        .iter()
-        .copied()
-        .filter(|&d| compatible(kind, project.def(d).kind))
-        .collect();
-    if candidates.is_empty() {
+    let named = project.defs_named(name);
+    let is_compatible = |d: &DefId| compatible(kind, project.def(*d).kind);
+    if !named.iter().any(is_compatible) {
         return Vec::new();
     }
     let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
     // The same scope: a sibling of the enclosing definition (a method of the same
-    // class), or a definition nested in it.
-    let same_file: Vec<DefId> = candidates.iter().copied().filter(|d| d.file == file).collect();
-    if let Some(&d) = same_file.iter().find(|d| {
-        let p = project.def(**d).parent;
+    // class), or a definition nested in it. `defs_named` is in (file, ord) order, so
+    // this file's share is a binary search away; common names (`get`, `__init__`)
+    // have thousands of definitions, and this runs once per distinct reference.
+    let start = named.partition_point(|d| d.file < file);
+    let end = start + named[start..].partition_point(|d| d.file == file);
+    let same_file = || named[start..end].iter().copied().filter(is_compatible);
+    if let Some(d) = same_file().find(|d| {
+        let p = project.def(*d).parent;
         (scope.is_some() && p == scope) || (enclosing.is_some() && p == enclosing)
     }) {
         return one(d, Resolution::Local);
     }
-    if let Some(&d) =
-        same_file.iter().find(|d| project.def(**d).parent.is_none()).or(same_file.first())
+    if let Some(d) =
+        same_file().find(|d| project.def(*d).parent.is_none()).or_else(|| same_file().next())
     {
         return one(d, Resolution::SameFile);
     }
+    let candidates = || named.iter().copied().filter(is_compatible);
     if let Some(files) = imported_names.get(&name) {
-        let hits: Vec<DefId> =
-            candidates.iter().copied().filter(|d| files.contains(&d.file)).collect();
+        let hits: Vec<DefId> = candidates().filter(|d| files.contains(&d.file)).collect();
         if !hits.is_empty() {
             let w = Resolution::Imported.weight() / hits.len() as f64;
             return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
         }
     }
-    let hits: Vec<DefId> =
-        candidates.iter().copied().filter(|d| imported_files.contains(&d.file)).collect();
+    let hits: Vec<DefId> = candidates().filter(|d| imported_files.contains(&d.file)).collect();
     if !hits.is_empty() {
         let w = Resolution::Imported.weight() / hits.len() as f64;
         return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
     }
-    match candidates.len() {
-        1 => one(candidates[0], Resolution::Global),
-        n if n <= MAX_CANDIDATES && kind != RefKind::Use => {
+    let mut first = candidates().take(MAX_CANDIDATES + 1);
+    match (first.next(), first.count() + 1) {
+        (Some(d), 1) => one(d, Resolution::Global),
+        (Some(_), n) if n <= MAX_CANDIDATES && kind != RefKind::Use => {
             let w = Resolution::Ambiguous.weight() / n as f64;
-            candidates.into_iter().map(|d| (d, Resolution::Ambiguous, w)).collect()
+            candidates().map(|d| (d, Resolution::Ambiguous, w)).collect()
         }
         _ => Vec::new(),
     }

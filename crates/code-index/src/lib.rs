@@ -107,7 +107,7 @@ pub use crate::{
         SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
     },
     testfiles::{TestKind, module_stem, test_convention, test_subject},
-    tokens::count_tokens,
+    tokens::{count_tokens, warm_up_tokenizer},
 };
 use protocol::{ErrorCode, Symbol};
 

@@ -5,9 +5,8 @@
 //! references. Names are interned (`NameId`) so that resolving millions of
 //! references against definitions is integer hashing, not string comparison.
 
-use std::collections::HashMap;
-
 use protocol::SymbolKind;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::{Error, Language, RefKind, error::Result, store::Store};
 
@@ -26,7 +25,10 @@ pub struct DefId {
 /// Interned strings.
 #[derive(Debug, Default)]
 pub struct Interner {
-    ids: HashMap<String, NameId>,
+    /// SipHash on purpose: these keys are the repository's identifiers, which a
+    /// hostile repository could pick to collide under FxHash. Since references are
+    /// decoded per file's distinct names, this map is not hot.
+    ids: std::collections::HashMap<String, NameId>,
     names: Vec<String>,
 }
 
@@ -106,7 +108,7 @@ pub struct ProjectFile {
 pub struct Project {
     pub names: Interner,
     pub files: Vec<ProjectFile>,
-    by_path: HashMap<String, FileId>,
+    by_path: std::collections::HashMap<String, FileId>,
     /// Definitions by name.
     defs_by_name: HashMap<NameId, Vec<DefId>>,
 }
@@ -116,7 +118,7 @@ impl Project {
         let conn = store.conn();
         let err = |e| Error::db(store.path(), e);
         let mut project = Project::default();
-        let mut blob_to_files: HashMap<i64, Vec<FileId>> = HashMap::new();
+        let mut blob_to_files: HashMap<i64, Vec<FileId>> = HashMap::default();
         {
             let mut stmt = conn
                 .prepare(
@@ -131,20 +133,12 @@ impl Project {
                 let lang_name: String = r.get(2).map_err(err)?;
                 let Some(language) = Language::from_name(&lang_name) else { continue };
                 let bytes: Vec<u8> = r.get(6).map_err(err)?;
-                let decoded = crate::refcodec::decode(&bytes).ok_or_else(|| Error::Corrupt {
-                    path: store.path().to_owned(),
-                    reason: format!("references of {path} cannot be decoded"),
-                })?;
-                let refs = decoded
-                    .into_iter()
-                    .map(|d| Ref {
-                        name: project.names.intern(&d.name),
-                        kind: d.kind,
-                        line: d.line,
-                        column: d.column,
-                        enclosing: d.enclosing,
-                    })
-                    .collect();
+                let names = &mut project.names;
+                let refs = crate::refcodec::decode_interned(&bytes, |name| names.intern(name))
+                    .ok_or_else(|| Error::Corrupt {
+                        path: store.path().to_owned(),
+                        reason: format!("references of {path} cannot be decoded"),
+                    })?;
                 let id = project.files.len() as FileId;
                 project.by_path.insert(path.clone(), id);
                 blob_to_files.entry(blob).or_default().push(id);
@@ -277,6 +271,8 @@ impl Project {
         project
     }
 
+    /// Each name's definitions in (file, ord) order: `graph::resolve_ref` finds a
+    /// file's own definitions by binary search.
     fn index_definitions(&mut self) {
         self.defs_by_name.clear();
         for (f, file) in self.files.iter().enumerate() {

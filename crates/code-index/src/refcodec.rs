@@ -12,7 +12,10 @@
 
 use std::collections::HashMap;
 
-use crate::extract::{RefKind, Reference};
+use crate::{
+    extract::{RefKind, Reference},
+    project::{NameId, Ref},
+};
 
 /// Encodes `refs`; also returns their distinct names (first use first), which the
 /// caller stores in `ref_names`.
@@ -51,20 +54,45 @@ pub(crate) fn encode(refs: &[Reference]) -> (Vec<u8>, Vec<&str>) {
 
 /// Decodes what [`encode`] wrote; `None` if the bytes are damaged.
 pub(crate) fn decode(bytes: &[u8]) -> Option<Vec<Reference>> {
+    let mut names = Vec::new();
+    let refs = decode_interned(bytes, |name| {
+        names.push(name.to_owned());
+        (names.len() - 1) as NameId
+    })?;
+    let out = refs
+        .into_iter()
+        .map(|r| Reference {
+            name: names[r.name as usize].clone(),
+            kind: r.kind,
+            line: r.line,
+            column: r.column,
+            enclosing: r.enclosing,
+        })
+        .collect();
+    Some(out)
+}
+
+/// Decodes like [`decode`], but names each reference by what `intern` returns for
+/// its name, called once per distinct name: a snapshot of a large repository
+/// decodes millions of references, and a `String` each is most of that work.
+pub(crate) fn decode_interned(
+    bytes: &[u8],
+    mut intern: impl FnMut(&str) -> NameId,
+) -> Option<Vec<Ref>> {
     let mut r = Reader { bytes, pos: 0 };
     let n_names = r.get()? as usize;
     let mut names = Vec::with_capacity(n_names.min(1 << 20));
     for _ in 0..n_names {
         let len = r.get()? as usize;
         let s = bytes.get(r.pos..r.pos.checked_add(len)?)?;
-        names.push(std::str::from_utf8(s).ok()?.to_owned());
+        names.push(intern(std::str::from_utf8(s).ok()?));
         r.pos += len;
     }
     let n = r.get()? as usize;
     let mut out = Vec::with_capacity(n.min(1 << 22));
     let mut line = 0u32;
     for _ in 0..n {
-        let name = names.get(r.get()? as usize)?.clone();
+        let name = *names.get(r.get()? as usize)?;
         let kind = kind_from_code(r.get()?)?;
         line = line.checked_add(u32::try_from(r.get()?).ok()?)?;
         let column = u32::try_from(r.get()?).ok()?;
@@ -72,7 +100,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Vec<Reference>> {
             0 => None,
             e => Some(u32::try_from(e - 1).ok()?),
         };
-        out.push(Reference { name, kind, line, column, enclosing });
+        out.push(Ref { name, kind, line, column, enclosing });
     }
     (r.pos == bytes.len()).then_some(out)
 }

@@ -24,7 +24,7 @@
 //! leave the rest to a sink that hands it back to the restart distribution: an
 //! unsure reference passes on only as much rank as it is sure.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::{
     RefKind, Snapshot,
@@ -105,13 +105,13 @@ impl SymbolGraph {
         // Guessed references (trust below 0.5) to a definition from many files are
         // most likely something else of the same name (`x.len()` from a hundred
         // files is the standard library's): damp them by how widespread they are.
-        let mut guessed_from: HashMap<DefId, HashSet<FileId>> = HashMap::new();
+        let mut guessed_from: HashMap<DefId, HashSet<FileId>> = HashMap::default();
         for e in &snapshot.graphs.symbol_edges {
             if edge_trust(project, e) < 0.5 {
                 guessed_from.entry(e.to).or_default().insert(e.from_file);
             }
         }
-        let mut agg: HashMap<(u32, u32), (f64, u32)> = HashMap::new();
+        let mut agg: HashMap<(u32, u32), (f64, u32)> = HashMap::default();
         for e in &snapshot.graphs.symbol_edges {
             let from = match e.from {
                 Some(d) => g.def_node(d),

@@ -5,6 +5,15 @@
 //! percent; budgets are about fitting a context window, so one well-known vocabulary
 //! is the honest choice over a characters-divided-by-four guess.
 
+/// Builds the tokenizer's tables on a background thread (about a tenth of a second),
+/// so that a command which will count tokens later overlaps that with its other work
+/// (loading a snapshot). Counting before it is done simply waits for it.
+pub fn warm_up_tokenizer() {
+    std::thread::spawn(|| {
+        tiktoken_rs::o200k_base_singleton();
+    });
+}
+
 /// Number of tokens `text` takes in the `o200k_base` vocabulary.
 pub fn count_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use code_index::{RepoMapOptions, repo_map};
+use code_index::{RepoMapOptions, repo_map, warm_up_tokenizer};
 
 use super::{Ctx, index::open_fresh, localize::read_query};
 use crate::output::Output;
@@ -34,6 +34,8 @@ pub struct RepomapArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
+    // The map is cut to a token budget at the end; build the tokenizer meanwhile.
+    warm_up_tokenizer();
     let query = if args.query.is_some() || args.query_file.is_some() {
         Some(read_query(&args.query, &args.query_file)?)
     } else {
