@@ -35,10 +35,10 @@ use serde::Serialize;
 use crate::{
     Error, QueryFeatures, QueryKind, Snapshot, analyze_query,
     error::Result,
-    localize::is_test_path,
     project::{DefId, FileId, Project},
     search::{SearchIndex, split_identifier},
     sources::Sources,
+    testfiles::is_test_path,
 };
 
 /// The `k` of reciprocal-rank fusion: how flat the rank curve is.
@@ -435,45 +435,87 @@ const STOP: &[&str] = &[
 /// Names, exact to fuzzy.
 struct NameRetriever;
 
+/// A query term, with what [`name_score`] compares against every name computed once.
+struct Term {
+    raw: String,
+    lower: String,
+    /// Lowercased with `::` as `.`, when the term is qualified (`Cart.total`).
+    dotted: Option<String>,
+    parts: Vec<String>,
+    chars: usize,
+}
+
+impl Term {
+    fn new(raw: &str) -> Term {
+        let lower = raw.to_lowercase();
+        let tq = lower.replace("::", ".");
+        Term {
+            raw: raw.to_owned(),
+            dotted: tq.contains('.').then_some(tq),
+            parts: split_identifier(raw).into_iter().map(|(_, p)| p.to_lowercase()).collect(),
+            chars: lower.chars().count(),
+            lower,
+        }
+    }
+}
+
+/// A definition's name, lowercased once, its parts split when first needed.
+struct Name<'a> {
+    raw: &'a str,
+    lower: String,
+    parts: std::cell::OnceCell<Vec<String>>,
+}
+
+impl<'a> Name<'a> {
+    fn new(raw: &'a str) -> Name<'a> {
+        Name { raw, lower: raw.to_lowercase(), parts: std::cell::OnceCell::new() }
+    }
+
+    fn parts(&self) -> &[String] {
+        self.parts.get_or_init(|| {
+            split_identifier(self.raw).into_iter().map(|(_, p)| p.to_lowercase()).collect()
+        })
+    }
+}
+
 /// How well a query term matches a name: 1.0 exact (case-insensitive), 0.9 the
 /// qualified name, then prefix, fuzzy, and parts.
-fn name_score(term: &str, term_parts: &[String], name: &str, qualified: &str) -> f64 {
-    let t = term.to_lowercase();
-    let n = name.to_lowercase();
-    if term == name {
+fn name_score(term: &Term, name: &Name<'_>, qualified: &str) -> f64 {
+    let (t, n) = (term.lower.as_str(), name.lower.as_str());
+    if term.raw == name.raw {
         return 1.05;
     }
     if t == n {
         return 1.0;
     }
-    let q = qualified.to_lowercase().replace("::", ".");
-    let tq = t.replace("::", ".");
     // `Cart.total` for `shop.cart.Cart.total`, and `shop.cart.Cart.total` for a
     // qualified name that starts at the file (`Cart.total`).
-    if tq.contains('.')
-        && (q == tq
+    if let Some(tq) = &term.dotted {
+        let q = qualified.to_lowercase().replace("::", ".");
+        if q == *tq
             || q.ends_with(&format!(".{tq}"))
-            || (q.contains('.') && tq.ends_with(&format!(".{q}"))))
-    {
-        return 1.0;
+            || (q.contains('.') && tq.ends_with(&format!(".{q}")))
+        {
+            return 1.0;
+        }
     }
-    let tlen = t.chars().count();
-    if tlen >= 3 && n.starts_with(&t) {
+    let tlen = term.chars;
+    if tlen >= 3 && n.starts_with(t) {
         // A prefix that is most of the name is nearly exact.
         return 0.6 + 0.2 * tlen as f64 / n.chars().count() as f64;
     }
     let max = max_edits(tlen);
     if max > 0
-        && let Some(d) = bounded_levenshtein(&t, &n, max)
+        && let Some(d) = bounded_levenshtein(t, n, max)
     {
         return 0.65 - 0.1 * d as f64;
     }
     // Parts: the term's parts among the name's, each exact or one edit away.
-    let name_parts: Vec<String> =
-        split_identifier(name).into_iter().map(|(_, p)| p.to_lowercase()).collect();
-    if name_parts.len() < 2 && term_parts.len() < 2 {
+    let term_parts = &term.parts;
+    if term_parts.len() < 2 && name.parts().len() < 2 {
         return 0.0;
     }
+    let name_parts = name.parts();
     let mut hit = 0.0;
     for tp in term_parts {
         let best = name_parts
@@ -508,6 +550,10 @@ fn max_edits(len: usize) -> usize {
 
 /// Levenshtein distance when at most `max`, on chars.
 fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
+    // Most pairs differ in length by more than `max`: say so before allocating.
+    if a.chars().count().abs_diff(b.chars().count()) > max {
+        return None;
+    }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     if a.len().abs_diff(b.len()) > max {
@@ -558,26 +604,23 @@ impl NameRetriever {
         if terms.is_empty() {
             return Vec::new();
         }
-        let parts: Vec<Vec<String>> = terms
-            .iter()
-            .map(|t| split_identifier(t).into_iter().map(|(_, p)| p.to_lowercase()).collect())
-            .collect();
+        let terms: Vec<Term> = terms.iter().map(|t| Term::new(t)).collect();
         let project = &snapshot.project;
         // Score each distinct name once (thousands of `__init__`s); qualified names
         // matter only for a dotted term.
-        let dotted = terms.iter().any(|t| t.contains(['.', ':']));
+        let dotted = terms.iter().any(|t| t.raw.contains(['.', ':']));
         let mut cache: HashMap<(u32, &str), f64> = HashMap::new();
         let mut scored: Vec<(f64, DefId)> = Vec::new();
         for d in project.all_defs() {
             let def = project.def(d);
             let key = (def.name, if dotted { def.qualified_name.as_str() } else { "" });
             let s = *cache.entry(key).or_insert_with(|| {
-                let name = project.names.name(def.name);
+                let name = Name::new(project.names.name(def.name));
                 let mut best = 0.0f64;
                 let mut sum = 0.0;
                 let mut matched = 0;
-                for (t, p) in terms.iter().zip(&parts) {
-                    let s = name_score(t, p, name, &def.qualified_name);
+                for t in &terms {
+                    let s = name_score(t, &name, &def.qualified_name);
                     best = best.max(s);
                     sum += s;
                     matched += usize::from(s > 0.0);
@@ -1147,10 +1190,7 @@ mod tests {
 
     #[test]
     fn name_scores() {
-        let p = |t: &str| -> Vec<String> {
-            split_identifier(t).into_iter().map(|(_, p)| p.to_lowercase()).collect()
-        };
-        let s = |t: &str, n: &str, q: &str| name_score(t, &p(t), n, q);
+        let s = |t: &str, n: &str, q: &str| name_score(&Term::new(t), &Name::new(n), q);
         let cases: &[(&str, &str, &str, f64)] = &[
             ("parse", "parse", "parse", 1.05),
             ("Parse", "parse", "parse", 1.0),

@@ -106,7 +106,7 @@ pub use crate::{
     target::{
         SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
     },
-    testfiles::{TestKind, module_stem, test_convention, test_subject},
+    testfiles::{TestKind, is_test_path, module_stem, test_convention, test_subject},
     tokens::{count_tokens, warm_up_tokenizer},
 };
 use protocol::{ErrorCode, Symbol};

@@ -37,6 +37,7 @@ use crate::{
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
     search::SearchIndex,
+    testfiles::is_test_path,
 };
 
 /// Why a file is in the result.
@@ -164,34 +165,6 @@ pub(crate) fn role_prior(path: &str) -> f64 {
     } else {
         1.0
     }
-}
-
-pub(crate) fn is_test_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    let dirs: Vec<&str> = lower.split('/').collect();
-    let in_test_dir = dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
-        matches!(
-            *d,
-            "test"
-                | "tests"
-                | "testing"
-                | "__tests__"
-                | "spec"
-                | "specs"
-                | "testdata"
-                | "test_data"
-        )
-    });
-    in_test_dir
-        || name.starts_with("test_")
-        || name == "conftest.py"
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
-        || name.ends_with("_tests.rs")
-        || [".test.", ".spec.", "test.java", "tests.java", "tests.cs", "test.cs"]
-            .iter()
-            .any(|s| name.contains(s))
 }
 
 fn is_doc_or_example(path: &str) -> bool {

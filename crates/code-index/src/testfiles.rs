@@ -22,7 +22,6 @@ use serde::Serialize;
 
 use crate::{
     Language,
-    localize::is_test_path,
     project::{FileId, Project},
 };
 
@@ -145,6 +144,38 @@ pub fn by_path(path: &str, language: Language) -> Option<(TestKind, &'static str
     };
     // Anything else the general rule (shared with localization) calls a test.
     hit.or_else(|| is_test_path(path).then_some((File, "test path")))
+}
+
+/// Whether a path looks like a test by the general rule every language shares (test
+/// directories, `test_*`, `*_test.*`, `*.spec.*`, ...): what ranking and the pillars
+/// use where one yes/no is enough; [`test_convention`] says which language's rule
+/// matched, and falls back to this.
+pub fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let dirs: Vec<&str> = lower.split('/').collect();
+    let in_test_dir = dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
+        matches!(
+            *d,
+            "test"
+                | "tests"
+                | "testing"
+                | "__tests__"
+                | "spec"
+                | "specs"
+                | "testdata"
+                | "test_data"
+        )
+    });
+    in_test_dir
+        || name.starts_with("test_")
+        || name == "conftest.py"
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name.ends_with("_tests.rs")
+        || [".test.", ".spec.", "test.java", "tests.java", "tests.cs", "test.cs"]
+            .iter()
+            .any(|s| name.contains(s))
 }
 
 /// Third-party or generated code kept in the tree: vendored directories and

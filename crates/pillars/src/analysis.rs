@@ -10,24 +10,9 @@ use protocol::{
     SymbolChange,
 };
 
-/// Whether a path is a test file, by the conventions of the ten languages.
-pub(crate) fn is_test_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    let dirs: Vec<&str> = lower.split('/').collect();
-    let in_test_dir = dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
-        matches!(*d, "test" | "tests" | "testing" | "__tests__" | "spec" | "specs" | "testdata")
-    });
-    in_test_dir
-        || name.starts_with("test_")
-        || name == "conftest.py"
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
-        || name.ends_with("_tests.rs")
-        || [".test.", ".spec.", "test.java", "tests.java", "tests.cs", "test.cs"]
-            .iter()
-            .any(|s| name.contains(s))
-}
+/// One rule for "is this a test file" across the workspace: ranking and the pillars
+/// must agree on it.
+pub(crate) use code_index::is_test_path;
 
 /// Branch points in source text: a rough cyclomatic count that needs no grammar
 /// knowledge beyond keywords shared by the ten languages.
