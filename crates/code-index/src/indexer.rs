@@ -118,6 +118,12 @@ pub(crate) fn update(
         batch.set_meta("extractor", &extractor)?;
         batch.commit()?;
     }
+    // The settings that admit a file (the size limit, minified bundles) can be
+    // tightened between runs. A file indexed under looser ones must then be checked
+    // again: unchanged on disk, it would otherwise stay indexed for good.
+    let admission =
+        format!("max_file_size={} include_minified={}", opts.max_file_size, opts.include_minified);
+    let recheck = store.meta("admission")?.as_deref() != Some(admission.as_str());
     let last_started: i64 =
         store.meta("last_update_started_ns")?.and_then(|v| v.parse().ok()).unwrap_or(0);
     let known_files = store.files()?;
@@ -145,6 +151,9 @@ pub(crate) fn update(
                     && s == size
                     && m == mtime_ns
                     && !racy
+                    && !(recheck
+                        && (*size > opts.max_file_size
+                            || (!opts.include_minified && lang.is_javascript_family())))
                 {
                     report.unchanged += 1;
                     continue;
@@ -267,6 +276,7 @@ pub(crate) fn update(
         batch.delete_path(path)?;
     }
     batch.collect_garbage()?;
+    batch.set_meta("admission", &admission)?;
     batch.set_meta("last_update_started_ns", &started_ns.to_string())?;
     batch.set_meta("last_update_finished_ns", &now_ns().to_string())?;
     batch.commit()?;

@@ -177,11 +177,19 @@ fn skipped(index: &Index) -> Vec<(ErrorCode, String)> {
     out
 }
 
+/// Sets a file's mtime an hour back, as for a file that was not just written.
+fn age(p: &TempProject, rel: &str) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(p.path(rel)).unwrap().set_modified(hour_ago).unwrap();
+}
+
 #[test]
 fn bad_files_are_skipped_with_a_code_and_the_rest_is_indexed() {
     let p = project();
     p.write("bin/blob.py", b"def x():\0\0\0 pass\n");
     p.write("big/huge.py", format!("X = '{}'\n", "a".repeat(5000)));
+    // An hour old: out of the racy window, so an unchanged file is not re-read.
+    age(&p, "big/huge.py");
     let cfg = IndexConfig { max_file_size: 1000, ..IndexConfig::default() };
     let mut index = Index::open(p.root(), cfg).unwrap();
     update(&mut index);
@@ -205,6 +213,12 @@ fn bad_files_are_skipped_with_a_code_and_the_rest_is_indexed() {
     let mut index = Index::open(p.root(), cfg).unwrap();
     update(&mut index);
     assert_eq!(names(&index, Some("big/huge.py")), ["big/huge.py:X"]);
+    // Lowering it again skips the file, though it did not change.
+    let cfg = IndexConfig { max_file_size: 1000, ..IndexConfig::default() };
+    let mut index = Index::open(p.root(), cfg).unwrap();
+    update(&mut index);
+    assert!(names(&index, Some("big/huge.py")).is_empty());
+    assert!(skipped(&index).contains(&(ErrorCode::FileTooLarge, "big/huge.py".to_owned())));
 }
 
 #[test]
@@ -221,6 +235,9 @@ fn minified_javascript_is_skipped_unless_asked_for() {
         .push_str(&"// a comment line of ordinary length, padding the average down\n".repeat(80));
     p.write("static/app.js", &readable);
     p.write("static/tiny.js", "export const one = () => 1; export const two = () => 2;");
+    for f in ["static/app.min.js", "static/app.js", "static/tiny.js"] {
+        age(&p, f);
+    }
     let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
     update(&mut index);
     let skips = skipped(&index);
@@ -241,6 +258,14 @@ fn minified_javascript_is_skipped_unless_asked_for() {
     update(&mut index);
     assert!(!skipped(&index).iter().any(|(_, path)| path == "static/app.min.js"));
     assert!(names(&index, Some("static/app.min.js")).contains(&"static/app.min.js:a".to_owned()));
+
+    // Back to the default, the bundle is skipped again though it did not change;
+    // the readable files stay.
+    let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
+    update(&mut index);
+    assert!(names(&index, Some("static/app.min.js")).is_empty());
+    assert!(skipped(&index).contains(&(ErrorCode::MinifiedFile, "static/app.min.js".to_owned())));
+    assert_eq!(names(&index, Some("static/tiny.js")), ["static/tiny.js:one", "static/tiny.js:two"]);
 }
 
 #[test]
