@@ -1,6 +1,6 @@
-use std::path::PathBuf;
+use std::{io::Read, path::PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use code_index::Evidence;
 use protocol::ErrorCode;
 
@@ -13,7 +13,8 @@ pub struct LocalizeArgs {
     /// The request: an issue, a bug report, a question, a stack trace.
     #[arg(long, short = 'q', value_name = "TEXT")]
     pub query: Option<String>,
-    /// Read the request from a file (`-` for stdin).
+    /// Read the request from a file (`-` for stdin). At most 1 MiB; bytes that are
+    /// not UTF-8 are replaced, with a warning.
     #[arg(long, value_name = "F")]
     pub query_file: Option<PathBuf>,
     /// Number of files to return.
@@ -28,14 +29,52 @@ pub struct LocalizeArgs {
     pub explain: bool,
 }
 
-pub fn read_query(query: &Option<String>, file: &Option<PathBuf>) -> Result<String> {
+/// Issue texts are kilobytes. A larger "query" is a log dump or the wrong file, and
+/// would cost seconds of BM25 over its hundreds of thousands of terms.
+const MAX_QUERY_BYTES: u64 = 1 << 20;
+
+/// The request text, from `--query`, a file, or stdin (`-`). A file that is not
+/// UTF-8 (an issue saved from a Latin-1 terminal) is read with its bad bytes
+/// replaced, and says so: the query is only read, so nothing is lost by it.
+pub fn read_query(out: &Output, query: &Option<String>, file: &Option<PathBuf>) -> Result<String> {
     let text = match (query, file) {
         (Some(q), _) => q.clone(),
-        (None, Some(f)) if f.as_os_str() == "-" => {
-            std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+        (None, Some(f)) => {
+            let name = if f.as_os_str() == "-" { "stdin".into() } else { f.display().to_string() };
+            let io_error = |e: std::io::Error| {
+                let code = match e.kind() {
+                    std::io::ErrorKind::NotFound => ErrorCode::NotFound,
+                    _ => ErrorCode::Io,
+                };
+                cli_error(code, format!("{name}: {e}"))
+            };
+            let mut bytes = Vec::new();
+            if f.as_os_str() == "-" {
+                std::io::stdin().take(MAX_QUERY_BYTES + 1).read_to_end(&mut bytes)
+            } else {
+                std::fs::File::open(f)
+                    .and_then(|file| file.take(MAX_QUERY_BYTES + 1).read_to_end(&mut bytes))
+            }
+            .map_err(io_error)?;
+            if bytes.len() as u64 > MAX_QUERY_BYTES {
+                return Err(cli_error(
+                    ErrorCode::FileTooLarge,
+                    format!(
+                        "{name}: the query is over {MAX_QUERY_BYTES} bytes; pass the issue text, not a whole log"
+                    ),
+                ));
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    out.warn(format!(
+                        "{name}: not valid UTF-8 (INVALID_UTF8, first bad byte at offset {at}); invalid bytes replaced"
+                    ));
+                    String::from_utf8_lossy(e.as_bytes()).into_owned()
+                }
+            }
         }
-        (None, Some(f)) => std::fs::read_to_string(f)
-            .map_err(|e| cli_error(ErrorCode::NotFound, format!("{}: {e}", f.display())))?,
         (None, None) => String::new(),
     };
     if text.trim().is_empty() {
@@ -45,7 +84,7 @@ pub fn read_query(query: &Option<String>, file: &Option<PathBuf>) -> Result<Stri
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
-    let query = read_query(&args.query, &args.query_file)?;
+    let query = read_query(out, &args.query, &args.query_file)?;
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
     let search = index.search_index(&snapshot)?;

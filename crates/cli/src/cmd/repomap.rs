@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
     // The map is cut to a token budget at the end; build the tokenizer meanwhile.
     warm_up_tokenizer();
     let query = if args.query.is_some() || args.query_file.is_some() {
-        Some(read_query(&args.query, &args.query_file)?)
+        Some(read_query(out, &args.query, &args.query_file)?)
     } else {
         None
     };

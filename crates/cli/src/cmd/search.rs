@@ -30,7 +30,7 @@ pub struct SearchArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
-    let query = read_query(&Some(args.query.clone()), &None)?;
+    let query = read_query(out, &Some(args.query.clone()), &None)?;
     if args.k == 0 {
         return Err(cli_error(ErrorCode::InvalidArgument, "-k must be at least 1"));
     }

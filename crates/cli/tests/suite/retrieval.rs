@@ -263,6 +263,29 @@ fn localize_refuses_an_empty_or_missing_query() {
         ironbees(p.root()).args(["localize", "--query-file", "no/such/issue.md"]).output().unwrap();
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("NOT_FOUND"));
+    // A log dump passed by mistake is refused, not searched for seconds.
+    p.write("huge.log", "Traceback apply discount\n".repeat(50_000));
+    let huge = p.path("huge.log");
+    let o = ironbees(p.root()).arg("localize").arg("--query-file").arg(&huge).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("FILE_TOO_LARGE"));
+}
+
+#[test]
+fn localize_reads_a_query_that_is_not_utf8_with_a_warning() {
+    let p = TempProject::with_fixture(SHOP);
+    // Latin-1: "café" and a non-breaking space around the words that matter.
+    p.write("issue.txt", b"caf\xe9\xa0Discount.apply rounds the total wrong\n".as_slice());
+    let o = ironbees(p.root())
+        .args(["localize", "--json", "--query-file"])
+        .arg(p.path("issue.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("INVALID_UTF8") && stderr.contains("offset 3"), "{stderr}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["path"], "shop/pricing.py", "{v:#}");
 }
 
 #[test]
