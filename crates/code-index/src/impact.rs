@@ -213,7 +213,9 @@ pub(crate) fn impact_with(
         within_2: count_within(2),
         within_3: count_within(3),
         total,
-        weighted: file_dist.values().map(|&d| 0.5f64.powi(d as i32 - 1)).sum(),
+        // A fold from +0.0: `Sum` for floats starts at -0.0, which JSON prints as `-0.0`
+        // for a file nothing depends on.
+        weighted: file_dist.values().fold(0.0, |w, &d| w + 0.5f64.powi(d as i32 - 1)),
         share: if project.files.is_empty() {
             0.0
         } else {

@@ -2,9 +2,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use code_index::{RepoMapOptions, repo_map, warm_up_tokenizer};
+use protocol::ErrorCode;
 
 use super::{Ctx, index::open_fresh, localize::read_query};
-use crate::output::Output;
+use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -35,6 +36,9 @@ pub struct RepomapArgs {
 
 pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
     // The map is cut to a token budget at the end; build the tokenizer meanwhile.
+    if args.tokens == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--tokens must be at least 1"));
+    }
     warm_up_tokenizer();
     let query = if args.query.is_some() || args.query_file.is_some() {
         Some(read_query(out, &args.query, &args.query_file)?)

@@ -314,6 +314,20 @@ fn impact_lists_dependents_by_distance_and_marks_tests() {
 }
 
 #[test]
+fn impact_of_a_file_nothing_uses_is_zero() {
+    let p = TempProject::with_fixture(SHOP);
+    p.write("shop/orphan.py", "def lonely():\n    return 1\n");
+    let o = ironbees(p.root()).args(["impact", "shop/orphan.py", "--json"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["radius"]["total"], 0, "{v:#}");
+    assert_eq!(v["radius"]["risk"], "low", "{v:#}");
+    // Not `-0.0`, which the sum of no floats is.
+    let raw = String::from_utf8_lossy(&o.stdout);
+    assert!(raw.contains("\"weighted\": 0.0"), "{raw}");
+}
+
+#[test]
 fn graph_callers_walks_up_the_call_tree() {
     let p = TempProject::with_fixture(SHOP);
     let v = json(p.root(), &["graph", "callers", "Discount.apply"]);
@@ -346,6 +360,10 @@ fn repomap_fits_every_budget_and_grows_with_it() {
     }
     let v = json(p.root(), &["repomap", "--tokens", "1000"]);
     assert!(v["text"].as_str().unwrap().contains("class Discount:"));
+    // No budget is a mistake, not an empty map.
+    let o = ironbees(p.root()).args(["repomap", "--tokens", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_ARGUMENT"));
 }
 
 #[test]
