@@ -225,6 +225,7 @@ pub fn hybrid_search(
     query: &str,
     opts: &HybridOptions<'_>,
 ) -> Result<SearchResults> {
+    crate::querytype::check_query_size(query)?;
     if !query.chars().any(char::is_alphanumeric) {
         return Err(Error::InvalidArgument(format!(
             "the query {:?} has no words or identifiers to search for",
@@ -1160,6 +1161,15 @@ mod tests {
         let err = hybrid_search(&s.snapshot, &s.search, &s.sources, " ?! ", &opts).unwrap_err();
         assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
         assert!(s.run("xylophone", None).hits.is_empty());
+        // A log dump is refused before any retriever runs; so are localize and the
+        // repo map, through the same check.
+        let dump = "discount ".repeat(crate::MAX_QUERY_BYTES / 9 + 1);
+        let err = hybrid_search(&s.snapshot, &s.search, &s.sources, &dump, &opts).unwrap_err();
+        assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
+        assert!(err.to_string().contains("byte limit"), "{err}");
+        let lopts = crate::LocalizeOptions { k: 5, weights: None, explain: false };
+        let err = crate::localize(&s.snapshot, &s.search, std::path::Path::new("."), &dump, &lopts);
+        assert!(err.unwrap_err().to_string().contains("byte limit"));
     }
 
     #[test]

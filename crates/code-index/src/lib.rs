@@ -90,7 +90,7 @@ pub use crate::{
     },
     project::{Def, DefId, FileId, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
-    querytype::{Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
+    querytype::{MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     rank::pagerank,
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
     report::{

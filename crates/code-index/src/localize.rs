@@ -193,6 +193,7 @@ pub fn localize(
     query: &str,
     opts: &LocalizeOptions,
 ) -> Result<Vec<FileResult>> {
+    crate::querytype::check_query_size(query)?;
     let weights = match &opts.weights {
         Some(spec) => parse_weights(spec).map_err(crate::Error::InvalidArgument)?,
         None => DEFAULT_WEIGHTS,

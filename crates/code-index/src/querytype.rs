@@ -11,6 +11,24 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::{Error, Result};
+
+/// The longest query the retrievers take. Issue texts are kilobytes; a larger one
+/// is a log dump or the wrong file, and would cost seconds of BM25 over its
+/// hundreds of thousands of terms (4 MB took 6 s on this repository).
+pub const MAX_QUERY_BYTES: usize = 1 << 20;
+
+/// Refuses a query over [`MAX_QUERY_BYTES`], before any work is done on it.
+pub(crate) fn check_query_size(query: &str) -> Result<()> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "the query is {} bytes, over the {MAX_QUERY_BYTES} byte limit; pass the issue text, not a whole log",
+            query.len()
+        )));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryKind {

@@ -119,6 +119,9 @@ pub fn repo_map(
     sources: &dyn Sources,
     opts: &RepoMapOptions,
 ) -> Result<RepoMap> {
+    if let Some(q) = &opts.query {
+        crate::querytype::check_query_size(q)?;
+    }
     let project = &snapshot.project;
     let mut focus: Vec<FileId> = Vec::new();
     for p in &opts.focus {

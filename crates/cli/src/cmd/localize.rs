@@ -1,7 +1,7 @@
 use std::{io::Read, path::PathBuf};
 
 use anyhow::Result;
-use code_index::Evidence;
+use code_index::{Evidence, MAX_QUERY_BYTES};
 use protocol::ErrorCode;
 
 use super::{Ctx, index::open_fresh};
@@ -29,10 +29,6 @@ pub struct LocalizeArgs {
     pub explain: bool,
 }
 
-/// Issue texts are kilobytes. A larger "query" is a log dump or the wrong file, and
-/// would cost seconds of BM25 over its hundreds of thousands of terms.
-const MAX_QUERY_BYTES: u64 = 1 << 20;
-
 /// The request text, from `--query`, a file, or stdin (`-`). A file that is not
 /// UTF-8 (an issue saved from a Latin-1 terminal) is read with its bad bytes
 /// replaced, and says so: the query is only read, so nothing is lost by it.
@@ -50,13 +46,13 @@ pub fn read_query(out: &Output, query: &Option<String>, file: &Option<PathBuf>) 
             };
             let mut bytes = Vec::new();
             if f.as_os_str() == "-" {
-                std::io::stdin().take(MAX_QUERY_BYTES + 1).read_to_end(&mut bytes)
+                std::io::stdin().take(MAX_QUERY_BYTES as u64 + 1).read_to_end(&mut bytes)
             } else {
                 std::fs::File::open(f)
-                    .and_then(|file| file.take(MAX_QUERY_BYTES + 1).read_to_end(&mut bytes))
+                    .and_then(|file| file.take(MAX_QUERY_BYTES as u64 + 1).read_to_end(&mut bytes))
             }
             .map_err(io_error)?;
-            if bytes.len() as u64 > MAX_QUERY_BYTES {
+            if bytes.len() > MAX_QUERY_BYTES {
                 return Err(cli_error(
                     ErrorCode::FileTooLarge,
                     format!(
