@@ -10,7 +10,7 @@
 (preproc_def name: (identifier) @name) @definition.constant
 
 (call_expression function: (identifier) @reference.call)
-(call_expression function: (field_expression field: (field_identifier) @reference.call))
+(call_expression function: (field_expression field: (field_identifier) @reference.member_call))
 (type_identifier) @reference.type
 (identifier) @reference.use
 (field_identifier) @reference.use

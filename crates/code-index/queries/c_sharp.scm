@@ -23,12 +23,12 @@
   (variable_declaration (variable_declarator name: (identifier) @name))) @definition.constant
 
 (invocation_expression function: (identifier) @reference.call)
-(invocation_expression function: (member_access_expression name: (identifier) @reference.call))
+(invocation_expression function: (member_access_expression name: (identifier) @reference.member_call))
 (invocation_expression function: (generic_name (identifier) @reference.call))
-(invocation_expression function: (member_access_expression name: (generic_name (identifier) @reference.call)))
+(invocation_expression function: (member_access_expression name: (generic_name (identifier) @reference.member_call)))
 (object_creation_expression type: (identifier) @reference.call)
 (object_creation_expression type: (generic_name (identifier) @reference.call))
-(object_creation_expression type: (qualified_name name: (identifier) @reference.call))
+(object_creation_expression type: (qualified_name name: (identifier) @reference.member_call))
 (base_list (identifier) @reference.type)
 (base_list (generic_name (identifier) @reference.type))
 (identifier) @reference.use

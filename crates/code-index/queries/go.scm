@@ -19,7 +19,7 @@
 (const_spec name: (identifier) @name) @definition.constant
 
 (call_expression function: (identifier) @reference.call)
-(call_expression function: (selector_expression field: (field_identifier) @reference.call))
+(call_expression function: (selector_expression field: (field_identifier) @reference.member_call))
 (composite_literal type: (type_identifier) @reference.call)
 (type_identifier) @reference.type
 (identifier) @reference.use

@@ -47,9 +47,9 @@
   (#match? @name "^[A-Z][A-Z0-9_]*$"))
 
 (call_expression function: (identifier) @reference.call)
-(call_expression function: (member_expression property: (property_identifier) @reference.call))
+(call_expression function: (member_expression property: (property_identifier) @reference.member_call))
 (new_expression constructor: (identifier) @reference.call)
-(new_expression constructor: (member_expression property: (property_identifier) @reference.call))
+(new_expression constructor: (member_expression property: (property_identifier) @reference.member_call))
 (identifier) @reference.use
 (property_identifier) @reference.use
 

@@ -25,14 +25,14 @@
   ]) @scope
 
 (call_expression function: (identifier) @reference.call)
-(call_expression function: (field_expression field: (field_identifier) @reference.call))
-(call_expression function: (scoped_identifier name: (identifier) @reference.call))
+(call_expression function: (field_expression field: (field_identifier) @reference.member_call))
+(call_expression function: (scoped_identifier name: (identifier) @reference.member_call))
 (call_expression function: (generic_function function: (identifier) @reference.call))
-(call_expression function: (generic_function function: (scoped_identifier name: (identifier) @reference.call)))
-(call_expression function: (generic_function function: (field_expression field: (field_identifier) @reference.call)))
+(call_expression function: (generic_function function: (scoped_identifier name: (identifier) @reference.member_call)))
+(call_expression function: (generic_function function: (field_expression field: (field_identifier) @reference.member_call)))
 (macro_invocation macro: (identifier) @reference.call)
 (struct_expression name: (type_identifier) @reference.call)
-(struct_expression name: (scoped_type_identifier name: (type_identifier) @reference.call))
+(struct_expression name: (scoped_type_identifier name: (type_identifier) @reference.member_call))
 (type_identifier) @reference.type
 (identifier) @reference.use
 (field_identifier) @reference.use

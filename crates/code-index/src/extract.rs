@@ -36,8 +36,13 @@ use crate::Language;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RefKind {
-    /// Called or instantiated: `f()`, `obj.m()`, `new T()`, `T { .. }`.
+    /// Called or instantiated by a bare name: `f()`, `new T()`, `T { .. }`.
     Call,
+    /// Called through a receiver, module or type: `obj.m()`, `mod.f()`,
+    /// `Type::new()`. Kept apart from [`RefKind::Call`] because in Python, JS/TS, Go,
+    /// Rust and C a bare call can never mean a method, and this one can.
+    #[serde(rename = "member_call")]
+    MemberCall,
     /// Named as a type: annotations, base classes, generic arguments.
     Type,
     /// Any other use of an identifier.
@@ -48,13 +53,19 @@ impl RefKind {
     pub fn as_str(self) -> &'static str {
         match self {
             RefKind::Call => "call",
+            RefKind::MemberCall => "member_call",
             RefKind::Type => "type",
             RefKind::Use => "use",
         }
     }
+    /// A call of either form.
+    pub fn is_call(self) -> bool {
+        matches!(self, RefKind::Call | RefKind::MemberCall)
+    }
     pub fn parse(s: &str) -> Option<RefKind> {
         match s {
             "call" => Some(RefKind::Call),
+            "member_call" => Some(RefKind::MemberCall),
             "type" => Some(RefKind::Type),
             "use" => Some(RefKind::Use),
             _ => None,
@@ -991,7 +1002,7 @@ impl<'s> Extractor<'s> {
             let name = self.text(node);
             let pos = node.start_position();
             let line = pos.row as u32 + 1;
-            if kind != RefKind::Call && name_starts.binary_search(&(line, name.as_ref())).is_ok() {
+            if !kind.is_call() && name_starts.binary_search(&(line, name.as_ref())).is_ok() {
                 continue;
             }
             if is_noise(self.lang, &name) {

@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
 
 use crate::{
-    RefKind,
+    Language, RefKind,
     project::{DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, resolve_imports},
 };
@@ -171,7 +171,7 @@ impl Graphs {
             }
             let name = project.def(e.to).name;
             let kind_weight = match e.kind {
-                RefKind::Call | RefKind::Type => 1.0,
+                RefKind::Call | RefKind::MemberCall | RefKind::Type => 1.0,
                 RefKind::Use => 0.5,
             };
             let entry = per_name.entry((e.from_file, e.to.file, name)).or_insert((0.0, 0));
@@ -200,7 +200,7 @@ impl Graphs {
         let mut calls_out: HashMap<DefId, Vec<usize>> = HashMap::default();
         let mut calls_in: HashMap<DefId, Vec<usize>> = HashMap::default();
         for (i, e) in symbol_edges.iter().enumerate() {
-            if e.kind != RefKind::Call {
+            if !e.kind.is_call() {
                 continue;
             }
             if let Some(from) = e.from {
@@ -291,6 +291,7 @@ impl Graphs {
 fn kind_class(kind: RefKind) -> u8 {
     match kind {
         RefKind::Call => 0,
+        RefKind::MemberCall => 3,
         RefKind::Type => 1,
         RefKind::Use => 2,
     }
@@ -301,7 +302,7 @@ fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
     match ref_kind {
         // Modules and namespaces are containers but are never called or used as
         // types (`analysis::target()` calls a function, not the module `target`).
-        RefKind::Call => {
+        RefKind::Call | RefKind::MemberCall => {
             kind.is_callable() || is_type_container(kind) || kind == SymbolKind::TypeAlias
         }
         RefKind::Type => is_type_container(kind) || kind == SymbolKind::TypeAlias,
@@ -325,7 +326,17 @@ fn resolve_ref(
     imported_files: &HashSet<FileId>,
 ) -> Resolved {
     let named = project.defs_named(name);
-    let is_compatible = |d: &DefId| compatible(kind, project.def(*d).kind);
+    // `check(arg)` in Python cannot mean `PyLinter.check`, whatever is imported: a
+    // method is reached through `self.`, a receiver or a type path. (In Java, C# and
+    // C++ a bare call does reach the class's and its bases' methods.)
+    let lang = project.file(file).language;
+    let bare = kind == RefKind::Call && bare_calls_skip_members(lang);
+    // And a Java call never means a Python function of the same name.
+    let is_compatible = |d: &DefId| {
+        compatible(kind, project.def(*d).kind)
+            && !(bare && is_member(project, *d))
+            && (d.file == file || lang.links_with(project.file(d.file).language))
+    };
     if !named.iter().any(is_compatible) {
         return Vec::new();
     }
@@ -370,6 +381,19 @@ fn resolve_ref(
         }
         _ => Vec::new(),
     }
+}
+
+/// Languages in which a call by a bare name never means a method.
+fn bare_calls_skip_members(lang: Language) -> bool {
+    !matches!(lang, Language::Java | Language::CSharp | Language::Cpp)
+}
+
+/// A definition inside a class, struct, trait, interface or `impl`.
+fn is_member(project: &Project, d: DefId) -> bool {
+    project
+        .def(d)
+        .parent
+        .is_some_and(|p| is_type_container(project.def(DefId { file: d.file, ord: p }).kind))
 }
 
 /// How much a shared name says about two files being related.

@@ -178,7 +178,7 @@ impl Builder<'_> {
 
 fn ref_kind(k: RefKind) -> EdgeKind {
     match k {
-        RefKind::Call => EdgeKind::Call,
+        RefKind::Call | RefKind::MemberCall => EdgeKind::Call,
         RefKind::Type => EdgeKind::Type,
         RefKind::Use => EdgeKind::Use,
     }
@@ -308,7 +308,7 @@ fn symbol_walk(
     // Adjacency over symbol edges, by node key.
     let mut adj: HashMap<Key, Vec<usize>> = HashMap::new();
     for (i, e) in snapshot.graphs.symbol_edges.iter().enumerate() {
-        if calls_only && e.kind != RefKind::Call {
+        if calls_only && !e.kind.is_call() {
             continue;
         }
         if !include_guesses && edge_trust(project, e) < 0.5 {

@@ -59,6 +59,17 @@ impl Language {
         matches!(self, Language::JavaScript | Language::TypeScript | Language::Tsx)
     }
 
+    /// Whether code in `self` can call or name a definition written in `other`
+    /// without a foreign-function layer: JavaScript with TypeScript, C with C++.
+    pub(crate) fn links_with(self, other: Language) -> bool {
+        let family = |l: Language| match l {
+            Language::JavaScript | Language::TypeScript | Language::Tsx => Language::JavaScript,
+            Language::C | Language::Cpp => Language::C,
+            l => l,
+        };
+        family(self) == family(other)
+    }
+
     pub fn from_name(name: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.name() == name)
     }

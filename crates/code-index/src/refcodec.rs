@@ -110,6 +110,7 @@ fn kind_code(kind: RefKind) -> u64 {
         RefKind::Call => 0,
         RefKind::Type => 1,
         RefKind::Use => 2,
+        RefKind::MemberCall => 3,
     }
 }
 
@@ -118,6 +119,7 @@ fn kind_from_code(code: u64) -> Option<RefKind> {
         0 => RefKind::Call,
         1 => RefKind::Type,
         2 => RefKind::Use,
+        3 => RefKind::MemberCall,
         _ => return None,
     })
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use code_index::{DefId, FileId, RefKind, Snapshot};
+use code_index::{DefId, FileId, Snapshot};
 use protocol::{Guidance, Location, NavigateAction, NavigateRequest, NavigateResponse, Warning};
 use serde_json::json;
 
@@ -162,7 +162,7 @@ fn supertype_uses(
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for e in &snap.graphs.symbol_edges {
-        if !targets.contains(&e.to) || e.kind == RefKind::Call {
+        if !targets.contains(&e.to) || e.kind.is_call() {
             continue;
         }
         let header = match e.from {
@@ -243,7 +243,7 @@ fn hierarchy(
     let mut header_refs: HashMap<DefId, Vec<DefId>> = HashMap::new();
     for e in &snap.graphs.symbol_edges {
         if let Some(from) = e.from
-            && e.kind != RefKind::Call
+            && !e.kind.is_call()
             && snap.project.def(e.to).kind.is_container()
         {
             let d = snap.project.def(from);

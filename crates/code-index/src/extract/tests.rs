@@ -639,7 +639,7 @@ def helper(v):
             3:22 type Item in A.run
             4:9 call helper in A.run
             4:16 use x in A.run
-            5:14 call save in A.run
+            5:14 member_call save in A.run
             6:16 call Item in A.run
             6:21 use x in A.run
             8:12 use v in helper
@@ -662,9 +662,9 @@ fn main() {
         expect![[r#"
             3:9 use p in main
             3:13 use Point in main
-            3:20 call new in main
+            3:20 member_call new in main
             4:5 use p in main
-            4:7 call draw in main
+            4:7 member_call draw in main
             4:13 call Canvas in main
             4:22 use w in main
             5:5 call println in main

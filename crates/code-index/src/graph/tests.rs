@@ -37,7 +37,7 @@ fn check_calls(fixture: &str, expect: Expect) {
     let g = Graphs::build(&p, &[]);
     let mut out = String::new();
     for e in &g.symbol_edges {
-        if e.kind != RefKind::Call {
+        if !e.kind.is_call() {
             continue;
         }
         let from = e.from.map_or_else(
@@ -171,6 +171,40 @@ fn calls_never_resolve_to_modules() {
         "#,
         expect![[r#"
             run -> src/cmd/analysis.rs:target (Global, 0.70)
+        "#]],
+    );
+}
+
+#[test]
+fn bare_calls_never_mean_methods_where_the_language_says_so() {
+    // Python: `check(arg)` calls the loop's callback, not the `check` method of the
+    // imported class, nor the sibling method (that would be `self.check`): no edge.
+    // `linter.check(...)` may mean any `check` method; without receiver types the
+    // nearest one wins. Java: a bare `check()` is a method of the class or its bases,
+    // and never the Python one.
+    check_calls(
+        r#"
+        //- lint/linter.py
+        class Linter:
+            def check(self, files):
+                pass
+        //- lint/special.py
+        from lint.linter import Linter
+        class Special:
+            def check(self, node):
+                pass
+            def visit(self, node, linter):
+                for arg, check in ((node, self.check),):
+                    check(arg)
+                linter.check([node])
+        //- src/Base.java
+        class Base { void check() {} }
+        //- src/Sub.java
+        class Sub extends Base { void run() { check(); } }
+        "#,
+        expect![[r#"
+            Special.visit -> lint/special.py:Special.check (Local, 1.00)
+            Sub.run -> src/Base.java:Base.check (Global, 0.70)
         "#]],
     );
 }
