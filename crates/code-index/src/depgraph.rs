@@ -72,7 +72,11 @@ pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
             }
             match e.kind {
                 RefKind::Type => 0.7,
-                RefKind::Call | RefKind::MemberCall if kind != SymbolKind::Method => 0.7,
+                RefKind::Call | RefKind::MemberCall | RefKind::SelfCall
+                    if kind != SymbolKind::Method =>
+                {
+                    0.7
+                }
                 _ => 0.15,
             }
         }

@@ -43,6 +43,12 @@ pub enum RefKind {
     /// Rust and C a bare call can never mean a method, and this one can.
     #[serde(rename = "member_call")]
     MemberCall,
+    /// Called on the object itself: `self.m()`, `this.m()`, `cls.m()`, `Self::new()`.
+    /// Told apart from [`RefKind::MemberCall`] after matching (the receiver's text),
+    /// never by a query: this one means the enclosing class's own method, any other
+    /// receiver more likely someone else's.
+    #[serde(rename = "self_call")]
+    SelfCall,
     /// Named as a type: annotations, base classes, generic arguments.
     Type,
     /// Any other use of an identifier.
@@ -54,18 +60,20 @@ impl RefKind {
         match self {
             RefKind::Call => "call",
             RefKind::MemberCall => "member_call",
+            RefKind::SelfCall => "self_call",
             RefKind::Type => "type",
             RefKind::Use => "use",
         }
     }
     /// A call of either form.
     pub fn is_call(self) -> bool {
-        matches!(self, RefKind::Call | RefKind::MemberCall)
+        matches!(self, RefKind::Call | RefKind::MemberCall | RefKind::SelfCall)
     }
     pub fn parse(s: &str) -> Option<RefKind> {
         match s {
             "call" => Some(RefKind::Call),
             "member_call" => Some(RefKind::MemberCall),
+            "self_call" => Some(RefKind::SelfCall),
             "type" => Some(RefKind::Type),
             "use" => Some(RefKind::Use),
             _ => None,
@@ -1008,6 +1016,11 @@ impl<'s> Extractor<'s> {
             if is_noise(self.lang, &name) {
                 continue;
             }
+            let kind = if kind == RefKind::MemberCall && self.receiver_is_self(node) {
+                RefKind::SelfCall
+            } else {
+                kind
+            };
             out.push(Reference {
                 name: name.into_owned(),
                 kind,
@@ -1017,6 +1030,17 @@ impl<'s> Extractor<'s> {
             });
         }
         out
+    }
+
+    /// Whether a member call's receiver is the object itself. The receiver is the
+    /// first child (named or not: C#'s `this` is anonymous) of the name's parent in
+    /// every grammar here (`attribute.object`, `member_expression.object`,
+    /// `field_expression.value`, `scoped_identifier.path`, `selector_expression.operand`,
+    /// `member_access_expression.expression`).
+    fn receiver_is_self(&self, name: Node<'_>) -> bool {
+        let Some(receiver) = name.parent().and_then(|p| p.child(0)) else { return false };
+        receiver.id() != name.id()
+            && matches!(&*self.text(receiver), "self" | "this" | "cls" | "Self")
     }
 
     /// The first line of the doc comment above `node`, or of its docstring (Python).

@@ -171,7 +171,7 @@ impl Graphs {
             }
             let name = project.def(e.to).name;
             let kind_weight = match e.kind {
-                RefKind::Call | RefKind::MemberCall | RefKind::Type => 1.0,
+                RefKind::Call | RefKind::MemberCall | RefKind::SelfCall | RefKind::Type => 1.0,
                 RefKind::Use => 0.5,
             };
             let entry = per_name.entry((e.from_file, e.to.file, name)).or_insert((0.0, 0));
@@ -292,6 +292,7 @@ fn kind_class(kind: RefKind) -> u8 {
     match kind {
         RefKind::Call => 0,
         RefKind::MemberCall => 3,
+        RefKind::SelfCall => 4,
         RefKind::Type => 1,
         RefKind::Use => 2,
     }
@@ -302,7 +303,7 @@ fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
     match ref_kind {
         // Modules and namespaces are containers but are never called or used as
         // types (`analysis::target()` calls a function, not the module `target`).
-        RefKind::Call | RefKind::MemberCall => {
+        RefKind::Call | RefKind::MemberCall | RefKind::SelfCall => {
             kind.is_callable() || is_type_container(kind) || kind == SymbolKind::TypeAlias
         }
         RefKind::Type => is_type_container(kind) || kind == SymbolKind::TypeAlias,
@@ -331,10 +332,25 @@ fn resolve_ref(
     // C++ a bare call does reach the class's and its bases' methods.)
     let lang = project.file(file).language;
     let bare = kind == RefKind::Call && bare_calls_skip_members(lang);
+    // The other way round, `self.save()` means a method, of this class or a base
+    // (maybe in another file), never the module-level `save` next to the class.
+    // (Only where every method has its class as parent: not Rust's `impl` in
+    // another file, nor C++'s out-of-line `A::f`, nor Go's receivers.)
+    let on_self = kind == RefKind::SelfCall
+        && matches!(
+            lang,
+            Language::Python
+                | Language::JavaScript
+                | Language::TypeScript
+                | Language::Tsx
+                | Language::Java
+                | Language::CSharp
+        );
     // And a Java call never means a Python function of the same name.
     let is_compatible = |d: &DefId| {
         compatible(kind, project.def(*d).kind)
             && !(bare && is_member(project, *d))
+            && (!on_self || is_member(project, *d))
             && (d.file == file || lang.links_with(project.file(d.file).language))
     };
     if !named.iter().any(is_compatible) {

@@ -178,7 +178,7 @@ impl Builder<'_> {
 
 fn ref_kind(k: RefKind) -> EdgeKind {
     match k {
-        RefKind::Call | RefKind::MemberCall => EdgeKind::Call,
+        RefKind::Call | RefKind::MemberCall | RefKind::SelfCall => EdgeKind::Call,
         RefKind::Type => EdgeKind::Type,
         RefKind::Use => EdgeKind::Use,
     }

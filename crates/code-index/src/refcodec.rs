@@ -111,6 +111,7 @@ fn kind_code(kind: RefKind) -> u64 {
         RefKind::Type => 1,
         RefKind::Use => 2,
         RefKind::MemberCall => 3,
+        RefKind::SelfCall => 4,
     }
 }
 
@@ -120,6 +121,7 @@ fn kind_from_code(code: u64) -> Option<RefKind> {
         1 => RefKind::Type,
         2 => RefKind::Use,
         3 => RefKind::MemberCall,
+        4 => RefKind::SelfCall,
         _ => return None,
     })
 }

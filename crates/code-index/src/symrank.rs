@@ -119,7 +119,7 @@ impl SymbolGraph {
             };
             let to = g.def_node(e.to);
             let kind_w = match e.kind {
-                RefKind::Call | RefKind::MemberCall | RefKind::Type => 1.0,
+                RefKind::Call | RefKind::MemberCall | RefKind::SelfCall | RefKind::Type => 1.0,
                 RefKind::Use => 0.5,
             };
             let spec = name_specificity(project.names.name(project.def(e.to).name));

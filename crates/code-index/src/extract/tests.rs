@@ -639,7 +639,7 @@ def helper(v):
             3:22 type Item in A.run
             4:9 call helper in A.run
             4:16 use x in A.run
-            5:14 member_call save in A.run
+            5:14 self_call save in A.run
             6:16 call Item in A.run
             6:21 use x in A.run
             8:12 use v in helper
@@ -910,4 +910,35 @@ fn reference_patterns_that_are_chains_go_to_the_walk() {
         1
     );
     assert_eq!(paren_balance(r#"  (#match? @name "^(a|b)\")$"))"#), -1);
+}
+
+#[test]
+fn calls_are_bare_on_a_receiver_or_on_self() {
+    // (language, source, the kind of the reference to `m`)
+    let cases = [
+        (Language::Python, "def f(o):\n    m()\n", "call"),
+        (Language::Python, "def f(o):\n    o.m()\n", "member_call"),
+        (Language::Python, "class A:\n    def f(self):\n        self.m()\n", "self_call"),
+        (
+            Language::Python,
+            "class A:\n    @classmethod\n    def f(cls):\n        cls.m()\n",
+            "self_call",
+        ),
+        (Language::JavaScript, "class A { f() { this.m(); } }", "self_call"),
+        (Language::JavaScript, "function f(o) { o.m(); }", "member_call"),
+        (Language::TypeScript, "class A { f(): void { this.m(); } }", "self_call"),
+        (Language::Rust, "impl A { fn f(&self) { self.m(); } }", "self_call"),
+        (Language::Rust, "impl A { fn f() { Self::m(); } }", "self_call"),
+        (Language::Rust, "fn f() { a::m(); }", "member_call"),
+        (Language::Go, "package p\nfunc f() { x.m() }", "member_call"),
+        (Language::Java, "class A { void f() { this.m(); } }", "call"),
+        (Language::CSharp, "class A { void F() { this.m(); } }", "self_call"),
+        (Language::Cpp, "void f() { this->m(); }", "self_call"),
+    ];
+    for (lang, source, want) in cases {
+        let a = analyze(lang, source.as_bytes());
+        let kinds: Vec<&str> =
+            a.references.iter().filter(|r| r.name == "m").map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, [want], "{lang:?}: {source}");
+    }
 }

@@ -208,3 +208,34 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
         "#]],
     );
 }
+
+#[test]
+fn calls_on_self_mean_methods_of_the_class_or_its_bases() {
+    // `self.save()` in `Order`: not the module-level `save` of the same file, but
+    // the method `Order` inherits from the imported `Base`. `self.total()` is the
+    // class's own method.
+    check_calls(
+        r#"
+        //- shop/base.py
+        class Base:
+            def save(self):
+                pass
+        //- shop/order.py
+        from shop.base import Base
+        def save(order):
+            pass
+        class Order(Base):
+            def total(self):
+                return 1
+            def store(self):
+                self.total()
+                self.save()
+                save(self)
+        "#,
+        expect![[r#"
+            Order.store -> shop/order.py:Order.total (Local, 1.00)
+            Order.store -> shop/base.py:Base.save (Imported, 1.00)
+            Order.store -> shop/order.py:save (SameFile, 1.00)
+        "#]],
+    );
+}
