@@ -36,7 +36,9 @@ use crate::Language;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RefKind {
-    /// Called or instantiated by a bare name: `f()`, `new T()`, `T { .. }`.
+    /// Called or instantiated by a bare name: `f()`, `new T()`, `T { .. }`. (Java's
+    /// `obj.m()` too: its grammar has one node for both forms, and a bare call there
+    /// may mean an inherited method anyway.)
     Call,
     /// Called through a receiver, module or type: `obj.m()`, `mod.f()`,
     /// `Type::new()`. Kept apart from [`RefKind::Call`] because in Python, JS/TS, Go,
