@@ -461,6 +461,12 @@ impl<'p> Context<'p> {
                 {
                     (crate_dir, here.clone(), &segs[..])
                 }
+                // `use Shape::*;` or `use Shape as S;`: a type already in scope (crate
+                // names are lower case), not a crate. Its file is a dependency through
+                // the `use` or definition that brought it into scope.
+                None if other.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    return (ImportTarget::Files(Vec::new()), names);
+                }
                 None => return (ImportTarget::External(other.to_owned()), names),
             },
         };

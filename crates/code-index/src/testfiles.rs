@@ -207,8 +207,11 @@ pub fn is_vendored(path: &str) -> bool {
 pub fn test_subject(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     if name == "tests.rs" {
-        // `src/graph/tests.rs` is `graph`'s `mod tests`.
-        return path.rsplit('/').nth(1).map(normalize);
+        // `src/graph/tests.rs` is `graph`'s `mod tests`; `crates/git/src/tests.rs`
+        // is the `git` crate root's.
+        let mut dirs = path.rsplit('/').skip(1);
+        let dir = dirs.next()?;
+        return Some(normalize(if dir == "src" { dirs.next().unwrap_or(dir) } else { dir }));
     }
     let mut stem = name.split('.').next().unwrap_or(name).to_owned();
     for prefix in ["test_", "tests_", "Test", "test"] {
@@ -233,14 +236,20 @@ pub fn test_subject(path: &str) -> Option<String> {
 }
 
 /// The name a source file's tests would carry: its stem, or its directory's for
-/// `__init__.py`, `mod.rs`, `index.ts`, `lib.rs`.
+/// `__init__.py`, `mod.rs`, `index.ts`, `lib.rs` — the package's for a root under
+/// `src/` (`crates/git/src/lib.rs` → `git`, not `src`, which every crate shares).
 pub fn module_stem(path: &str) -> String {
     let mut parts: Vec<&str> = path.split('/').collect();
     let name = parts.pop().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name);
     if matches!(stem, "__init__" | "mod" | "index" | "lib" | "main")
-        && let Some(dir) = parts.pop()
+        && let Some(mut dir) = parts.pop()
     {
+        if dir == "src"
+            && let Some(package) = parts.pop()
+        {
+            dir = package;
+        }
         return normalize(dir);
     }
     normalize(stem)
@@ -315,6 +324,8 @@ mod tests {
             ("crates/x/tests/cart.rs", Some("cart")),
             ("tests/test_init.py", None),
             ("src/graph/tests.rs", Some("graph")),
+            ("crates/git/src/tests.rs", Some("git")),
+            ("src/tests.rs", Some("src")),
         ];
         for (path, want) in cases {
             assert_eq!(test_subject(path).as_deref(), *want, "{path}");
@@ -323,5 +334,10 @@ mod tests {
         assert_eq!(module_stem("shop/__init__.py"), "shop");
         assert_eq!(module_stem("src/graph/mod.rs"), "graph");
         assert_eq!(module_stem("src/Cart.cs"), "cart");
+        // A crate or package root is named after its package, not the `src/`
+        // directory every crate has.
+        assert_eq!(module_stem("crates/protocol/src/lib.rs"), "protocol");
+        assert_eq!(module_stem("packages/web-ui/src/index.ts"), "webui");
+        assert_eq!(module_stem("src/main.rs"), "src");
     }
 }

@@ -20,6 +20,7 @@ fn check(fixture: &str, expect: Expect) {
     for (f, imports) in resolved.iter().enumerate() {
         for imp in imports {
             let target = match &imp.target {
+                ImportTarget::Files(fs) if fs.is_empty() => "in scope".to_owned(),
                 ImportTarget::Files(fs) => fs
                     .iter()
                     .map(|&id| project.file(id).path.as_str())
@@ -163,6 +164,8 @@ fn rust_modules_use_paths_and_workspace_crates() {
         pub fn x() {}
         //- crates/core/src/net/mod.rs
         pub struct Client;
+        pub enum Shape { Circle }
+        fn f() { use Shape::*; use Shape as S; }
         //- crates/app/src/main.rs
         use my_core::net::Client;
         use serde::Deserialize;
@@ -178,6 +181,8 @@ fn rust_modules_use_paths_and_workspace_crates() {
             crates/core/src/parser.rs:1 super::net::Client -> crates/core/src/net/mod.rs [Client]
             crates/core/src/parser.rs:2 self::inner::x -> crates/core/src/parser/inner.rs [x]
             crates/core/src/parser.rs:3 inner -> crates/core/src/parser/inner.rs
+            crates/core/src/net/mod.rs:3 Shape::* -> in scope
+            crates/core/src/net/mod.rs:3 Shape as S -> in scope [Shape as S]
             crates/app/src/main.rs:1 my_core::net::Client -> crates/core/src/net/mod.rs [Client]
             crates/app/src/main.rs:2 serde::Deserialize -> external serde [Deserialize]
             crates/core/tests/net.rs:1 my_core::net::Client -> crates/core/src/net/mod.rs [Client]
