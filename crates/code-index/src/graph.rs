@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::{
     Language, RefKind,
     project::{DefId, FileId, NameId, Project},
-    resolve::{ImportTarget, Manifest, ResolvedImport, resolve_imports},
+    resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
 };
 
 /// How a reference was tied to a definition.
@@ -89,6 +89,7 @@ const MAX_CANDIDATES: usize = 12;
 impl Graphs {
     pub fn build(project: &Project, manifests: &[Manifest]) -> Graphs {
         let imports = resolve_imports(project, manifests);
+        let crates = RustCrates::new(project, manifests);
         let n = project.files.len();
         let mut file_imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
         let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
@@ -143,6 +144,7 @@ impl Graphs {
                         scope,
                         &imported_names[f as usize],
                         &imported_files,
+                        &crates,
                     )
                 });
                 for &(to, resolution, weight) in targets.iter() {
@@ -325,6 +327,7 @@ fn resolve_ref(
     scope: Option<u32>,
     imported_names: &HashMap<NameId, Vec<FileId>>,
     imported_files: &HashSet<FileId>,
+    crates: &RustCrates,
 ) -> Resolved {
     let named = project.defs_named(name);
     // `check(arg)` in Python cannot mean `PyLinter.check`, whatever is imported: a
@@ -346,12 +349,15 @@ fn resolve_ref(
                 | Language::Java
                 | Language::CSharp
         );
-    // And a Java call never means a Python function of the same name.
+    // And a Java call never means a Python function of the same name, nor a Rust
+    // call a function of a crate its own crate does not depend on.
     let is_compatible = |d: &DefId| {
         compatible(kind, project.def(*d).kind)
             && !(bare && is_member(project, *d))
             && (!on_self || is_member(project, *d))
-            && (d.file == file || lang.links_with(project.file(d.file).language))
+            && (d.file == file
+                || (lang.links_with(project.file(d.file).language)
+                    && crates.may_reach(file, d.file)))
     };
     if !named.iter().any(is_compatible) {
         return Vec::new();

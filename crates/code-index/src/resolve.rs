@@ -611,6 +611,125 @@ fn common_prefix_len(a: &str, b: &str) -> usize {
     a.split('/').zip(b.split('/')).take_while(|(x, y)| x == y).count()
 }
 
+/// Which Rust crates of the project may call into which. A file of crate A can
+/// reach code of crate B only if A depends on B, directly or through other crates
+/// of the project (`Cargo.toml`: `[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`, per target too). Without this, `value.parse()` in one
+/// crate "calls" the only `fn parse` of the workspace, in a crate it cannot see.
+pub(crate) struct RustCrates {
+    /// The crate of each Rust file: the nearest `Cargo.toml` with a `[package]`.
+    of_file: Vec<Option<u32>>,
+    /// `reach[a][b]`: crate `a` depends on `b` (transitively), or `a == b`.
+    reach: Vec<Vec<bool>>,
+}
+
+impl RustCrates {
+    pub(crate) fn new(project: &Project, manifests: &[Manifest]) -> RustCrates {
+        let mut crates: Vec<(String, String, Vec<String>)> = Vec::new(); // (dir, name, deps)
+        for m in manifests {
+            if file_name(&m.path) != "Cargo.toml" {
+                continue;
+            }
+            if let Some(name) = cargo_package_name(&m.text) {
+                let deps = cargo_dependencies(&m.text);
+                crates.push((dir_of(&m.path).to_owned(), name.replace('-', "_"), deps));
+            }
+        }
+        let index: HashMap<&str, u32> =
+            crates.iter().enumerate().map(|(i, c)| (c.1.as_str(), i as u32)).collect();
+        let n = crates.len();
+        let mut reach = vec![vec![false; n]; n];
+        for (a, (_, _, deps)) in crates.iter().enumerate() {
+            reach[a][a] = true;
+            for d in deps {
+                if let Some(&b) = index.get(d.as_str()) {
+                    reach[a][b as usize] = true;
+                }
+            }
+        }
+        // Transitive closure (Floyd–Warshall on booleans; workspaces have few crates).
+        for k in 0..n {
+            let via = reach[k].clone();
+            for row in reach.iter_mut().filter(|row| row[k]) {
+                for (r, v) in row.iter_mut().zip(&via) {
+                    *r |= *v;
+                }
+            }
+        }
+        let of_file = project
+            .files
+            .iter()
+            .map(|file| {
+                if file.language != Language::Rust {
+                    return None;
+                }
+                // The nearest enclosing crate directory.
+                crates
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| {
+                        c.0.is_empty()
+                            || file
+                                .path
+                                .strip_prefix(c.0.as_str())
+                                .is_some_and(|r| r.starts_with('/'))
+                    })
+                    .max_by_key(|(_, c)| c.0.len())
+                    .map(|(i, _)| i as u32)
+            })
+            .collect();
+        RustCrates { of_file, reach }
+    }
+
+    /// Whether code in `from` may refer to a definition in `to`; true unless both
+    /// are in known crates and `from`'s crate does not depend on `to`'s.
+    pub(crate) fn may_reach(&self, from: FileId, to: FileId) -> bool {
+        match (self.of_file.get(from as usize), self.of_file.get(to as usize)) {
+            (Some(Some(a)), Some(Some(b))) => self.reach[*a as usize][*b as usize],
+            _ => true,
+        }
+    }
+}
+
+/// The crates a Cargo.toml depends on (normal, dev, build, per target), by the name
+/// the package declares (`package = "real"` renames), `-` as `_`; without a TOML
+/// parser: a dependency is one `name = ...` / `name.workspace = true` line of a
+/// `[*dependencies]` table, or a `[dependencies.name]` table.
+pub(crate) fn cargo_dependencies(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for line in text.lines() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if let Some(header) = l.strip_prefix('[') {
+            let header = header.trim_end_matches(']').trim();
+            in_deps = header.ends_with("dependencies");
+            if let Some((table, name)) = header.rsplit_once('.')
+                && table.ends_with("dependencies")
+            {
+                out.push(name.trim_matches(|c| c == '"' || c == '\'').replace('-', "_"));
+            }
+            continue;
+        }
+        if !in_deps {
+            continue;
+        }
+        let Some((key, value)) = l.split_once('=') else { continue };
+        let key = key.trim();
+        let name = key.split('.').next().unwrap_or(key).trim_matches(|c| c == '"' || c == '\'');
+        // `alias = { package = "real", ... }`: the code says `alias`, but the crate
+        // is `real`.
+        let real = value.split_once("package").and_then(|(_, rest)| {
+            let rest = rest.trim_start().strip_prefix('=')?;
+            rest.trim_start().strip_prefix('"')?.split('"').next()
+        });
+        let name = real.unwrap_or(name);
+        if !name.is_empty() {
+            out.push(name.replace('-', "_"));
+        }
+    }
+    out
+}
+
 /// `[package] name = "x"` from a Cargo.toml, without a TOML parser.
 fn cargo_package_name(text: &str) -> Option<String> {
     let mut in_package = false;

@@ -4,7 +4,14 @@ use super::*;
 use crate::{Language, analyze, project::Project};
 
 fn project(fixture: &str) -> Project {
+    with_manifests(fixture).0
+}
+
+/// The fixture's source files as a project, and its other files (`Cargo.toml`) as
+/// manifests.
+fn with_manifests(fixture: &str) -> (Project, Vec<Manifest>) {
     let mut files = Vec::new();
+    let mut manifests = Vec::new();
     let mut cur: Option<(String, String)> = None;
     let indent = fixture
         .lines()
@@ -14,8 +21,10 @@ fn project(fixture: &str) -> Project {
         .unwrap_or(0);
     let mut flush = |cur: &mut Option<(String, String)>| {
         if let Some((path, text)) = cur.take() {
-            let lang = Language::from_path(std::path::Path::new(&path)).unwrap();
-            files.push((path, lang, analyze(lang, text.as_bytes())));
+            match Language::from_path(std::path::Path::new(&path)) {
+                Some(lang) => files.push((path, lang, analyze(lang, text.as_bytes()))),
+                None => manifests.push(Manifest { path, text }),
+            }
         }
     };
     for line in fixture.lines() {
@@ -29,12 +38,12 @@ fn project(fixture: &str) -> Project {
         }
     }
     flush(&mut cur);
-    Project::from_analyses(files)
+    (Project::from_analyses(files), manifests)
 }
 
 fn check_calls(fixture: &str, expect: Expect) {
-    let p = project(fixture);
-    let g = Graphs::build(&p, &[]);
+    let (p, manifests) = with_manifests(fixture);
+    let g = Graphs::build(&p, &manifests);
     let mut out = String::new();
     for e in &g.symbol_edges {
         if !e.kind.is_call() {
@@ -238,4 +247,79 @@ fn calls_on_self_mean_methods_of_the_class_or_its_bases() {
             Order.store -> shop/order.py:save (SameFile, 1.00)
         "#]],
     );
+}
+
+#[test]
+fn rust_calls_stay_within_the_crates_a_crate_depends_on() {
+    // `value.parse()` in `index` cannot mean `llm`'s `parse`: `index` does not
+    // depend on `llm`. `app` depends on `index`, which depends on `proto`, so `app`
+    // reaches `proto`'s `encode` through it.
+    check_calls(
+        r#"
+        //- Cargo.toml
+        [workspace]
+        members = ["crates/*"]
+        //- crates/proto/Cargo.toml
+        [package]
+        name = "proto"
+        //- crates/proto/src/lib.rs
+        pub fn encode() {}
+        //- crates/llm/Cargo.toml
+        [package]
+        name = "llm"
+        [dependencies]
+        serde = "1"
+        //- crates/llm/src/lib.rs
+        pub struct Reply;
+        impl Reply { pub fn parse(&self) {} }
+        //- crates/index/Cargo.toml
+        [package]
+        name = "index"
+        [dependencies]
+        proto = { path = "../proto" }
+        //- crates/index/src/lib.rs
+        pub fn load(value: &str) { value.parse(); }
+        //- crates/app/Cargo.toml
+        [package]
+        name = "app"
+        [dependencies]
+        index.workspace = true
+        [dev-dependencies.llm]
+        path = "../llm"
+        //- crates/app/src/main.rs
+        fn main() { index::load(""); proto_encode(); }
+        fn proto_encode() { encode(); }
+        //- crates/app/tests/reply.rs
+        fn t(r: Reply) { r.parse(); }
+        "#,
+        expect![[r#"
+            main -> crates/index/src/lib.rs:load (Global, 0.70)
+            main -> crates/app/src/main.rs:proto_encode (SameFile, 1.00)
+            proto_encode -> crates/proto/src/lib.rs:encode (Global, 0.70)
+            t -> crates/llm/src/lib.rs:Reply::parse (Global, 0.70)
+        "#]],
+    );
+}
+
+#[test]
+fn cargo_dependency_tables() {
+    let deps = crate::resolve::cargo_dependencies(
+        r#"
+        [package]
+        name = "x"
+        version = "0.1.0"
+        [dependencies]
+        serde = { version = "1", features = ["derive"] } # a comment
+        code-index.workspace = true
+        "quoted" = "1"
+        pb = { package = "prost-build", version = "0.13" }
+        [target.'cfg(unix)'.dependencies]
+        libc = "0.2"
+        [build-dependencies.cc]
+        version = "1"
+        [features]
+        default = ["std"]
+        "#,
+    );
+    assert_eq!(deps, ["serde", "code_index", "quoted", "prost_build", "libc", "cc"]);
 }
