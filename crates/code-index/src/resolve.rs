@@ -82,6 +82,9 @@ struct Context<'p> {
     /// Rust: (crate dir, module path like `a::b`) → file; crate name → crate dir.
     rust_modules: HashMap<(String, String), FileId>,
     rust_crates: HashMap<String, String>,
+    /// Rust crate roots outside `src/` (`[[bin]] path = "crates/core/main.rs"`):
+    /// (directory, root file), longest directory first.
+    rust_roots: Vec<(String, String)>,
     /// Go: module path → directory of its go.mod; directory → files.
     go_modules: Vec<(String, String)>,
     dir_files: HashMap<String, Vec<FileId>>,
@@ -128,6 +131,7 @@ impl<'p> Context<'p> {
             py_module_of: HashMap::new(),
             rust_modules: HashMap::new(),
             rust_crates: HashMap::new(),
+            rust_roots: Vec::new(),
             go_modules: Vec::new(),
             dir_files: HashMap::new(),
             java_classes: HashMap::new(),
@@ -167,8 +171,22 @@ impl<'p> Context<'p> {
             let dir = dir_of(&m.path).to_owned();
             match file_name(&m.path) {
                 "Cargo.toml" => {
+                    // Where `use name::x` leads: the package's `src/`, or its
+                    // `[lib] path`'s directory.
+                    let mut lib_dir = dir.clone();
+                    for (is_lib, target) in cargo_target_paths(&m.text) {
+                        let Some(file) = join(&dir, &target) else { continue };
+                        // `path = "src/main.rs"` only restates the convention.
+                        if rust_src_location(&file).is_some_and(|l| l.1.is_empty()) {
+                            continue;
+                        }
+                        if is_lib {
+                            lib_dir = dir_of(&file).to_owned();
+                        }
+                        ctx.rust_roots.push((dir_of(&file).to_owned(), file));
+                    }
                     if let Some(name) = cargo_package_name(&m.text) {
-                        ctx.rust_crates.insert(name.replace('-', "_"), dir);
+                        ctx.rust_crates.insert(name.replace('-', "_"), lib_dir);
                     }
                 }
                 "go.mod" => {
@@ -192,6 +210,7 @@ impl<'p> Context<'p> {
         // Longest directories first: the nearest config wins.
         ctx.ts_configs.sort_by_key(|c| std::cmp::Reverse(c.0.len()));
         ctx.go_modules.sort_by_key(|m| std::cmp::Reverse(m.0.len()));
+        ctx.rust_roots.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         for (f, file) in project.files.iter().enumerate() {
             if file.language == Language::Rust {
                 ctx.add_rust_module(f as FileId);
@@ -377,21 +396,26 @@ impl<'p> Context<'p> {
 
     /// Crate directory and module path (`a::b`, empty for the crate root) of a file.
     fn rust_location(&self, path: &str) -> Option<(String, String)> {
-        let idx = path.rfind("src/").filter(|&i| i == 0 || path.as_bytes()[i - 1] == b'/')?;
-        let crate_dir = path[..idx].trim_end_matches('/').to_owned();
-        let in_src = path[idx + 4..].trim_end_matches(".rs");
-        let mut parts: Vec<&str> = in_src.split('/').collect();
-        match parts.last().copied() {
-            Some("lib" | "main") if parts.len() == 1 => parts.clear(),
-            Some("mod") => {
-                parts.pop();
+        let in_src = rust_src_location(path);
+        // A root that Cargo.toml places outside `src/`, and the modules beside it,
+        // unless the file is in a `src/` tree nearer to it.
+        let custom = self.rust_roots.iter().find(|(dir, _)| {
+            dir.is_empty() || path.strip_prefix(dir.as_str()).is_some_and(|r| r.starts_with('/'))
+        });
+        match (custom, in_src) {
+            (Some((dir, root)), src) if src.as_ref().is_none_or(|s| s.0.len() < dir.len()) => {
+                if path == root {
+                    return Some((dir.clone(), String::new()));
+                }
+                let rel = path[dir.len()..].trim_start_matches('/').trim_end_matches(".rs");
+                let mut parts: Vec<&str> = rel.split('/').collect();
+                if parts.last() == Some(&"mod") {
+                    parts.pop();
+                }
+                Some((dir.clone(), parts.join("::")))
             }
-            _ => {}
+            (_, src) => src,
         }
-        if parts.first() == Some(&"bin") {
-            return None; // binaries are crate roots of their own
-        }
-        Some((crate_dir, parts.join("::")))
     }
 
     fn add_rust_module(&mut self, f: FileId) {
@@ -725,6 +749,50 @@ pub(crate) fn cargo_dependencies(text: &str) -> Vec<String> {
         let name = real.unwrap_or(name);
         if !name.is_empty() {
             out.push(name.replace('-', "_"));
+        }
+    }
+    out
+}
+
+/// A Rust file's crate directory and module path by the `src/` convention alone.
+fn rust_src_location(path: &str) -> Option<(String, String)> {
+    let idx = path.rfind("src/").filter(|&i| i == 0 || path.as_bytes()[i - 1] == b'/')?;
+    let crate_dir = path[..idx].trim_end_matches('/').to_owned();
+    let in_src = path[idx + 4..].trim_end_matches(".rs");
+    let mut parts: Vec<&str> = in_src.split('/').collect();
+    match parts.last().copied() {
+        Some("lib" | "main") if parts.len() == 1 => parts.clear(),
+        Some("mod") => {
+            parts.pop();
+        }
+        _ => {}
+    }
+    if parts.first() == Some(&"bin") {
+        return None; // binaries are crate roots of their own
+    }
+    Some((crate_dir, parts.join("::")))
+}
+
+/// The `path = "..."` of a Cargo.toml's `[lib]`, `[[bin]]`, `[[test]]`, `[[bench]]`
+/// and `[[example]]` targets: crate roots where the `src/` convention does not say.
+fn cargo_target_paths(text: &str) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let (mut in_target, mut is_lib) = (false, false);
+    for line in text.lines() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.starts_with('[') {
+            in_target = matches!(l, "[lib]" | "[[bin]]" | "[[test]]" | "[[bench]]" | "[[example]]");
+            is_lib = l == "[lib]";
+            continue;
+        }
+        if in_target
+            && let Some(rest) = l.strip_prefix("path")
+            && let Some(v) = rest.trim_start().strip_prefix('=')
+        {
+            let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+            if v.ends_with(".rs") {
+                out.push((is_lib, v.to_owned()));
+            }
         }
     }
     out

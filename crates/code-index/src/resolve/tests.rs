@@ -192,6 +192,68 @@ fn rust_modules_use_paths_and_workspace_crates() {
 }
 
 #[test]
+fn rust_crate_roots_that_cargo_toml_places_outside_src() {
+    // ripgrep's layout: the root package's binary is `crates/core/main.rs`, its
+    // integration tests `tests/tests.rs`, and a member crate keeps `src/`.
+    check(
+        r#"
+        //- Cargo.toml
+        [package]
+        name = "ripgrep"
+        [[bin]]
+        path = "crates/core/main.rs" # the binary
+        name = "rg"
+        [[test]]
+        name = "integration"
+        path = "tests/tests.rs"
+        //- crates/core/main.rs
+        mod flags;
+        use crate::flags::HiArgs;
+        use grep::Matcher;
+        //- crates/core/flags/mod.rs
+        mod hiargs;
+        pub use self::hiargs::HiArgs;
+        //- crates/core/flags/hiargs.rs
+        pub struct HiArgs;
+        use super::super::search;
+        //- crates/core/search.rs
+        pub fn run() {}
+        //- tests/tests.rs
+        mod util;
+        //- tests/util.rs
+        pub fn dir() {}
+        //- crates/grep/Cargo.toml
+        [package]
+        name = "grep"
+        [lib]
+        path = "src/lib.rs"
+        //- crates/grep/src/lib.rs
+        pub struct Matcher;
+        //- crates/regex/Cargo.toml
+        [package]
+        name = "grep-regex"
+        [lib]
+        path = "lib.rs"
+        //- crates/regex/lib.rs
+        mod matcher;
+        //- crates/regex/matcher.rs
+        use grep_regex::matcher;
+        "#,
+        expect![[r#"
+            crates/core/main.rs:1 flags -> crates/core/flags/mod.rs
+            crates/core/main.rs:2 crate::flags::HiArgs -> crates/core/flags/mod.rs [HiArgs]
+            crates/core/main.rs:3 grep::Matcher -> crates/grep/src/lib.rs [Matcher]
+            crates/core/flags/mod.rs:1 hiargs -> crates/core/flags/hiargs.rs
+            crates/core/flags/mod.rs:2 self::hiargs::HiArgs -> crates/core/flags/hiargs.rs [HiArgs]
+            crates/core/flags/hiargs.rs:2 super::super::search -> crates/core/search.rs [search]
+            tests/tests.rs:1 util -> tests/util.rs
+            crates/regex/lib.rs:1 matcher -> crates/regex/matcher.rs
+            crates/regex/matcher.rs:1 grep_regex::matcher -> crates/regex/matcher.rs [matcher]
+        "#]],
+    );
+}
+
+#[test]
 fn go_packages_through_go_mod() {
     check(
         r#"
