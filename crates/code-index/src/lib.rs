@@ -274,7 +274,7 @@ impl Index {
     }
 
     /// The small non-code files import resolution reads (Cargo.toml, go.mod,
-    /// tsconfig.json, jsconfig.json), found by the walk and read now.
+    /// tsconfig.json, jsconfig.json, package.json), found by the walk and read now.
     fn manifests(&self) -> Result<Vec<resolve::Manifest>> {
         let mut out = Vec::new();
         for path in self.store.skipped()?.into_keys() {

@@ -1,7 +1,7 @@
 //! Resolving imports to files, per language.
 //!
 //! The input is the project snapshot plus a few manifests (`Cargo.toml`, `go.mod`,
-//! `tsconfig.json`/`jsconfig.json`); the output, for every import of every file,
+//! `tsconfig.json`/`jsconfig.json`, `package.json`); the output, for every import of every file,
 //! is the project files it refers to, or an external module name when it refers to
 //! nothing in the project (the standard library, a dependency). Everything here is
 //! a pure function of that input and is tested with text fixtures.
@@ -41,7 +41,7 @@ pub struct Manifest {
 
 /// File names read as manifests.
 pub(crate) const MANIFEST_NAMES: &[&str] =
-    &["Cargo.toml", "go.mod", "tsconfig.json", "jsconfig.json"];
+    &["Cargo.toml", "go.mod", "tsconfig.json", "jsconfig.json", "package.json"];
 
 /// Resolves every import of every file. `result[f]` lists file `f`'s imports.
 pub fn resolve_imports(project: &Project, manifests: &[Manifest]) -> Vec<Vec<ResolvedImport>> {
@@ -97,6 +97,8 @@ struct Context<'p> {
     by_file_name: HashMap<&'p str, Vec<FileId>>,
     /// tsconfig/jsconfig: (directory, base URL dir, paths patterns).
     ts_configs: Vec<(String, String, TsPaths)>,
+    /// JS/TS packages of a monorepo: package.json `name` → (directory, entry points).
+    js_packages: HashMap<String, (String, Vec<String>)>,
 }
 
 fn dir_of(path: &str) -> &str {
@@ -139,6 +141,7 @@ impl<'p> Context<'p> {
             cs_namespaces: HashMap::new(),
             by_file_name: HashMap::new(),
             ts_configs: Vec::new(),
+            js_packages: HashMap::new(),
         };
         for (f, file) in project.files.iter().enumerate() {
             let f = f as FileId;
@@ -196,6 +199,11 @@ impl<'p> Context<'p> {
                             .map(|s| s.trim().trim_matches('"').to_owned())
                     }) {
                         ctx.go_modules.push((module, dir));
+                    }
+                }
+                "package.json" => {
+                    if let Some((name, entries)) = js_package(&m.text) {
+                        ctx.js_packages.insert(name, (dir, entries));
                     }
                 }
                 "tsconfig.json" | "jsconfig.json" => {
@@ -389,6 +397,25 @@ impl<'p> Context<'p> {
         } else {
             module.split('/').next().unwrap_or(module).to_owned()
         };
+        // A package of this monorepo (npm/yarn/pnpm workspaces): its source, not
+        // what its `main` points at after a build (`dist/` is not in the tree).
+        if let Some((dir, entries)) = self.js_packages.get(&package) {
+            let sub = module[package.len()..].trim_start_matches('/');
+            let found = if sub.is_empty() {
+                entries
+                    .iter()
+                    .map(String::as_str)
+                    .chain(["src/index", "index", "lib/index"])
+                    .find_map(|e| join(dir, e).and_then(|p| self.js_file(&p)))
+            } else {
+                ["", "src/"].iter().find_map(|pre| {
+                    join(dir, &format!("{pre}{sub}")).and_then(|p| self.js_file(&p))
+                })
+            };
+            if let Some(id) = found {
+                return (ImportTarget::Files(vec![id]), names);
+            }
+        }
         (ImportTarget::External(package), names)
     }
 
@@ -815,6 +842,34 @@ fn cargo_package_name(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A package.json's `name` and its entry points, most source-like first: `source`,
+/// `types`/`typings`, `module`, `main`, and `exports["."]` (a string, or its
+/// `import`/`default`/`require`/`types` condition).
+fn js_package(text: &str) -> Option<(String, Vec<String>)> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let name = v.get("name")?.as_str()?.to_owned();
+    let mut entries: Vec<String> = ["source", "types", "typings", "module", "main"]
+        .iter()
+        .filter_map(|k| v.get(*k)?.as_str().map(str::to_owned))
+        .collect();
+    let dot = match v.get("exports") {
+        Some(serde_json::Value::Object(map)) => map.get(".").or(Some(&v["exports"])),
+        other => other,
+    };
+    match dot {
+        Some(serde_json::Value::String(s)) => entries.push(s.clone()),
+        Some(serde_json::Value::Object(conds)) => {
+            for k in ["source", "types", "import", "default", "require"] {
+                if let Some(s) = conds.get(k).and_then(|x| x.as_str()) {
+                    entries.push(s.to_owned());
+                }
+            }
+        }
+        _ => {}
+    }
+    Some((name, entries))
 }
 
 /// `compilerOptions.baseUrl` and `compilerOptions.paths` from a tsconfig/jsconfig

@@ -145,6 +145,39 @@ fn javascript_typescript_relative_index_and_tsconfig_paths() {
 }
 
 #[test]
+fn javascript_workspace_packages_resolve_to_their_source() {
+    check(
+        r#"
+        //- packages/core/package.json
+        { "name": "@acme/core", "main": "./dist/index.js", "types": "./dist/index.d.ts" }
+        //- packages/core/src/index.ts
+        export function total() { return 1; }
+        //- packages/core/src/money/format.ts
+        export function fmt() { return ""; }
+        //- packages/ui/package.json
+        { "name": "ui-kit", "exports": { ".": { "import": "./lib/main.mjs" } } }
+        //- packages/ui/lib/main.mjs
+        export const Button = 1;
+        //- packages/broken/package.json
+        { "name": "broken", oops
+        //- packages/web/src/app.ts
+        import { total } from "@acme/core";
+        import { fmt } from "@acme/core/money/format";
+        import { Button } from "ui-kit";
+        import { nope } from "@acme/core/missing";
+        import left from "left-pad";
+        "#,
+        expect![[r#"
+            packages/web/src/app.ts:1 @acme/core -> packages/core/src/index.ts [total]
+            packages/web/src/app.ts:2 @acme/core/money/format -> packages/core/src/money/format.ts [fmt]
+            packages/web/src/app.ts:3 ui-kit -> packages/ui/lib/main.mjs [Button]
+            packages/web/src/app.ts:4 @acme/core/missing -> external @acme/core [nope]
+            packages/web/src/app.ts:5 left-pad -> external left-pad [default as left]
+        "#]],
+    );
+}
+
+#[test]
 fn rust_modules_use_paths_and_workspace_crates() {
     check(
         r#"
