@@ -405,7 +405,7 @@ impl<'p> Context<'p> {
                 entries
                     .iter()
                     .map(String::as_str)
-                    .chain(["src/index", "index", "lib/index"])
+                    .chain(["index", "lib/index"])
                     .find_map(|e| join(dir, e).and_then(|p| self.js_file(&p)))
             } else {
                 ["", "src/"].iter().find_map(|pre| {
@@ -845,15 +845,17 @@ fn cargo_package_name(text: &str) -> Option<String> {
 }
 
 /// A package.json's `name` and its entry points, most source-like first: `source`,
-/// `types`/`typings`, `module`, `main`, and `exports["."]` (a string, or its
-/// `import`/`default`/`require`/`types` condition).
+/// the conventional `src/index`, then `types`/`typings`, `module`, `main` and
+/// `exports["."]` (a string, or its `import`/`default`/`require`/`types`
+/// condition). `src/index` goes before `main` because `main` is often a shim
+/// that loads the build (`index.js` → `dist/`).
 fn js_package(text: &str) -> Option<(String, Vec<String>)> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let name = v.get("name")?.as_str()?.to_owned();
-    let mut entries: Vec<String> = ["source", "types", "typings", "module", "main"]
-        .iter()
-        .filter_map(|k| v.get(*k)?.as_str().map(str::to_owned))
-        .collect();
+    let field = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+    let mut entries: Vec<String> = field("source").into_iter().collect();
+    entries.push("src/index".to_owned());
+    entries.extend(["types", "typings", "module", "main"].iter().filter_map(|k| field(k)));
     let dot = match v.get("exports") {
         Some(serde_json::Value::Object(map)) => map.get(".").or(Some(&v["exports"])),
         other => other,

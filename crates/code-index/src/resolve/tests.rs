@@ -154,6 +154,8 @@ fn javascript_workspace_packages_resolve_to_their_source() {
         export function total() { return 1; }
         //- packages/core/src/money/format.ts
         export function fmt() { return ""; }
+        //- packages/core/index.js
+        module.exports = require("./dist/index.js");
         //- packages/ui/package.json
         { "name": "ui-kit", "exports": { ".": { "import": "./lib/main.mjs" } } }
         //- packages/ui/lib/main.mjs
@@ -168,6 +170,7 @@ fn javascript_workspace_packages_resolve_to_their_source() {
         import left from "left-pad";
         "#,
         expect![[r#"
+            packages/core/index.js:1 ./dist/index.js -> external ./dist/index.js
             packages/web/src/app.ts:1 @acme/core -> packages/core/src/index.ts [total]
             packages/web/src/app.ts:2 @acme/core/money/format -> packages/core/src/money/format.ts [fmt]
             packages/web/src/app.ts:3 ui-kit -> packages/ui/lib/main.mjs [Button]
