@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
 
 use crate::{
-    Language, RefKind,
+    Language, RefKind, is_test_path,
     project::{DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
 };
@@ -90,6 +90,7 @@ impl Graphs {
     pub fn build(project: &Project, manifests: &[Manifest]) -> Graphs {
         let imports = resolve_imports(project, manifests);
         let crates = RustCrates::new(project, manifests);
+        let is_test: Vec<bool> = project.files.iter().map(|f| is_test_path(&f.path)).collect();
         let n = project.files.len();
         let mut file_imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
         let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
@@ -145,6 +146,7 @@ impl Graphs {
                         &imported_names[f as usize],
                         &imported_files,
                         &crates,
+                        &is_test,
                     )
                 });
                 for &(to, resolution, weight) in targets.iter() {
@@ -328,6 +330,7 @@ fn resolve_ref(
     imported_names: &HashMap<NameId, Vec<FileId>>,
     imported_files: &HashSet<FileId>,
     crates: &RustCrates,
+    is_test: &[bool],
 ) -> Resolved {
     let named = project.defs_named(name);
     // `check(arg)` in Python cannot mean `PyLinter.check`, whatever is imported: a
@@ -394,12 +397,16 @@ fn resolve_ref(
         let w = Resolution::Imported.weight() / hits.len() as f64;
         return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
     }
-    let mut first = candidates().take(MAX_CANDIDATES + 1);
+    // By name alone, code outside the tests never means something defined in a
+    // test (a helper of `index.test.ts`, a stub of `Promise` in an e2e fixture);
+    // an explicit import of test code still counts (above).
+    let by_name = || candidates().filter(|d| is_test[file as usize] || !is_test[d.file as usize]);
+    let mut first = by_name().take(MAX_CANDIDATES + 1);
     match (first.next(), first.count() + 1) {
         (Some(d), 1) => one(d, Resolution::Global),
         (Some(_), n) if n <= MAX_CANDIDATES && kind != RefKind::Use => {
             let w = Resolution::Ambiguous.weight() / n as f64;
-            candidates().map(|d| (d, Resolution::Ambiguous, w)).collect()
+            by_name().map(|d| (d, Resolution::Ambiguous, w)).collect()
         }
         _ => Vec::new(),
     }

@@ -165,6 +165,7 @@ pub fn is_test_path(path: &str) -> bool {
                 | "specs"
                 | "testdata"
                 | "test_data"
+                | "e2e"
         )
     });
     in_test_dir
@@ -279,6 +280,7 @@ mod tests {
             ("src/cart.spec.tsx", Tsx, Some("jest/vitest *.spec.*")),
             ("src/__tests__/cart.js", JavaScript, Some("jest __tests__/")),
             ("src/latest.js", JavaScript, None),
+            ("e2e/override-globals/index.js", JavaScript, Some("test path")),
             ("crates/x/tests/suite/edit.rs", Rust, Some("cargo tests/ (integration)")),
             ("crates/x/src/graph/tests.rs", Rust, Some("rust test module")),
             ("crates/x/src/graph.rs", Rust, None),

@@ -323,3 +323,34 @@ fn cargo_dependency_tables() {
     );
     assert_eq!(deps, ["serde", "code_index", "quoted", "prost_build", "libc", "cc"]);
 }
+
+#[test]
+fn code_outside_tests_never_calls_into_tests_by_name_alone() {
+    // `render` is defined once in the sources and once in a test: by name, the
+    // source means its own (Global, not Ambiguous); `helper` exists only in a test,
+    // so the source's call stays unresolved, while an explicit import is kept and
+    // the test's own calls still reach both.
+    check_calls(
+        r#"
+        //- src/view.js
+        export function render() {}
+        //- src/app.js
+        export function show() { render(); helper(); }
+        //- src/debug.js
+        import { fixture } from '../test/fixtures.js';
+        export function dump() { fixture(); }
+        //- src/__tests__/view.test.js
+        function render() {}
+        function helper() {}
+        test('x', () => { show(); helper(); });
+        //- test/fixtures.js
+        export function fixture() {}
+        "#,
+        expect![[r#"
+            show -> src/view.js:render (Global, 0.70)
+            dump -> test/fixtures.js:fixture (Imported, 1.00)
+            src/__tests__/view.test.js:<top> -> src/app.js:show (Global, 0.70)
+            src/__tests__/view.test.js:<top> -> src/__tests__/view.test.js:helper (SameFile, 1.00)
+        "#]],
+    );
+}
