@@ -118,6 +118,10 @@ pub(crate) struct DepGraph {
     /// Import edges only (cycles are reported on these: reference cycles inside a
     /// package are normal).
     pub imports: Vec<Vec<FileId>>,
+    /// For a package root, the files importing it only to reach what it re-exports
+    /// (not edges above): changing the root's re-exports breaks them, so the impact
+    /// of the root itself lists them, without following them further.
+    pub reexport_importers: Vec<Vec<FileId>>,
 }
 
 impl DepGraph {
@@ -133,6 +137,7 @@ impl DepGraph {
             }
         }
         let mut imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
+        let mut reexport_importers: Vec<Vec<FileId>> = vec![Vec::new(); n];
         for (f, resolved) in snapshot.graphs.imports.iter().enumerate() {
             let file = &project.files[f];
             for imp in resolved {
@@ -153,6 +158,7 @@ impl DepGraph {
                     if is_module_root(&project.file(t).path)
                         && !referenced.contains(&(f as FileId, t))
                     {
+                        reexport_importers[t as usize].push(f as FileId);
                         continue;
                     }
                     out[f].push(t);
@@ -168,11 +174,11 @@ impl DepGraph {
                 inn[t as usize].push(f as FileId);
             }
         }
-        for list in &mut imports {
+        for list in imports.iter_mut().chain(&mut reexport_importers) {
             list.sort_unstable();
             list.dedup();
         }
-        DepGraph { out, inn, imports }
+        DepGraph { out, inn, imports, reexport_importers }
     }
 
     /// Breadth-first from `start` over dependents (`reverse`) or dependencies: every
@@ -350,7 +356,7 @@ mod tests {
             out[a as usize].push(b);
             inn[b as usize].push(a);
         }
-        DepGraph { imports: out.clone(), out, inn }
+        DepGraph { imports: out.clone(), reexport_importers: vec![Vec::new(); n], out, inn }
     }
 
     /// Transitive dependents by breadth-first search, to check the bitsets against.

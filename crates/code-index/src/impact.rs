@@ -8,9 +8,11 @@
 //!   same-named definitions, a method call matched only by its name) are listed
 //!   apart as `possible`, not followed.
 //! - A **file** (or directory): the same closure from all its definitions, plus the
-//!   files importing it without referencing a definition (distance 1). Definition
+//!   files importing it without referencing a definition (distance 1) — for a
+//!   package root (`lib.rs`, `__init__.py`, `index.ts`), also those importing it
+//!   for what it re-exports, which break if its re-exports change. Definition
 //!   level on purpose: at file level, a crate root re-exporting every module would
-//!   make every file depend on every other.
+//!   make every file depend on every other, so those importers are not followed.
 //!
 //! Dependent files are the files of those definitions, at their nearest distance.
 //!
@@ -398,14 +400,16 @@ fn closure(
             via_file.insert(f, s.via.clone());
         }
     }
-    // Files importing a target file without referencing any of its definitions.
+    // Files importing a target file without referencing any of its definitions,
+    // and those importing a target package root for what it re-exports.
     if file_target {
         for &t in &target.file_ids {
-            for &f in &deps.inn[t as usize] {
-                if own.contains(&f)
-                    || file_dist.contains_key(&f)
-                    || !deps.imports[f as usize].contains(&t)
-                {
+            let importers = deps.inn[t as usize]
+                .iter()
+                .filter(|&&f| deps.imports[f as usize].contains(&t))
+                .chain(&deps.reexport_importers[t as usize]);
+            for &f in importers {
+                if own.contains(&f) || file_dist.contains_key(&f) {
                     continue;
                 }
                 file_dist.insert(f, 1);

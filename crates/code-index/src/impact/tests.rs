@@ -307,6 +307,32 @@ fn workspace_crate_roots_are_told_apart() {
 }
 
 #[test]
+fn a_package_root_is_a_dependency_of_what_imports_through_it() {
+    // `from shop import Cart` depends on `shop/__init__.py` re-exporting `Cart`: the
+    // root's impact lists its importers, without following them further.
+    check(
+        r#"
+        //- shop/__init__.py
+        from shop.cart import Cart
+        //- shop/cart.py
+        class Cart:
+            pass
+        //- app/views.py
+        from shop import Cart
+        def view():
+            return Cart()
+        //- app/urls.py
+        from app.views import view
+        "#,
+        "shop/__init__.py",
+        expect![[r#"
+            radius: 1 direct, 1 within 2, 1 within 3, 1 in all, weighted 1.00, Low
+              file app/views.py@1 via shop/__init__.py
+        "#]],
+    );
+}
+
+#[test]
 fn java_and_csharp_test_projects() {
     check(
         r#"
