@@ -1,10 +1,11 @@
 //! Resolving imports to files, per language.
 //!
 //! The input is the project snapshot plus a few manifests (`Cargo.toml`, `go.mod`,
-//! `tsconfig.json`/`jsconfig.json`, `package.json`); the output, for every import of every file,
-//! is the project files it refers to, or an external module name when it refers to
-//! nothing in the project (the standard library, a dependency). Everything here is
-//! a pure function of that input and is tested with text fixtures.
+//! `tsconfig.json`/`jsconfig.json`, `package.json`); the output, for every import
+//! of every file, is the project files it refers to, or an external module name
+//! when it refers to nothing in the project (the standard library, a dependency).
+//! Everything here is a pure function of that input and is tested with text
+//! fixtures.
 
 use std::collections::{HashMap, HashSet};
 
