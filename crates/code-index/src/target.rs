@@ -13,9 +13,10 @@
 //!    module path whose qualifiers name the file's directories or stem
 //!    (`analysis::target`, `my_crate::parse`).
 //!
-//! Several definitions for one name is [`Error::AmbiguousTarget`] with every
-//! candidate as `path:line kind qualified_name`, unless the caller asks for all of
-//! them ([`TargetOptions::all`]): impact and graphs of "every `save`" are rarely what
+//! Several definitions for one name — once Rust `mod x;` declarations and, when
+//! the code defines the name too, definitions in tests are set aside — is
+//! [`Error::AmbiguousTarget`] with every candidate as `path:line kind
+//! qualified_name`, unless the caller asks for all of them ([`TargetOptions::all`]): impact and graphs of "every `save`" are rarely what
 //! someone meant, and the candidates say how to name the one they meant. Nothing at
 //! all is [`Error::TargetNotFound`] with close names as suggestions.
 
@@ -24,6 +25,7 @@ use serde::Serialize;
 use crate::{
     Error,
     error::Result,
+    is_test_path,
     project::{DefId, FileId, Project},
 };
 use protocol::SymbolKind;
@@ -244,6 +246,9 @@ fn symbol_target(project: &Project, spec: &str, defs: Vec<DefId>) -> Target {
 
 fn pick(project: &Project, spec: &str, mut defs: Vec<DefId>, all: bool) -> Result<Target> {
     defs.sort_unstable();
+    if !all {
+        defs = prefer_substantive(project, defs);
+    }
     if defs.len() > 1 && !all {
         return Err(Error::AmbiguousTarget {
             target: spec.to_owned(),
@@ -305,6 +310,22 @@ fn prefer_exact(project: &Project, defs: Vec<DefId>, want: &str) -> Vec<DefId> {
         .filter(|&d| norm_symbol(&project.def(d).qualified_name) == want)
         .collect();
     if exact.is_empty() { defs } else { exact }
+}
+
+/// Of several definitions of a name, those a user most likely means: a Rust
+/// `mod x;` declaration only names the file `x.rs`, and a name defined in the code
+/// and again in a test (a helper, a fixture) means the code's. The result names
+/// its file, so the choice is visible; `--all` takes every definition.
+fn prefer_substantive(project: &Project, defs: Vec<DefId>) -> Vec<DefId> {
+    fn keep(defs: Vec<DefId>, wanted: impl Fn(DefId) -> bool) -> Vec<DefId> {
+        let kept: Vec<DefId> = defs.iter().copied().filter(|&d| wanted(d)).collect();
+        if kept.is_empty() { defs } else { kept }
+    }
+    let defs = keep(defs, |d| {
+        let def = project.def(d);
+        !(def.kind == SymbolKind::Module && def.signature.trim_end().ends_with(';'))
+    });
+    keep(defs, |d| !is_test_path(&project.file(d.file).path))
 }
 
 /// Close names (case-insensitive, containing, or within two edits) and paths.
@@ -418,6 +439,12 @@ mod tests {
                 pub fn send(&self) {}
             }
         }
+        mod render;
+        //- src/render.rs
+        pub fn render() {}
+        //- tests/render.rs
+        fn render() {}
+        fn only_in_tests() {}
     "#;
 
     fn check(cwd: &str, spec: &str, all: bool, expect: Expect) {
@@ -571,5 +598,34 @@ mod tests {
             ],
         );
         check("", "  ", false, expect!["INVALID_ARGUMENT: the target is empty"]);
+    }
+
+    #[test]
+    fn declarations_and_test_definitions_give_way_to_the_code() {
+        // `mod render;`, `fn render` in src/render.rs and a test's `fn render`: the
+        // code's function, unless every one is asked for.
+        check(
+            "",
+            "render",
+            false,
+            expect![[r#"Symbol files=["src/render.rs"] symbols=["src/render.rs:render"]"#]],
+        );
+        check(
+            "",
+            "render",
+            true,
+            expect![[
+                r#"Symbol files=["src/lib.rs", "src/render.rs", "tests/render.rs"] symbols=["src/lib.rs:render", "src/render.rs:render", "tests/render.rs:render"]"#
+            ]],
+        );
+        // Defined in a test only: the test's.
+        check(
+            "",
+            "only_in_tests",
+            false,
+            expect![[
+                r#"Symbol files=["tests/render.rs"] symbols=["tests/render.rs:only_in_tests"]"#
+            ]],
+        );
     }
 }
