@@ -279,7 +279,9 @@ impl Index {
         let mut out = Vec::new();
         for path in self.store.skipped()?.into_keys() {
             let name = path.rsplit('/').next().unwrap_or(&path);
-            if !resolve::MANIFEST_NAMES.contains(&name) {
+            // Installed packages (when no ignore file hides them) would be read on
+            // every snapshot, thousands of them, for nothing.
+            if !resolve::MANIFEST_NAMES.contains(&name) || resolve::in_node_modules(&path) {
                 continue;
             }
             if let Ok(stdx::ReadLimited::Complete(bytes)) =

@@ -202,6 +202,8 @@ impl<'p> Context<'p> {
                         ctx.go_modules.push((module, dir));
                     }
                 }
+                // An installed dependency is not a package of this project.
+                "package.json" if in_node_modules(&m.path) => {}
                 "package.json" => {
                     if let Some((name, entries)) = js_package(&m.text) {
                         ctx.js_packages.insert(name, (dir, entries));
@@ -843,6 +845,11 @@ fn cargo_package_name(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether a path is inside an installed `node_modules/` tree.
+pub(crate) fn in_node_modules(path: &str) -> bool {
+    path.split('/').any(|d| d == "node_modules")
 }
 
 /// A package.json's `name` and its entry points, most source-like first: `source`,

@@ -162,6 +162,10 @@ fn javascript_workspace_packages_resolve_to_their_source() {
         export const Button = 1;
         //- packages/broken/package.json
         { "name": "broken", oops
+        //- node_modules/left-pad/package.json
+        { "name": "left-pad", "main": "index.js" }
+        //- node_modules/left-pad/index.js
+        module.exports = function leftPad() {};
         //- packages/web/src/app.ts
         import { total } from "@acme/core";
         import { fmt } from "@acme/core/money/format";
