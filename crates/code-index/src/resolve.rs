@@ -710,6 +710,8 @@ impl RustCrates {
                 }
             }
         }
+        let by_dir: HashMap<&str, u32> =
+            crates.iter().enumerate().map(|(i, c)| (c.0.as_str(), i as u32)).collect();
         let of_file = project
             .files
             .iter()
@@ -717,19 +719,18 @@ impl RustCrates {
                 if file.language != Language::Rust {
                     return None;
                 }
-                // The nearest enclosing crate directory.
-                crates
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| {
-                        c.0.is_empty()
-                            || file
-                                .path
-                                .strip_prefix(c.0.as_str())
-                                .is_some_and(|r| r.starts_with('/'))
-                    })
-                    .max_by_key(|(_, c)| c.0.len())
-                    .map(|(i, _)| i as u32)
+                // The nearest enclosing crate directory: the file's directories,
+                // deepest first, then the root.
+                let mut dir = dir_of(&file.path);
+                loop {
+                    if let Some(&c) = by_dir.get(dir) {
+                        return Some(c);
+                    }
+                    if dir.is_empty() {
+                        return None;
+                    }
+                    dir = dir_of(dir);
+                }
             })
             .collect();
         RustCrates { of_file, reach }
