@@ -83,6 +83,8 @@ struct Context<'p> {
     /// Rust: (crate dir, module path like `a::b`) → file; crate name → crate dir.
     rust_modules: HashMap<(String, String), FileId>,
     rust_crates: HashMap<String, String>,
+    /// Renamed Rust dependencies per manifest directory: alias → package name.
+    rust_aliases: HashMap<String, HashMap<String, String>>,
     /// Rust crate roots outside `src/` (`[[bin]] path = "crates/core/main.rs"`):
     /// (directory, root file), longest directory first.
     rust_roots: Vec<(String, String)>,
@@ -134,6 +136,7 @@ impl<'p> Context<'p> {
             py_module_of: HashMap::new(),
             rust_modules: HashMap::new(),
             rust_crates: HashMap::new(),
+            rust_aliases: HashMap::new(),
             rust_roots: Vec::new(),
             go_modules: Vec::new(),
             dir_files: HashMap::new(),
@@ -191,6 +194,13 @@ impl<'p> Context<'p> {
                     }
                     if let Some(name) = cargo_package_name(&m.text) {
                         ctx.rust_crates.insert(name.replace('-', "_"), lib_dir);
+                        let renamed: HashMap<String, String> = cargo_dependencies(&m.text)
+                            .into_iter()
+                            .filter(|(alias, real)| alias != real)
+                            .collect();
+                        if !renamed.is_empty() {
+                            ctx.rust_aliases.insert(dir.clone(), renamed);
+                        }
                     }
                 }
                 "go.mod" => {
@@ -448,6 +458,21 @@ impl<'p> Context<'p> {
         }
     }
 
+    /// The crate directory of `alias`, a dependency renamed in the `Cargo.toml`
+    /// nearest to file `f`.
+    fn rust_alias(&self, f: FileId, alias: &str) -> Option<&String> {
+        let mut dir = dir_of(self.path(f));
+        loop {
+            if let Some(renamed) = self.rust_aliases.get(dir) {
+                return renamed.get(alias).and_then(|real| self.rust_crates.get(real));
+            }
+            if dir.is_empty() {
+                return None;
+            }
+            dir = dir_of(dir);
+        }
+    }
+
     fn add_rust_module(&mut self, f: FileId) {
         let path = self.path(f);
         if let Some(key) = self.rust_location(path) {
@@ -461,7 +486,8 @@ impl<'p> Context<'p> {
         // own, outside `src/`, that `use` the package by name.
         let by_name = || {
             let first = module.split("::").next().unwrap_or(module).trim();
-            (self.rust_crates.contains_key(first) && !text.trim_start().starts_with("mod "))
+            let known = self.rust_crates.contains_key(first) || self.rust_alias(f, first).is_some();
+            (known && !text.trim_start().starts_with("mod "))
                 .then(|| (String::new(), String::new()))
         };
         let Some((crate_dir, here)) = self.rust_location(self.path(f)).or_else(by_name) else {
@@ -505,7 +531,7 @@ impl<'p> Context<'p> {
                 }
                 (crate_dir, b, &segs[i..])
             }
-            other => match self.rust_crates.get(other) {
+            other => match self.rust_crates.get(other).or_else(|| self.rust_alias(f, other)) {
                 Some(dir) => (dir.clone(), Vec::new(), &segs[1..]),
                 // `use foo::x` where `foo` is a child module of this one (2018 paths).
                 None if self.rust_modules.contains_key(&(
@@ -685,7 +711,8 @@ impl RustCrates {
                 continue;
             }
             if let Some(name) = cargo_package_name(&m.text) {
-                let deps = cargo_dependencies(&m.text);
+                let deps: Vec<String> =
+                    cargo_dependencies(&m.text).into_iter().map(|(_, real)| real).collect();
                 crates.push((dir_of(&m.path).to_owned(), name.replace('-', "_"), deps));
             }
         }
@@ -746,11 +773,12 @@ impl RustCrates {
     }
 }
 
-/// The crates a Cargo.toml depends on (normal, dev, build, per target), by the name
-/// the package declares (`package = "real"` renames), `-` as `_`; without a TOML
-/// parser: a dependency is one `name = ...` / `name.workspace = true` line of a
+/// The crates a Cargo.toml depends on (normal, dev, build, per target), as (the name
+/// the code uses, the name the package declares): they differ for a rename
+/// (`pb = { package = "prost-build" }`); `-` as `_`. Without a TOML parser: a
+/// dependency is one `name = ...` / `name.workspace = true` line of a
 /// `[*dependencies]` table, or a `[dependencies.name]` table.
-pub(crate) fn cargo_dependencies(text: &str) -> Vec<String> {
+pub(crate) fn cargo_dependencies(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut in_deps = false;
     for line in text.lines() {
@@ -761,7 +789,8 @@ pub(crate) fn cargo_dependencies(text: &str) -> Vec<String> {
             if let Some((table, name)) = header.rsplit_once('.')
                 && table.ends_with("dependencies")
             {
-                out.push(name.trim_matches(|c| c == '"' || c == '\'').replace('-', "_"));
+                let name = name.trim_matches(|c| c == '"' || c == '\'').replace('-', "_");
+                out.push((name.clone(), name));
             }
             continue;
         }
@@ -777,9 +806,8 @@ pub(crate) fn cargo_dependencies(text: &str) -> Vec<String> {
             let rest = rest.trim_start().strip_prefix('=')?;
             rest.trim_start().strip_prefix('"')?.split('"').next()
         });
-        let name = real.unwrap_or(name);
         if !name.is_empty() {
-            out.push(name.replace('-', "_"));
+            out.push((name.replace('-', "_"), real.unwrap_or(name).replace('-', "_")));
         }
     }
     out

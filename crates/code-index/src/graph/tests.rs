@@ -321,7 +321,18 @@ fn cargo_dependency_tables() {
         default = ["std"]
         "#,
     );
-    assert_eq!(deps, ["serde", "code_index", "quoted", "prost_build", "libc", "cc"]);
+    let names: Vec<String> = deps.iter().map(|(alias, real)| format!("{alias}={real}")).collect();
+    assert_eq!(
+        names,
+        [
+            "serde=serde",
+            "code_index=code_index",
+            "quoted=quoted",
+            "pb=prost_build",
+            "libc=libc",
+            "cc=cc"
+        ]
+    );
 }
 
 #[test]

@@ -234,7 +234,9 @@ fn rust_modules_use_paths_and_workspace_crates() {
 #[test]
 fn rust_crate_roots_that_cargo_toml_places_outside_src() {
     // ripgrep's layout: the root package's binary is `crates/core/main.rs`, its
-    // integration tests `tests/tests.rs`, and a member crate keeps `src/`.
+    // integration tests `tests/tests.rs`, and a member crate keeps `src/`. A
+    // dependency renamed in Cargo.toml (`rx = { package = "grep-regex" }`) is
+    // `use`d by its new name.
     check(
         r#"
         //- Cargo.toml
@@ -278,6 +280,15 @@ fn rust_crate_roots_that_cargo_toml_places_outside_src() {
         mod matcher;
         //- crates/regex/matcher.rs
         use grep_regex::matcher;
+        //- crates/app/Cargo.toml
+        [package]
+        name = "app"
+        [dependencies]
+        rx = { package = "grep-regex", path = "../regex" }
+        //- crates/app/src/main.rs
+        use rx::matcher;
+        //- crates/app/tests/it.rs
+        use rx::matcher;
         "#,
         expect![[r#"
             crates/core/main.rs:1 flags -> crates/core/flags/mod.rs
@@ -289,6 +300,8 @@ fn rust_crate_roots_that_cargo_toml_places_outside_src() {
             tests/tests.rs:1 util -> tests/util.rs
             crates/regex/lib.rs:1 matcher -> crates/regex/matcher.rs
             crates/regex/matcher.rs:1 grep_regex::matcher -> crates/regex/matcher.rs [matcher]
+            crates/app/src/main.rs:1 rx::matcher -> crates/regex/matcher.rs [matcher]
+            crates/app/tests/it.rs:1 rx::matcher -> crates/regex/matcher.rs [matcher]
         "#]],
     );
 }
