@@ -16,7 +16,8 @@
 //! Several definitions for one name — once Rust `mod x;` declarations and, when
 //! the code defines the name too, definitions in tests are set aside — is
 //! [`Error::AmbiguousTarget`] with every candidate as `path:line kind
-//! qualified_name`, unless the caller asks for all of them ([`TargetOptions::all`]): impact and graphs of "every `save`" are rarely what
+//! qualified_name`, unless the caller asks for all of them
+//! ([`TargetOptions::all`]): impact and graphs of "every `save`" are rarely what
 //! someone meant, and the candidates say how to name the one they meant. Nothing at
 //! all is [`Error::TargetNotFound`] with close names as suggestions.
 
