@@ -258,46 +258,37 @@ fn rust_integration_tests_and_inline_modules() {
     );
 }
 
+/// Two crates, each with its `src/`: `crates/git/src/tests.rs` tests the `git`
+/// crate, not every `src/lib.rs` of the workspace.
+const TWO_CRATES: &str = r#"
+    //- crates/git/Cargo.toml
+    [package]
+    name = "git"
+    //- crates/git/src/lib.rs
+    pub fn head() -> u32 { 1 }
+    #[cfg(test)]
+    mod tests;
+    //- crates/git/src/tests.rs
+    #[test]
+    fn reads_head() {}
+    //- crates/protocol/Cargo.toml
+    [package]
+    name = "protocol"
+    //- crates/protocol/src/lib.rs
+    pub struct Event;
+"#;
+
 #[test]
 fn workspace_crate_roots_are_told_apart() {
-    // Every crate has `src/`: `crates/git/src/tests.rs` tests the `git` crate, not
-    // every `src/lib.rs` of the workspace.
     check(
-        r#"
-        //- crates/git/Cargo.toml
-        [package]
-        name = "git"
-        //- crates/git/src/lib.rs
-        pub fn head() -> u32 { 1 }
-        #[cfg(test)]
-        mod tests;
-        //- crates/git/src/tests.rs
-        #[test]
-        fn reads_head() {}
-        //- crates/protocol/Cargo.toml
-        [package]
-        name = "protocol"
-        //- crates/protocol/src/lib.rs
-        pub struct Event;
-        "#,
+        TWO_CRATES,
         "crates/protocol/src/lib.rs",
         expect![[r#"
             radius: 0 direct, 0 within 2, 0 within 3, 0 in all, weighted 0.00, Low
         "#]],
     );
     check(
-        r#"
-        //- crates/git/Cargo.toml
-        [package]
-        name = "git"
-        //- crates/git/src/lib.rs
-        pub fn head() -> u32 { 1 }
-        #[cfg(test)]
-        mod tests;
-        //- crates/git/src/tests.rs
-        #[test]
-        fn reads_head() {}
-        "#,
+        TWO_CRATES,
         "crates/git/src/lib.rs",
         expect![[r#"
             radius: 0 direct, 0 within 2, 0 within 3, 0 in all, weighted 0.00, Low
