@@ -104,6 +104,16 @@ struct Context<'p> {
     js_packages: HashMap<String, (String, Vec<String>)>,
 }
 
+/// The directories above `path`, deepest first, ending with the root (`""`).
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut next = Some(dir_of(path));
+    std::iter::from_fn(move || {
+        let dir = next?;
+        next = (!dir.is_empty()).then(|| dir_of(dir));
+        Some(dir)
+    })
+}
+
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
 }
@@ -461,16 +471,8 @@ impl<'p> Context<'p> {
     /// The crate directory of `alias`, a dependency renamed in the `Cargo.toml`
     /// nearest to file `f`.
     fn rust_alias(&self, f: FileId, alias: &str) -> Option<&String> {
-        let mut dir = dir_of(self.path(f));
-        loop {
-            if let Some(renamed) = self.rust_aliases.get(dir) {
-                return renamed.get(alias).and_then(|real| self.rust_crates.get(real));
-            }
-            if dir.is_empty() {
-                return None;
-            }
-            dir = dir_of(dir);
-        }
+        let renamed = ancestors(self.path(f)).find_map(|d| self.rust_aliases.get(d))?;
+        renamed.get(alias).and_then(|real| self.rust_crates.get(real))
     }
 
     fn add_rust_module(&mut self, f: FileId) {
@@ -746,18 +748,8 @@ impl RustCrates {
                 if file.language != Language::Rust {
                     return None;
                 }
-                // The nearest enclosing crate directory: the file's directories,
-                // deepest first, then the root.
-                let mut dir = dir_of(&file.path);
-                loop {
-                    if let Some(&c) = by_dir.get(dir) {
-                        return Some(c);
-                    }
-                    if dir.is_empty() {
-                        return None;
-                    }
-                    dir = dir_of(dir);
-                }
+                // The nearest enclosing crate directory.
+                ancestors(&file.path).find_map(|d| by_dir.get(d).copied())
             })
             .collect();
         RustCrates { of_file, reach }
