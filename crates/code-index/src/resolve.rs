@@ -204,13 +204,12 @@ impl<'p> Context<'p> {
                     }
                     if let Some(name) = cargo_package_name(&m.text) {
                         ctx.rust_crates.insert(name.replace('-', "_"), lib_dir);
+                        // Every package, renames or not: the nearest manifest decides.
                         let renamed: HashMap<String, String> = cargo_dependencies(&m.text)
                             .into_iter()
                             .filter(|(alias, real)| alias != real)
                             .collect();
-                        if !renamed.is_empty() {
-                            ctx.rust_aliases.insert(dir.clone(), renamed);
-                        }
+                        ctx.rust_aliases.insert(dir.clone(), renamed);
                     }
                 }
                 "go.mod" => {

@@ -289,6 +289,11 @@ fn rust_crate_roots_that_cargo_toml_places_outside_src() {
         use rx::matcher;
         //- crates/app/tests/it.rs
         use rx::matcher;
+        //- crates/app/plugin/Cargo.toml
+        [package]
+        name = "plugin"
+        //- crates/app/plugin/src/lib.rs
+        use rx::matcher;
         "#,
         expect![[r#"
             crates/core/main.rs:1 flags -> crates/core/flags/mod.rs
@@ -302,6 +307,7 @@ fn rust_crate_roots_that_cargo_toml_places_outside_src() {
             crates/regex/matcher.rs:1 grep_regex::matcher -> crates/regex/matcher.rs [matcher]
             crates/app/src/main.rs:1 rx::matcher -> crates/regex/matcher.rs [matcher]
             crates/app/tests/it.rs:1 rx::matcher -> crates/regex/matcher.rs [matcher]
+            crates/app/plugin/src/lib.rs:1 rx::matcher -> external rx [matcher]
         "#]],
     );
 }
