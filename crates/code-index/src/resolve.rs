@@ -771,26 +771,21 @@ impl RustCrates {
 /// `[*dependencies]` table, or a `[dependencies.name]` table.
 pub(crate) fn cargo_dependencies(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut in_deps = false;
-    for line in text.lines() {
-        let l = line.split('#').next().unwrap_or("").trim();
-        if let Some(header) = l.strip_prefix('[') {
-            let header = header.trim_end_matches(']').trim();
-            in_deps = header.ends_with("dependencies");
-            if let Some((table, name)) = header.rsplit_once('.')
-                && table.ends_with("dependencies")
+    for (table, pair) in cargo_lines(text) {
+        let Some((key, value)) = pair else {
+            // `[dependencies.name]`
+            if let Some((deps, name)) = table.rsplit_once('.')
+                && deps.ends_with("dependencies")
             {
-                let name = name.trim_matches(|c| c == '"' || c == '\'').replace('-', "_");
+                let name = unquote_toml(name).replace('-', "_");
                 out.push((name.clone(), name));
             }
             continue;
-        }
-        if !in_deps {
+        };
+        if !table.ends_with("dependencies") {
             continue;
         }
-        let Some((key, value)) = l.split_once('=') else { continue };
-        let key = key.trim();
-        let name = key.split('.').next().unwrap_or(key).trim_matches(|c| c == '"' || c == '\'');
+        let name = unquote_toml(key.split('.').next().unwrap_or(key));
         // `alias = { package = "real", ... }`: the code says `alias`, but the crate
         // is `real`.
         let real = value.split_once("package").and_then(|(_, rest)| {
@@ -802,6 +797,28 @@ pub(crate) fn cargo_dependencies(text: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// A Cargo.toml read line by line, without a TOML parser: the table each line is
+/// in (`package`, `dependencies`, `target.'cfg(unix)'.dependencies`, `bin` for
+/// `[[bin]]`), with `None` for the header itself and `Some((key, value))` for a
+/// `key = value` line; comments are dropped.
+fn cargo_lines(text: &str) -> impl Iterator<Item = (&str, Option<(&str, &str)>)> {
+    let mut table = "";
+    text.lines().filter_map(move |line| {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.starts_with('[') {
+            table = l.trim_start_matches('[').trim_end_matches(']').trim();
+            return Some((table, None));
+        }
+        let (key, value) = l.split_once('=')?;
+        Some((table, Some((key.trim(), value.trim()))))
+    })
+}
+
+/// A TOML key or string without its quotes.
+fn unquote_toml(s: &str) -> &str {
+    s.trim_matches(|c| c == '"' || c == '\'')
 }
 
 /// A Rust file's crate directory and module path by the `src/` convention alone.
@@ -826,45 +843,22 @@ fn rust_src_location(path: &str) -> Option<(String, String)> {
 /// The `path = "..."` of a Cargo.toml's `[lib]`, `[[bin]]`, `[[test]]`, `[[bench]]`
 /// and `[[example]]` targets: crate roots where the `src/` convention does not say.
 fn cargo_target_paths(text: &str) -> Vec<(bool, String)> {
-    let mut out = Vec::new();
-    let (mut in_target, mut is_lib) = (false, false);
-    for line in text.lines() {
-        let l = line.split('#').next().unwrap_or("").trim();
-        if l.starts_with('[') {
-            in_target = matches!(l, "[lib]" | "[[bin]]" | "[[test]]" | "[[bench]]" | "[[example]]");
-            is_lib = l == "[lib]";
-            continue;
-        }
-        if in_target
-            && let Some(rest) = l.strip_prefix("path")
-            && let Some(v) = rest.trim_start().strip_prefix('=')
-        {
-            let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-            if v.ends_with(".rs") {
-                out.push((is_lib, v.to_owned()));
-            }
-        }
-    }
-    out
+    cargo_lines(text)
+        .filter(|(table, _)| matches!(*table, "lib" | "bin" | "test" | "bench" | "example"))
+        .filter_map(|(table, pair)| {
+            let (key, value) = pair?;
+            let path = unquote_toml(value);
+            (key == "path" && path.ends_with(".rs")).then(|| (table == "lib", path.to_owned()))
+        })
+        .collect()
 }
 
 /// `[package] name = "x"` from a Cargo.toml, without a TOML parser.
 fn cargo_package_name(text: &str) -> Option<String> {
-    let mut in_package = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('[') {
-            in_package = l == "[package]";
-            continue;
-        }
-        if in_package
-            && let Some(rest) = l.strip_prefix("name")
-            && let Some(v) = rest.trim_start().strip_prefix('=')
-        {
-            return Some(v.trim().trim_matches('"').to_owned());
-        }
-    }
-    None
+    cargo_lines(text).find_map(|(table, pair)| {
+        let (key, value) = pair?;
+        (table == "package" && key == "name").then(|| unquote_toml(value).to_owned())
+    })
 }
 
 /// Whether a path is inside an installed `node_modules/` tree.
