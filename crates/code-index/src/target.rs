@@ -305,12 +305,13 @@ fn prefer_exact(project: &Project, defs: Vec<DefId>, want: &str) -> Vec<DefId> {
     if !want.contains('.') {
         return defs;
     }
-    let exact: Vec<DefId> = defs
-        .iter()
-        .copied()
-        .filter(|&d| norm_symbol(&project.def(d).qualified_name) == want)
-        .collect();
-    if exact.is_empty() { defs } else { exact }
+    keep_if_any(defs, |d| norm_symbol(&project.def(d).qualified_name) == want)
+}
+
+/// The definitions `wanted` accepts, or all of them when it accepts none.
+fn keep_if_any(defs: Vec<DefId>, wanted: impl Fn(DefId) -> bool) -> Vec<DefId> {
+    let kept: Vec<DefId> = defs.iter().copied().filter(|&d| wanted(d)).collect();
+    if kept.is_empty() { defs } else { kept }
 }
 
 /// Of several definitions of a name, those a user most likely means: a Rust
@@ -318,15 +319,11 @@ fn prefer_exact(project: &Project, defs: Vec<DefId>, want: &str) -> Vec<DefId> {
 /// and again in a test (a helper, a fixture) means the code's. The result names
 /// its file, so the choice is visible; `--all` takes every definition.
 fn prefer_substantive(project: &Project, defs: Vec<DefId>) -> Vec<DefId> {
-    fn keep(defs: Vec<DefId>, wanted: impl Fn(DefId) -> bool) -> Vec<DefId> {
-        let kept: Vec<DefId> = defs.iter().copied().filter(|&d| wanted(d)).collect();
-        if kept.is_empty() { defs } else { kept }
-    }
-    let defs = keep(defs, |d| {
+    let defs = keep_if_any(defs, |d| {
         let def = project.def(d);
         !(def.kind == SymbolKind::Module && def.signature.trim_end().ends_with(';'))
     });
-    keep(defs, |d| !is_test_path(&project.file(d.file).path))
+    keep_if_any(defs, |d| !is_test_path(&project.file(d.file).path))
 }
 
 /// Close names (case-insensitive, containing, or within two edits) and paths.
