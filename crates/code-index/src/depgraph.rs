@@ -55,7 +55,8 @@ pub(crate) fn is_module_root(path: &str) -> bool {
 
 /// How much a resolved reference can be trusted to mean its target, 0..1.
 ///
-/// Scope, file and import resolution are certain enough (1.0). A name resolved
+/// Scope, file and import resolution are certain enough (1.0), and so is a
+/// receiver's stated type (split if several types share its name). A name resolved
 /// only because the project defines it once (`Global`) is trusted for calls of
 /// functions and constructors and for type uses (0.7), but not for method calls
 /// (`x.len()` is far more often a library method than the project's only `len`) nor
@@ -65,6 +66,7 @@ pub(crate) fn is_module_root(path: &str) -> bool {
 pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
     match e.resolution {
         Resolution::Local | Resolution::SameFile | Resolution::Imported => 1.0,
+        Resolution::Receiver => e.weight,
         Resolution::Global => {
             let kind = project.def(e.to).kind;
             if !visible(project, e) {

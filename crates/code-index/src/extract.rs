@@ -32,6 +32,8 @@ use tree_sitter::{Node, Parser, Query, QueryCursor};
 
 use crate::Language;
 
+mod receiver;
+
 /// How a name is used at a reference site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +118,9 @@ pub struct Reference {
     pub column: u32,
     /// Index of the innermost definition containing the reference.
     pub enclosing: Option<u32>,
+    /// For a [`RefKind::MemberCall`], the receiver's type name when the file states
+    /// it (`linter: PyLinter`, `x = Foo()`, `Foo::new()`); see [`receiver`].
+    pub receiver: Option<String>,
 }
 
 /// An import, include or `use`, as written.
@@ -626,6 +631,9 @@ struct Acc<'t> {
     imports: Vec<Import>,
     import_nodes: std::collections::HashSet<usize>,
     package: Option<String>,
+    /// Functions and classes, in walk (start byte) order, where receiver types are
+    /// inferred (see [`receiver`]).
+    scopes: Vec<Node<'t>>,
 }
 
 impl<'t> Acc<'t> {
@@ -685,9 +693,13 @@ impl<'s> Extractor<'s> {
         // The current node's ancestors: kind, and the field it sits under when a
         // chain asks (see `Compiled::needs_field`).
         let mut ancestors: Vec<(u16, Option<FieldId>)> = Vec::new();
+        let want_scopes = receiver::Receivers::supported(self.lang);
         'walk: loop {
             let node = walk.node();
             let id = usize::from(node.kind_id());
+            if want_scopes && node.is_named() && receiver::is_scope(node.kind()) {
+                acc.scopes.push(node);
+            }
             if let Some(kind) = compiled.walk_refs.get(id).copied().flatten() {
                 acc.add_ref(kind, node);
             }
@@ -721,7 +733,7 @@ impl<'s> Extractor<'s> {
                 ancestors.pop();
             }
         }
-        let Acc { items, refs, mut imports, package, .. } = acc;
+        let Acc { items, refs, mut imports, package, scopes: scope_nodes, .. } = acc;
 
         let scopes = items
             .iter()
@@ -734,7 +746,8 @@ impl<'s> Extractor<'s> {
             })
             .collect();
         let definitions = self.build_definitions(items);
-        let references = self.build_references(refs, &definitions);
+        let mut receivers = receiver::Receivers::new(self.lang, self.src, root);
+        let references = self.build_references(refs, &definitions, &scope_nodes, &mut receivers);
         imports.sort_by_key(|i| i.line);
         FileAnalysis { definitions, scopes, references, imports, package, error_nodes: 0, lines: 0 }
     }
@@ -972,10 +985,12 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn build_references(
+    fn build_references<'t>(
         &self,
-        mut refs: Vec<(usize, RefKind, Node<'_>)>,
+        mut refs: Vec<(usize, RefKind, Node<'t>)>,
         defs: &[Definition],
+        scopes: &[Node<'t>],
+        receivers: &mut receiver::Receivers<'s, 't>,
     ) -> Vec<Reference> {
         // A definition's own name is not a use of it.
         let mut name_starts: Vec<(u32, &str)> =
@@ -993,6 +1008,9 @@ impl<'s> Extractor<'s> {
         let mut next = 0;
         let mut open: Vec<u32> = Vec::new();
         let mut out = Vec::with_capacity(refs.len());
+        // The same sweep over the scopes receivers are typed in.
+        let mut next_scope = 0;
+        let mut open_scopes: Vec<Node<'t>> = Vec::new();
         for (byte, kind, node) in refs {
             let byte = byte as u32;
             while next < order.len() && defs[order[next] as usize].start_byte <= byte {
@@ -1023,12 +1041,26 @@ impl<'s> Extractor<'s> {
             } else {
                 kind
             };
+            let receiver = if kind == RefKind::MemberCall {
+                let byte = byte as usize;
+                while next_scope < scopes.len() && scopes[next_scope].start_byte() <= byte {
+                    let s = scopes[next_scope];
+                    open_scopes.retain(|o| o.end_byte() > s.start_byte());
+                    open_scopes.push(s);
+                    next_scope += 1;
+                }
+                open_scopes.retain(|o| o.end_byte() > byte);
+                receivers.type_of(node, &open_scopes)
+            } else {
+                None
+            };
             out.push(Reference {
                 name: name.into_owned(),
                 kind,
                 line,
                 column: pos.column as u32 + 1,
                 enclosing: open.last().copied(),
+                receiver,
             });
         }
         out

@@ -3,7 +3,8 @@
 //! Built in memory from a [`Project`] and its resolved imports:
 //!
 //! - **symbol edges**: every reference resolved to the definitions it may mean, in
-//!   order of confidence: the enclosing scope (a method of the same class), the same
+//!   order of confidence: the enclosing scope (a method of the same class), the
+//!   receiver's stated type (`linter: PyLinter` … `linter.check()`), the same
 //!   file, a name the file imports (or any name of a file it imports), the unique
 //!   definition of that name in the project, or, failing all, every definition of the
 //!   name with a weight split between them (ambiguous; kept, but weak);
@@ -30,6 +31,9 @@ use crate::{
 pub enum Resolution {
     /// Defined in the same class/module scope as the reference.
     Local,
+    /// A method of the type the file gives the receiver (`x = Foo()`, `x: Foo`,
+    /// `Foo::new()`); the weight is split if several types have that name.
+    Receiver,
     SameFile,
     /// Imported by name, or defined in a file this file imports.
     Imported,
@@ -43,6 +47,7 @@ impl Resolution {
     fn weight(self) -> f64 {
         match self {
             Resolution::Local => 1.0,
+            Resolution::Receiver => 1.0,
             Resolution::SameFile => 1.0,
             Resolution::Imported => 1.0,
             Resolution::Global => 0.7,
@@ -96,6 +101,9 @@ impl Graphs {
         let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
         // Per file: names imported explicitly → files, and every imported file.
         let mut imported_names: Vec<HashMap<NameId, Vec<FileId>>> = vec![HashMap::default(); n];
+        // Per file: names imported from outside the project (`from requests import
+        // Session`, `use std::collections::HashMap`).
+        let mut external_names: Vec<HashSet<NameId>> = vec![HashSet::default(); n];
         for (f, imps) in imports.iter().enumerate() {
             for imp in imps {
                 match &imp.target {
@@ -120,6 +128,11 @@ impl Graphs {
                         if !externals[f].contains(e) {
                             externals[f].push(e.clone());
                         }
+                        for (_, alias) in &imp.names {
+                            if let Some(id) = project.names.get(alias) {
+                                external_names[f].insert(id);
+                            }
+                        }
                     }
                 }
             }
@@ -130,20 +143,25 @@ impl Graphs {
             let f = f as FileId;
             let imported_files: HashSet<FileId> =
                 file_imports[f as usize].iter().copied().collect();
-            // Resolution depends on (name, kind class, enclosing scope): cache it.
-            let mut cache: HashMap<(NameId, u8, Option<u32>), Resolved> = HashMap::default();
+            // Resolution depends on (name, kind class, enclosing scope, receiver
+            // type): cache it.
+            let mut cache: HashMap<(NameId, u8, Option<u32>, Option<NameId>), Resolved> =
+                HashMap::default();
             for r in &file.refs {
                 let class = kind_class(r.kind);
                 let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);
-                let targets = cache.entry((r.name, class, r.enclosing)).or_insert_with(|| {
+                let key = (r.name, class, r.enclosing, r.receiver);
+                let targets = cache.entry(key).or_insert_with(|| {
                     resolve_ref(
                         project,
                         f,
                         r.name,
                         r.kind,
+                        r.receiver,
                         r.enclosing,
                         scope,
                         &imported_names[f as usize],
+                        &external_names[f as usize],
                         &imported_files,
                         &crates,
                         &is_test,
@@ -325,9 +343,11 @@ fn resolve_ref(
     file: FileId,
     name: NameId,
     kind: RefKind,
+    receiver: Option<NameId>,
     enclosing: Option<u32>,
     scope: Option<u32>,
     imported_names: &HashMap<NameId, Vec<FileId>>,
+    external_names: &HashSet<NameId>,
     imported_files: &HashSet<FileId>,
     crates: &RustCrates,
     is_test: &[bool],
@@ -366,6 +386,43 @@ fn resolve_ref(
         return Vec::new();
     }
     let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
+    if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
+        let owned: Vec<DefId> = named
+            .iter()
+            .copied()
+            .filter(is_compatible)
+            .filter(|d| owned_by(project, *d, t))
+            .collect();
+        if !owned.is_empty() {
+            // A type name defined in several places: the one this file has (or
+            // imports) first.
+            let imported = |d: &DefId| {
+                imported_files.contains(&d.file)
+                    || imported_names.get(&t).is_some_and(|fs| fs.contains(&d.file))
+            };
+            let mut hits: Vec<DefId> = owned.iter().copied().filter(|d| d.file == file).collect();
+            if hits.is_empty() {
+                hits = owned.iter().copied().filter(imported).collect();
+            }
+            if hits.is_empty() {
+                hits = owned;
+            }
+            if hits.len() <= MAX_CANDIDATES {
+                let w = Resolution::Receiver.weight() / hits.len() as f64;
+                return hits.into_iter().map(|d| (d, Resolution::Receiver, w)).collect();
+            }
+        } else if project.defs_named(t).is_empty()
+            && (external_names.contains(&t) || is_builtin_type(lang, project.names.name(t)))
+        {
+            // The receiver is of a type the project does not define and that
+            // comes from elsewhere (`str`, `Vec`, `Object`, an imported
+            // `requests.Session`): its methods are not ours, whatever their names.
+            // (A name of unknown origin may still be an alias of one of ours.)
+            return Vec::new();
+        }
+        // A project type without a method of that name: inherited, or a trait's
+        // default. Fall back to the name.
+    }
     // The same scope: a sibling of the enclosing definition (a method of the same
     // class), or a definition nested in it. `defs_named` is in (file, ord) order, so
     // this file's share is a binary search away; common names (`get`, `__init__`)
@@ -409,6 +466,79 @@ fn resolve_ref(
             by_name().map(|d| (d, Resolution::Ambiguous, w)).collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// Whether `d` is a member of a type named `t`: `Foo.check`, `Foo::new`,
+/// `pkg.mod.Foo.check` (the segment before the definition's own name).
+fn owned_by(project: &Project, d: DefId, t: NameId) -> bool {
+    let q = &project.def(d).qualified_name;
+    let Some(cut) = q.rfind(['.', ':']) else { return false };
+    let owner = q[..cut].trim_end_matches(':');
+    owner.rsplit(['.', ':']).next() == Some(project.names.name(t))
+}
+
+/// The language's own types, whose methods a project cannot define (Rust's trait
+/// impls for them are found as members: `impl Tr for String` defines `String::m`).
+fn is_builtin_type(lang: Language, t: &str) -> bool {
+    match lang {
+        Language::Python => matches!(
+            t,
+            "str"
+                | "bytes"
+                | "int"
+                | "float"
+                | "bool"
+                | "list"
+                | "dict"
+                | "set"
+                | "tuple"
+                | "frozenset"
+                | "bytearray"
+                | "object"
+                | "List"
+                | "Dict"
+                | "Set"
+                | "Tuple"
+        ),
+        Language::Rust => matches!(
+            t,
+            "String"
+                | "str"
+                | "Vec"
+                | "VecDeque"
+                | "HashMap"
+                | "HashSet"
+                | "BTreeMap"
+                | "BTreeSet"
+                | "Option"
+                | "Result"
+                | "PathBuf"
+                | "Path"
+                | "Cow"
+        ),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => matches!(
+            t,
+            "string"
+                | "number"
+                | "boolean"
+                | "Array"
+                | "Map"
+                | "Set"
+                | "WeakMap"
+                | "Promise"
+                | "Object"
+                | "String"
+                | "Number"
+                | "Date"
+                | "RegExp"
+                | "Error"
+                | "Math"
+                | "Symbol"
+                | "Reflect"
+                | "Buffer"
+        ),
+        _ => false,
     }
 }
 

@@ -81,6 +81,8 @@ pub struct Ref {
     pub line: u32,
     pub column: u32,
     pub enclosing: Option<u32>,
+    /// A member call's receiver type, when the file states it.
+    pub receiver: Option<NameId>,
 }
 
 /// An import as written.
@@ -229,6 +231,7 @@ impl Project {
                     line: r.line,
                     column: r.column,
                     enclosing: r.enclosing,
+                    receiver: r.receiver.as_deref().map(|t| project.names.intern(t)),
                 })
                 .collect();
             let defs = a

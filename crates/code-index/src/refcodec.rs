@@ -6,9 +6,10 @@
 //! cost a few bytes each. Lookups by name go through the `ref_names` table, which
 //! holds each distinct name once per file.
 //!
-//! Layout: `n_names, (len, bytes)*, n_refs, (name_idx, kind, line_delta, column, enclosing+1)*`,
-//! every integer an unsigned LEB128 varint; names in order of first use, references
-//! sorted by position.
+//! Layout: `n_names, (len, bytes)*, n_refs, (name_idx, kind, line_delta, column,
+//! enclosing+1, [receiver_idx+1])*`, every integer an unsigned LEB128 varint; the
+//! receiver's type only for a member call. Names in order of first use, the names of
+//! references before those only a receiver's type uses; references sorted by position.
 
 use std::collections::HashMap;
 
@@ -18,7 +19,8 @@ use crate::{
 };
 
 /// Encodes `refs`; also returns their distinct names (first use first), which the
-/// caller stores in `ref_names`.
+/// caller stores in `ref_names`. (A receiver's type is not a use of that name: a
+/// parameter's annotation or the constructor call is one already, if in the file.)
 pub(crate) fn encode(refs: &[Reference]) -> (Vec<u8>, Vec<&str>) {
     // One map lookup per reference: a sorted table with a binary search per
     // reference cost ~5 string comparisons each, 2% of a cold index.
@@ -33,6 +35,17 @@ pub(crate) fn encode(refs: &[Reference]) -> (Vec<u8>, Vec<&str>) {
             })
         })
         .collect();
+    let n_ref_names = names.len();
+    let receiver_idx: Vec<Option<u32>> = refs
+        .iter()
+        .map(|r| {
+            let t = r.receiver.as_deref().filter(|_| r.kind == RefKind::MemberCall)?;
+            Some(*ids.entry(t).or_insert_with(|| {
+                names.push(t);
+                (names.len() - 1) as u32
+            }))
+        })
+        .collect();
     let mut out = Vec::with_capacity(refs.len() * 6 + names.len() * 10);
     put(&mut out, names.len() as u64);
     for n in &names {
@@ -41,14 +54,18 @@ pub(crate) fn encode(refs: &[Reference]) -> (Vec<u8>, Vec<&str>) {
     }
     put(&mut out, refs.len() as u64);
     let mut prev_line = 0u32;
-    for (r, idx) in refs.iter().zip(idx) {
+    for ((r, idx), receiver) in refs.iter().zip(idx).zip(receiver_idx) {
         put(&mut out, u64::from(idx));
         put(&mut out, kind_code(r.kind));
         put(&mut out, u64::from(r.line.saturating_sub(prev_line)));
         put(&mut out, u64::from(r.column));
         put(&mut out, r.enclosing.map_or(0, |e| u64::from(e) + 1));
+        if r.kind == RefKind::MemberCall {
+            put(&mut out, receiver.map_or(0, |t| u64::from(t) + 1));
+        }
         prev_line = r.line.max(prev_line);
     }
+    names.truncate(n_ref_names);
     (out, names)
 }
 
@@ -67,6 +84,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Vec<Reference>> {
             line: r.line,
             column: r.column,
             enclosing: r.enclosing,
+            receiver: r.receiver.map(|t| names[t as usize].clone()),
         })
         .collect();
     Some(out)
@@ -100,7 +118,14 @@ pub(crate) fn decode_interned(
             0 => None,
             e => Some(u32::try_from(e - 1).ok()?),
         };
-        out.push(Ref { name, kind, line, column, enclosing });
+        let receiver = match kind {
+            RefKind::MemberCall => match r.get()? {
+                0 => None,
+                t => Some(*names.get(usize::try_from(t - 1).ok()?)?),
+            },
+            _ => None,
+        };
+        out.push(Ref { name, kind, line, column, enclosing, receiver });
     }
     (r.pos == bytes.len()).then_some(out)
 }
@@ -159,7 +184,7 @@ mod tests {
     use super::*;
 
     fn r(name: &str, kind: RefKind, line: u32, column: u32, enclosing: Option<u32>) -> Reference {
-        Reference { name: name.to_owned(), kind, line, column, enclosing }
+        Reference { name: name.to_owned(), kind, line, column, enclosing, receiver: None }
     }
 
     #[test]
@@ -170,10 +195,20 @@ mod tests {
             r("Item", RefKind::Type, 200, 1, None),
             r("helper", RefKind::Call, 70_000, 300, Some(4000)),
             r("ünïcode", RefKind::Use, 70_001, 2, None),
+            Reference {
+                receiver: Some("Linter".into()),
+                ..r("check", RefKind::MemberCall, 70_002, 5, Some(1))
+            },
+            Reference {
+                receiver: Some("Item".into()),
+                ..r("get", RefKind::MemberCall, 70_003, 5, None)
+            },
+            r("check", RefKind::MemberCall, 70_004, 5, None),
         ];
         let (bytes, names) = encode(&refs);
         assert_eq!(decode(&bytes).unwrap(), refs);
-        assert_eq!(names, ["helper", "x", "Item", "ünïcode"]);
+        // `Linter` is only a receiver's type: not a name the file references.
+        assert_eq!(names, ["helper", "x", "Item", "ünïcode", "check", "get"]);
         assert_eq!(decode(&encode(&[]).0).unwrap(), vec![]);
     }
 

@@ -590,6 +590,7 @@ pub(crate) fn closure_edges(snap: &Snapshot, d: DefId, depth: u32, reverse: bool
 pub(crate) fn resolution_str(r: code_index::Resolution) -> String {
     match r {
         code_index::Resolution::Local => "local",
+        code_index::Resolution::Receiver => "receiver",
         code_index::Resolution::SameFile => "same_file",
         code_index::Resolution::Imported => "imported",
         code_index::Resolution::Global => "global",

@@ -52,9 +52,22 @@ fn render_refs(a: &FileAnalysis) -> String {
                 .enclosing
                 .map(|i| a.definitions[i as usize].qualified_name.as_str())
                 .unwrap_or("-");
-            format!("{}:{} {} {} in {enc}\n", r.line, r.column, r.kind.as_str(), r.name)
+            let on = r.receiver.as_deref().map(|t| format!(" on {t}")).unwrap_or_default();
+            format!("{}:{} {} {}{on} in {enc}\n", r.line, r.column, r.kind.as_str(), r.name)
         })
         .collect()
+}
+
+/// The member calls of `source` and the receiver type each was given, if any.
+fn check_receivers(lang: Language, source: &str, expect: Expect) {
+    let a = analyze(lang, source.as_bytes());
+    let s: String = a
+        .references
+        .iter()
+        .filter(|r| r.kind == RefKind::MemberCall)
+        .map(|r| format!("{} {}: {}\n", r.line, r.name, r.receiver.as_deref().unwrap_or("?")))
+        .collect();
+    expect.assert_eq(&s);
 }
 
 fn check_refs(lang: Language, source: &str, expect: Expect) {
@@ -662,9 +675,9 @@ fn main() {
         expect![[r#"
             3:9 use p in main
             3:13 use Point in main
-            3:20 member_call new in main
+            3:20 member_call new on Point in main
             4:5 use p in main
-            4:7 member_call draw in main
+            4:7 member_call draw on Point in main
             4:13 call Canvas in main
             4:22 use w in main
             5:5 call println in main
@@ -941,4 +954,141 @@ fn calls_are_bare_on_a_receiver_or_on_self() {
             a.references.iter().filter(|r| r.name == "m").map(|r| r.kind.as_str()).collect();
         assert_eq!(kinds, [want], "{lang:?}: {source}");
     }
+}
+
+#[test]
+fn python_receiver_types() {
+    check_receivers(
+        Language::Python,
+        r#"
+import mod
+LOG = mod.getLogger()
+
+class Runner:
+    reporter: "Reporter"
+
+    def __init__(self):
+        self.linter = Linter()
+        self.cache = {}
+
+    def run(self, linter: Linter, out: Optional["io.Writer"] = None, *, n: int | None = None):
+        linter.check()
+        out.write()
+        n.bit_length()
+        self.linter.check()
+        self.reporter.emit()
+        self.cache.get()
+        task = mod.Task(1)
+        task.start()
+        data = load()
+        data.keys()
+        both = Left()
+        both = Right()
+        both.go()
+        later = Foo()
+        later = make()
+        later.go()
+        Factory.make().build()
+        mod.Helper.make()
+        LOG.info()
+        made = self.Factory()
+        made.go()
+
+        def inner(linter):
+            linter.check()
+"#,
+        expect![[r#"
+            3 getLogger: ?
+            13 check: Linter
+            14 write: Writer
+            15 bit_length: int
+            16 check: Linter
+            17 emit: Reporter
+            18 get: ?
+            19 Task: ?
+            20 start: Task
+            22 keys: ?
+            25 go: ?
+            28 go: ?
+            29 make: Factory
+            29 build: ?
+            30 make: Helper
+            31 info: ?
+            33 go: ?
+            36 check: ?
+        "#]],
+    );
+}
+
+#[test]
+fn typescript_and_rust_receiver_types() {
+    check_receivers(
+        Language::TypeScript,
+        r#"
+class Runner {
+  reporter: Reporter;
+  cache = new Map();
+  run(linter: Linter, opt?: Options | undefined) {
+    const task = new Task();
+    let other: Other = make();
+    linter.check();
+    opt.get();
+    task.start();
+    other.go();
+    this.reporter.emit();
+    this.cache.get();
+    Object.keys(opt);
+  }
+}
+const f = (w: Writer) => w.write();
+"#,
+        expect![[r#"
+            8 check: Linter
+            9 get: Options
+            10 start: Task
+            11 go: Other
+            12 emit: Reporter
+            13 get: Map
+            14 keys: Object
+            17 write: Writer
+        "#]],
+    );
+    check_receivers(
+        Language::Rust,
+        r#"
+fn run(l: &mut Linter, o: Option<Opts>, b: Box<dyn Sink>) {
+    let x = Foo::new();
+    let mut y: Bar = make();
+    let z = Baz { a: 1 };
+    let w = crate::m::Widget::default();
+    let v = make();
+    l.check();
+    o.unwrap();
+    b.send();
+    x.go();
+    y.go();
+    z.go();
+    w.go();
+    v.go();
+    Foo::new();
+    crate::m::Widget::new();
+    std::fs::read();
+}
+"#,
+        expect![[r#"
+            3 new: Foo
+            6 default: Widget
+            8 check: Linter
+            9 unwrap: Option
+            10 send: Sink
+            11 go: Foo
+            12 go: Bar
+            13 go: Baz
+            14 go: Widget
+            15 go: ?
+            16 new: Foo
+            17 new: Widget
+            18 read: ?
+        "#]],
+    );
 }

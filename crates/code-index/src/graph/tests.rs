@@ -113,17 +113,17 @@ fn calls_resolve_by_scope_file_import_and_uniqueness() {
     check_calls(
         SHOP,
         expect![[r#"
-        Cart.add -> shop/cart.py:Cart.total (Local, 1.00)
-        Cart.total -> shop/pricing.py:Discount (Imported, 1.00)
-        Cart.total -> shop/pricing.py:price_of (Imported, 1.00)
-        Cart.total -> shop/pricing.py:Discount.amount (Imported, 1.00)
-        helper -> shop/cart.py:Cart (SameFile, 1.00)
-        helper -> shop/cart.py:Cart.total (SameFile, 1.00)
-        report -> shop/cart.py:Cart (Imported, 1.00)
-        report -> shop/cart.py:Cart.total (Imported, 1.00)
-        report -> shop/report.py:render (SameFile, 1.00)
-        render -> shop/cart.py:helper (Imported, 1.00)
-    "#]],
+            Cart.add -> shop/cart.py:Cart.total (Local, 1.00)
+            Cart.total -> shop/pricing.py:Discount (Imported, 1.00)
+            Cart.total -> shop/pricing.py:price_of (Imported, 1.00)
+            Cart.total -> shop/pricing.py:Discount.amount (Receiver, 1.00)
+            helper -> shop/cart.py:Cart (SameFile, 1.00)
+            helper -> shop/cart.py:Cart.total (Receiver, 1.00)
+            report -> shop/cart.py:Cart (Imported, 1.00)
+            report -> shop/cart.py:Cart.total (Receiver, 1.00)
+            report -> shop/report.py:render (SameFile, 1.00)
+            render -> shop/cart.py:helper (Imported, 1.00)
+        "#]],
     );
 }
 
@@ -296,7 +296,7 @@ fn rust_calls_stay_within_the_crates_a_crate_depends_on() {
             main -> crates/index/src/lib.rs:load (Global, 0.70)
             main -> crates/app/src/main.rs:proto_encode (SameFile, 1.00)
             proto_encode -> crates/proto/src/lib.rs:encode (Global, 0.70)
-            t -> crates/llm/src/lib.rs:Reply::parse (Global, 0.70)
+            t -> crates/llm/src/lib.rs:Reply::parse (Receiver, 1.00)
         "#]],
     );
 }
@@ -362,6 +362,74 @@ fn code_outside_tests_never_calls_into_tests_by_name_alone() {
             dump -> test/fixtures.js:fixture (Imported, 1.00)
             src/__tests__/view.test.js:<top> -> src/app.js:show (Global, 0.70)
             src/__tests__/view.test.js:<top> -> src/__tests__/view.test.js:helper (SameFile, 1.00)
+        "#]],
+    );
+}
+
+#[test]
+fn member_calls_follow_the_receivers_stated_type() {
+    // `linter.check()` in `Reporter.run` is `Linter.check`, not the `check` of the
+    // class it is written in; `Base.save` is inherited, so the name decides; a
+    // method of `str` or of an imported `Session` is never the project's `upper`;
+    // a type of unknown origin (`Widget`) leaves it to the name.
+    check_calls(
+        r#"
+        //- lint.py
+        from base import Base
+        from requests import Session
+        class Linter(Base):
+            def check(self):
+                pass
+        class Reporter:
+            def check(self):
+                pass
+            def upper(self):
+                pass
+            def run(self, linter: Linter, name: str):
+                linter.check()
+                linter.save()
+                name.upper()
+                other = Reporter()
+                other.check()
+                Session().upper()
+                session = Session()
+                session.upper()
+                w = Widget()
+                w.upper()
+        //- base.py
+        class Base:
+            def save(self):
+                pass
+        "#,
+        expect![[r#"
+            Reporter.run -> lint.py:Linter.check (Receiver, 1.00)
+            Reporter.run -> base.py:Base.save (Imported, 1.00)
+            Reporter.run -> lint.py:Reporter (SameFile, 1.00)
+            Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
+            Reporter.run -> lint.py:Reporter.upper (Local, 1.00)
+        "#]],
+    );
+    // Every Rust `new` is a method of some type: the path says which. And
+    // `String::len` is not the project's `len`.
+    check_calls(
+        r#"
+        //- src/lib.rs
+        pub struct Alpha;
+        impl Alpha { pub fn new() -> Alpha { Alpha } }
+        pub struct Beta;
+        impl Beta { pub fn new() -> Beta { Beta } pub fn go(&self) {} pub fn len(&self) {} }
+        pub fn main() {
+            let a = Alpha::new();
+            let b = Beta::new();
+            b.go();
+            let s = String::new();
+            s.len();
+        }
+        "#,
+        expect![[r#"
+            main -> src/lib.rs:Alpha::new (Receiver, 1.00)
+            main -> src/lib.rs:Beta::new (Receiver, 1.00)
+            main -> src/lib.rs:Beta::go (Receiver, 1.00)
         "#]],
     );
 }

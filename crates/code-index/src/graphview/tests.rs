@@ -89,45 +89,45 @@ fn calls_of_a_file_and_call_trees() {
         GraphQuery::Calls,
         1,
         expect![[r#"
-        shop/cart.py:4 Cart.add (method)
-        └─ shop/cart.py:8 Cart.total  [call, local, line 6]
-        shop/cart.py:8 Cart.total (method)
-        ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
-        ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
-        └─ shop/pricing.py:4 Discount.amount  [call, imported, line 10]
-        shop/cart.py:12 helper (function)
-        ├─ shop/cart.py:3 Cart  [call, samefile, line 13]
-        └─ shop/cart.py:8 Cart.total  [call, samefile, line 13]
-    "#]],
+            shop/cart.py:4 Cart.add (method)
+            └─ shop/cart.py:8 Cart.total  [call, local, line 6]
+            shop/cart.py:8 Cart.total (method)
+            ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
+            ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
+            └─ shop/pricing.py:4 Discount.amount  [call, receiver, line 10]
+            shop/cart.py:12 helper (function)
+            ├─ shop/cart.py:3 Cart  [call, samefile, line 13]
+            └─ shop/cart.py:8 Cart.total  [call, receiver, line 13]
+        "#]],
     );
     check(
         "Discount.amount",
         GraphQuery::Callers,
         3,
         expect![[r#"
-        shop/pricing.py:4 Discount.amount (method)
-        ├─ other/misc.py:1 amount_of  [call, global, guess, line 2]
-        └─ shop/cart.py:8 Cart.total  [call, imported, line 10]
-           ├─ shop/cart.py:4 Cart.add  [call, local, line 6]
-           ├─ shop/cart.py:12 helper  [call, samefile, line 13]
-           │  └─ shop/report.py:7 render  [call, imported, line 8]
-           └─ shop/report.py:3 report  [call, imported, line 5]
-    "#]],
+            shop/pricing.py:4 Discount.amount (method)
+            ├─ other/misc.py:1 amount_of  [call, global, guess, line 2]
+            └─ shop/cart.py:8 Cart.total  [call, receiver, line 10]
+               ├─ shop/cart.py:4 Cart.add  [call, local, line 6]
+               ├─ shop/cart.py:12 helper  [call, receiver, line 13]
+               │  └─ shop/report.py:7 render  [call, imported, line 8]
+               └─ shop/report.py:3 report  [call, receiver, line 5]
+        "#]],
     );
     check(
         "report",
         GraphQuery::Callees,
         2,
         expect![[r#"
-        shop/report.py:3 report (function)
-        ├─ shop/cart.py:3 Cart  [call, imported, line 4]
-        ├─ shop/cart.py:8 Cart.total  [call, imported, line 5]
-        │  ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
-        │  ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
-        │  └─ shop/pricing.py:4 Discount.amount  [call, imported, line 10]
-        └─ shop/report.py:7 render  [call, samefile, line 5]
-           └─ shop/cart.py:12 helper  [call, imported, line 8]
-    "#]],
+            shop/report.py:3 report (function)
+            ├─ shop/cart.py:3 Cart  [call, imported, line 4]
+            ├─ shop/cart.py:8 Cart.total  [call, receiver, line 5]
+            │  ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
+            │  ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
+            │  └─ shop/pricing.py:4 Discount.amount  [call, receiver, line 10]
+            └─ shop/report.py:7 render  [call, samefile, line 5]
+               └─ shop/cart.py:12 helper  [call, imported, line 8]
+        "#]],
     );
 }
 
@@ -138,11 +138,11 @@ fn symbol_dependencies() {
         GraphQuery::Deps,
         1,
         expect![[r#"
-        shop/cart.py:8 Cart.total (method)
-        ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
-        ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
-        └─ shop/pricing.py:4 Discount.amount  [call, imported, line 10]
-    "#]],
+            shop/cart.py:8 Cart.total (method)
+            ├─ shop/pricing.py:3 Discount  [call, imported, line 9]
+            ├─ shop/pricing.py:7 price_of  [call, imported, line 10]
+            └─ shop/pricing.py:4 Discount.amount  [call, receiver, line 10]
+        "#]],
     );
 }
 

@@ -1,0 +1,396 @@
+//! The type of a member call's receiver, as far as the file itself says.
+//!
+//! `linter.check()` names a method `check`, but of which class? Without this, the
+//! call graph can only guess by name, and a same-file `check` of an unrelated class
+//! wins. Here a receiver gets a type name when the code states it nearby:
+//!
+//! - the receiver is a type (or a path ending in one): `Foo.make()`, `Foo::new()`,
+//!   `mod.Foo.make()`; an identifier counts as a type when it starts with an
+//!   uppercase letter and is not ALL_CAPS (a constant); or it constructs one:
+//!   `Foo().run()`, `new Foo().run()`, `Foo::new().run()`;
+//! - a variable of an enclosing function (or the module) annotated or constructed
+//!   with a type: `linter: PyLinter`, `l: &mut Linter`, `x = Foo()`,
+//!   `const x = new Foo()`, `let x = Foo::new()`, `let x: Foo = ...`;
+//! - a field of the enclosing class: `self.l = Linter()`, `l: Linter` in the
+//!   class body (Python), `l: Linter;`, `p = new P()`, `this.l = new L()` (TS/JS).
+//!
+//! No flow analysis: a variable bound to two different types has none. The answer is
+//! a name only (`PyLinter`, not a definition); the call graph decides what it means.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use crate::Language;
+
+/// Per-file memo of each scope's bindings: variable (or `self.` field) → type name,
+/// `None` when the scope binds it to several types.
+///
+/// Scopes come from the caller's walk (functions and classes containing the call,
+/// outermost first): `Node::parent` searches down from the root each time, too
+/// slow to call per reference.
+pub(super) struct Receivers<'s, 't> {
+    lang: Language,
+    src: &'s [u8],
+    root: Node<'t>,
+    scopes: HashMap<usize, HashMap<String, Option<String>>>,
+}
+
+impl<'s, 't> Receivers<'s, 't> {
+    pub(super) fn new(lang: Language, src: &'s [u8], root: Node<'t>) -> Self {
+        Receivers { lang, src, root, scopes: HashMap::new() }
+    }
+
+    /// Whether receivers get types in this language at all.
+    pub(super) fn supported(lang: Language) -> bool {
+        matches!(
+            lang,
+            Language::Python
+                | Language::JavaScript
+                | Language::TypeScript
+                | Language::Tsx
+                | Language::Rust
+        )
+    }
+
+    fn text(&self, node: Node<'_>) -> &'s str {
+        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+    }
+
+    /// The type name of the receiver of the member call whose method name is
+    /// `name`; `open` holds the scopes ([`is_scope`]) containing it, outermost first.
+    pub(super) fn type_of(&mut self, name: Node<'_>, open: &[Node<'t>]) -> Option<String> {
+        if !Self::supported(self.lang) {
+            return None;
+        }
+        let receiver = name.parent().and_then(|p| p.child(0))?;
+        if receiver.id() == name.id() {
+            return None;
+        }
+        match receiver.kind() {
+            "identifier" | "type_identifier" => {
+                let var = self.text(receiver);
+                if is_type_name(var) {
+                    return Some(var.to_owned());
+                }
+                self.variable(var, open)
+            }
+            // `crate::m::Foo::new()`, `mod.Foo.make()`, `self.l.check()`.
+            "scoped_identifier" | "attribute" | "member_expression" | "field_expression" => {
+                let object = receiver.child(0)?;
+                let last = receiver.child(receiver.child_count().checked_sub(1)?)?;
+                let field = self.text(last);
+                if matches!(self.text(object), "self" | "this") && object.child_count() == 0 {
+                    let class = open.iter().rev().find(|n| is_class(n.kind()))?;
+                    return self.bindings(*class, true).get(field).cloned().flatten();
+                }
+                is_type_name(field).then(|| field.to_owned())
+            }
+            // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`.
+            "call" | "call_expression" | "new_expression" => self.constructed(receiver),
+            _ => None,
+        }
+        .filter(|t| t != "Self")
+    }
+
+    /// A variable's type: the innermost enclosing function (or the module) that
+    /// binds it decides.
+    fn variable(&mut self, var: &str, open: &[Node<'t>]) -> Option<String> {
+        let functions = open.iter().rev().filter(|n| is_function(n.kind()));
+        for scope in functions.copied().chain(std::iter::once(self.root)) {
+            if let Some(t) = self.bindings(scope, false).get(var) {
+                return t.clone();
+            }
+        }
+        None
+    }
+
+    fn bindings(&mut self, scope: Node<'_>, fields: bool) -> &HashMap<String, Option<String>> {
+        let id = scope.id();
+        if !self.scopes.contains_key(&id) {
+            let mut out: HashMap<String, Option<String>> = HashMap::new();
+            // (node, its parent's kind, whether it sits directly in a class body:
+            // the body block, its statements, their assignments)
+            let mut stack = vec![(scope, "", false)];
+            let mut walk = scope.walk();
+            while let Some((node, parent_kind, class_level)) = stack.pop() {
+                if let Some((var, ty)) = self.binding(node, parent_kind, class_level, fields) {
+                    match out.get_mut(var) {
+                        Some(prev) if *prev != ty => *prev = None,
+                        Some(_) => {}
+                        None => {
+                            out.insert(var.to_owned(), ty);
+                        }
+                    }
+                }
+                let kind = node.kind();
+                let children_class_level = node.id() == id
+                    || (class_level && matches!(kind, "block" | "expression_statement"));
+                for child in node.children(&mut walk) {
+                    // A function's variables are its own; a class's fields are set
+                    // in its methods, but not in a nested class.
+                    let nested = is_class(child.kind()) || (!fields && is_function(child.kind()));
+                    if !nested {
+                        stack.push((child, kind, children_class_level));
+                    }
+                }
+            }
+            self.scopes.insert(id, out);
+        }
+        &self.scopes[&id]
+    }
+
+    /// What `node` binds: a variable (or field) and its type, `None` when the
+    /// binding says nothing of the type (`x = load()`, an untyped parameter): that
+    /// variable then has no single stated type in the scope.
+    fn binding(
+        &self,
+        node: Node<'_>,
+        parent_kind: &str,
+        class_level: bool,
+        fields: bool,
+    ) -> Option<(&'s str, Option<String>)> {
+        let field = |n: &str| node.child_by_field_name(n);
+        // The annotation if any, else what the value constructs.
+        let typed = |ty: Option<Node<'_>>, value: Option<Node<'_>>| match ty {
+            Some(t) => self.type_name(t),
+            None => value.and_then(|v| self.constructed(v)),
+        };
+        let (var, ty) = match (self.lang, node.kind()) {
+            // Fields are assigned in methods; everything else is a local.
+            (Language::Python, "assignment") => {
+                let left = field("left")?;
+                let var = match left.kind() {
+                    "identifier" if !fields || class_level => left,
+                    "attribute" if fields => self.self_field(left)?,
+                    _ => return None,
+                };
+                (var, typed(field("type"), field("right")))
+            }
+            (_, "public_field_definition" | "field_definition") if fields => {
+                (field("name").or_else(|| field("property"))?, typed(field("type"), field("value")))
+            }
+            (_, "assignment_expression") => {
+                let left = field("left")?;
+                let var = if fields { self.self_field(left)? } else { ident(Some(left))? };
+                (var, typed(None, field("right")))
+            }
+            _ if fields => return None,
+            (Language::Python, "typed_parameter") => {
+                (ident(node.named_child(0))?, self.type_name(field("type")?))
+            }
+            (Language::Python, "typed_default_parameter" | "default_parameter") => {
+                (field("name")?, field("type").and_then(|t| self.type_name(t)))
+            }
+            (Language::Python, "identifier")
+                if matches!(parent_kind, "parameters" | "lambda_parameters") =>
+            {
+                (node, None)
+            }
+            (Language::Python, "for_statement") => (ident(field("left"))?, None),
+            (_, "required_parameter" | "optional_parameter") => {
+                (ident(field("pattern"))?, field("type").and_then(|t| self.type_name(t)))
+            }
+            (Language::JavaScript, "identifier") if parent_kind == "formal_parameters" => {
+                (node, None)
+            }
+            (_, "variable_declarator") => {
+                (ident(field("name"))?, typed(field("type"), field("value")))
+            }
+            (_, "for_in_statement") => (ident(field("left"))?, None),
+            (Language::Rust, "parameter") => {
+                (ident(field("pattern"))?, field("type").and_then(|t| self.type_name(t)))
+            }
+            (Language::Rust, "identifier") if parent_kind == "closure_parameters" => (node, None),
+            (Language::Rust, "let_declaration") => {
+                let pattern = field("pattern")?;
+                let var = match pattern.kind() {
+                    "identifier" => pattern,
+                    "mut_pattern" => ident(pattern.named_child(0))?,
+                    _ => return None,
+                };
+                (var, typed(field("type"), field("value")))
+            }
+            (Language::Rust, "for_expression") => (ident(field("pattern"))?, None),
+            _ => return None,
+        };
+        let var = match var.kind() {
+            "identifier" | "property_identifier" | "field_identifier" => self.text(var),
+            _ => return None,
+        };
+        Some((var, ty))
+    }
+
+    /// `self.x` / `this.x` → `x`.
+    fn self_field<'n>(&self, node: Node<'n>) -> Option<Node<'n>> {
+        if !matches!(node.kind(), "attribute" | "member_expression") {
+            return None;
+        }
+        let object = node.child(0)?;
+        if !matches!(self.text(object), "self" | "this") {
+            return None;
+        }
+        node.child(node.child_count().checked_sub(1)?)
+    }
+
+    /// The type an expression constructs: `Foo(..)`, `m.Foo(..)`, `new Foo(..)`,
+    /// `Foo::new(..)`, `Foo { .. }`. A call of a lowercase function says nothing.
+    fn constructed(&self, value: Node<'_>) -> Option<String> {
+        let callee = match value.kind() {
+            "call" | "call_expression" => value.child_by_field_name("function")?,
+            "new_expression" => value.child_by_field_name("constructor")?,
+            "struct_expression" => value.child_by_field_name("name")?,
+            "await" | "await_expression" | "try_expression" => {
+                return self.constructed(value.named_child(0)?);
+            }
+            _ => return None,
+        };
+        // `self.factory()`, `this.Klass()`: an attribute that may hold anything.
+        if callee.child(0).is_some_and(|o| matches!(self.text(o), "self" | "this" | "cls")) {
+            return None;
+        }
+        let text = self.text(callee);
+        let segments: Vec<&str> = text.split(['.', ':']).filter(|s| !s.is_empty()).collect();
+        // `Foo::new()`, `Foo::default()`: the type before a lowercase constructor.
+        let ty = match (value.kind(), segments.as_slice()) {
+            ("call_expression", [.., ty, f])
+                if self.lang == Language::Rust && !is_type_name(f) && is_type_name(ty) =>
+            {
+                ty
+            }
+            (_, [.., last]) => last,
+            _ => return None,
+        };
+        let ty = strip_generics(ty);
+        is_type_name(ty).then(|| ty.to_owned())
+    }
+
+    /// The class a type annotation names, unwrapping references, optionals and
+    /// smart pointers: `&mut Linter`, `Optional["Linter"]`, `Linter | None`,
+    /// `Box<dyn Linter>`, `m.Linter` → `Linter`.
+    fn type_name(&self, node: Node<'_>) -> Option<String> {
+        normalize_type(self.text(node)).map(str::to_owned)
+    }
+}
+
+/// See [`Receivers::type_name`].
+fn normalize_type(text: &str) -> Option<&str> {
+    let mut t = text.trim().trim_start_matches(':').trim();
+    if t.len() > 200 {
+        return None;
+    }
+    loop {
+        let before = t;
+        for prefix in ["&", "mut ", "dyn ", "impl "] {
+            if let Some(rest) = t.strip_prefix(prefix) {
+                t = rest.trim();
+            }
+        }
+        // A lifetime (`&'a T`) before a quoted name (`'Linter'`, Python).
+        if let Some(rest) = t.strip_prefix('\'')
+            && let Some((lifetime, rest)) = rest.split_once(' ')
+            && !lifetime.contains('\'')
+        {
+            t = rest.trim();
+        }
+        t = t.trim_matches(|c| c == '\'' || c == '"').trim();
+        // `X | None`, `None | X`, `X | undefined`: the one real alternative.
+        if t.contains('|') {
+            let real: Vec<&str> = t
+                .split('|')
+                .map(str::trim)
+                .filter(|p| !matches!(*p, "None" | "null" | "undefined"))
+                .collect();
+            match real.as_slice() {
+                [one] => t = one,
+                _ => return None,
+            }
+        }
+        for wrapper in ["Optional[", "Box<", "Rc<", "Arc<", "Type[", "type["] {
+            if let Some(inner) = t.strip_prefix(wrapper) {
+                t = inner.strip_suffix([']', '>']).unwrap_or(inner).trim();
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    let t = strip_generics(t);
+    let t = t.rsplit(['.', ':']).next().unwrap_or(t);
+    let ident = !t.is_empty()
+        && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !t.starts_with(|c: char| c.is_ascii_digit());
+    ident.then_some(t)
+}
+
+fn ident(n: Option<Node<'_>>) -> Option<Node<'_>> {
+    n.filter(|n| n.kind() == "identifier")
+}
+
+fn strip_generics(t: &str) -> &str {
+    t.split(['<', '[']).next().unwrap_or(t).trim()
+}
+
+/// `Foo`, `HTTPServer`, but not `x`, `MAX_SIZE` or `DB` (a constant, by convention).
+fn is_type_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase())
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && s.chars().any(|c| c.is_lowercase())
+}
+
+fn is_function(kind: &str) -> bool {
+    matches!(
+        kind,
+        "function_definition"
+            | "lambda"
+            | "function_declaration"
+            | "function_expression"
+            | "function"
+            | "generator_function_declaration"
+            | "arrow_function"
+            | "method_definition"
+            | "function_item"
+            | "closure_expression"
+    )
+}
+
+fn is_class(kind: &str) -> bool {
+    matches!(
+        kind,
+        "class_definition" | "class_declaration" | "class" | "abstract_class_declaration"
+    )
+}
+
+/// The nodes [`Receivers::type_of`] wants to know it is inside of.
+pub(super) fn is_scope(kind: &str) -> bool {
+    is_function(kind) || is_class(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_type;
+
+    #[test]
+    fn annotations_name_their_class() {
+        for (text, want) in [
+            ("Linter", Some("Linter")),
+            (": Linter", Some("Linter")),
+            ("&mut Linter", Some("Linter")),
+            ("&'static Linter", Some("Linter")),
+            ("Optional['Linter']", Some("Linter")),
+            ("Optional[\"m.Linter\"]", Some("Linter")),
+            ("Linter | None", Some("Linter")),
+            ("None | Linter", Some("Linter")),
+            ("Box<dyn Linter>", Some("Linter")),
+            ("Arc<Mutex<Linter>>", Some("Mutex")),
+            ("Vec<Linter>", Some("Vec")),
+            ("list[str]", Some("list")),
+            ("crate::lint::Linter<'a>", Some("Linter")),
+            ("int | str", None),
+            ("Callable[[int], str]", Some("Callable")),
+            ("(a, b)", None),
+        ] {
+            assert_eq!(normalize_type(text), want, "{text}");
+        }
+    }
+}
