@@ -33,7 +33,8 @@ pub(super) struct Receivers<'s, 't> {
     lang: Language,
     src: &'s [u8],
     root: Node<'t>,
-    scopes: HashMap<usize, HashMap<String, Option<String>>>,
+    /// Keyed by (scope node, whether its `self.` fields or its variables).
+    scopes: HashMap<(usize, bool), HashMap<String, Option<String>>>,
 }
 
 impl<'s, 't> Receivers<'s, 't> {
@@ -107,7 +108,8 @@ impl<'s, 't> Receivers<'s, 't> {
 
     fn bindings(&mut self, scope: Node<'_>, fields: bool) -> &HashMap<String, Option<String>> {
         let id = scope.id();
-        if !self.scopes.contains_key(&id) {
+        let key = (id, fields);
+        if !self.scopes.contains_key(&key) {
             let mut out: HashMap<String, Option<String>> = HashMap::new();
             // (node, its parent's kind, whether it sits directly in a class body:
             // the body block, its statements, their assignments)
@@ -135,9 +137,9 @@ impl<'s, 't> Receivers<'s, 't> {
                     }
                 }
             }
-            self.scopes.insert(id, out);
+            self.scopes.insert(key, out);
         }
-        &self.scopes[&id]
+        &self.scopes[&key]
     }
 
     /// What `node` binds: a variable (or field) and its type, `None` when the
