@@ -387,12 +387,8 @@ fn resolve_ref(
     }
     let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
-        let owned: Vec<DefId> = named
-            .iter()
-            .copied()
-            .filter(is_compatible)
-            .filter(|d| owned_by(project, *d, t))
-            .collect();
+        let compatible: Vec<DefId> = named.iter().copied().filter(is_compatible).collect();
+        let owned = methods_of_type(project, &compatible, project.names.name(t));
         if !owned.is_empty() {
             // A type name defined in several places: the one this file has (or
             // imports) first.
@@ -420,8 +416,9 @@ fn resolve_ref(
             // (A name of unknown origin may still be an alias of one of ours.)
             return Vec::new();
         }
-        // A project type without a method of that name: inherited, or a trait's
-        // default. Fall back to the name.
+        // A project type without a method of that name, nor its bases (as far as
+        // their classes' headers name them): a trait's default, a base from
+        // elsewhere, a dynamic attribute. Fall back to the name.
     }
     // The same scope: a sibling of the enclosing definition (a method of the same
     // class), or a definition nested in it. `defs_named` is in (file, ord) order, so
@@ -469,13 +466,107 @@ fn resolve_ref(
     }
 }
 
-/// Whether `d` is a member of a type named `t`: `Foo.check`, `Foo::new`,
+/// Of `candidates` (definitions named like the call), the methods a type named `t`
+/// has: its own, else those of its nearest bases that define one (up to four
+/// levels; bases as its class headers name them, see [`base_names`]).
+fn methods_of_type(project: &Project, candidates: &[DefId], t: &str) -> Vec<DefId> {
+    let mut owners: Vec<&str> = vec![t];
+    let mut seen: HashSet<&str> = owners.iter().copied().collect();
+    for _ in 0..5 {
+        let hits: Vec<DefId> = candidates
+            .iter()
+            .copied()
+            .filter(|d| {
+                owner_of(&project.def(*d).qualified_name).is_some_and(|o| owners.contains(&o))
+            })
+            .collect();
+        if !hits.is_empty() {
+            return hits;
+        }
+        let mut next = Vec::new();
+        for owner in &owners {
+            for &c in project.defs_named_str(owner) {
+                let class = project.def(c);
+                if !is_type_container(class.kind) {
+                    continue;
+                }
+                for base in base_names(&class.signature, project.file(c.file).language) {
+                    if seen.insert(base) {
+                        next.push(base);
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        owners = next;
+    }
+    Vec::new()
+}
+
+/// The type a member belongs to: `Foo` for `Foo.check`, `Foo::new` and
 /// `pkg.mod.Foo.check` (the segment before the definition's own name).
-fn owned_by(project: &Project, d: DefId, t: NameId) -> bool {
-    let q = &project.def(d).qualified_name;
-    let Some(cut) = q.rfind(['.', ':']) else { return false };
-    let owner = q[..cut].trim_end_matches(':');
-    owner.rsplit(['.', ':']).next() == Some(project.names.name(t))
+fn owner_of(qualified_name: &str) -> Option<&str> {
+    let cut = qualified_name.rfind(['.', ':'])?;
+    let owner = qualified_name[..cut].trim_end_matches(':');
+    owner.rsplit(['.', ':']).next()
+}
+
+/// The base classes a class header names, last path segment only:
+/// `class Cat(animals.Pet, Generic[T], metaclass=M):` → `Pet`, `Generic`;
+/// `export class Map2 extends Base<K> implements I` → `Base`. (Interfaces and
+/// Rust traits are left out: a call through them is not to their own body.)
+fn base_names(signature: &str, lang: Language) -> Vec<&str> {
+    let list = match lang {
+        Language::Python => {
+            // `class Name(` — not a parenthesis in a trailing comment.
+            let Some(open) = signature.find('(').filter(|&i| !signature[..i].contains(':')) else {
+                return Vec::new();
+            };
+            let mut depth = 0;
+            let end = signature[open..]
+                .char_indices()
+                .find_map(|(i, c)| {
+                    match c {
+                        '(' | '[' => depth += 1,
+                        ')' | ']' => depth -= 1,
+                        _ => {}
+                    }
+                    (depth == 0).then_some(open + i)
+                })
+                .unwrap_or(signature.len());
+            &signature[open + 1..end]
+        }
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            let Some((_, rest)) = signature.split_once(" extends ") else { return Vec::new() };
+            rest.split(" implements ").next().unwrap_or(rest)
+        }
+        _ => return Vec::new(),
+    };
+    // Top-level commas only: `Generic[K, V]`, `Map<string, number>`.
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in list.char_indices().chain(std::iter::once((list.len(), ','))) {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                let item = list[start..i].trim();
+                start = i + 1;
+                if item.contains('=') {
+                    continue; // `metaclass=ABCMeta`
+                }
+                let head = item.split(['[', '<', '(', ' ', '{']).next().unwrap_or(item);
+                let name = head.rsplit('.').next().unwrap_or(head);
+                if !name.is_empty() {
+                    out.push(name);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The language's own types, whose methods a project cannot define (Rust's trait

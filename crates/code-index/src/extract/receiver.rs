@@ -132,7 +132,9 @@ impl<'s, 't> Receivers<'s, 't> {
                     // A function's variables are its own; a class's fields are set
                     // in its methods, but not in a nested class.
                     let nested = is_class(child.kind()) || (!fields && is_function(child.kind()));
-                    if !nested {
+                    // Leaves bind only as untyped parameters.
+                    let leaf = child.child_count() == 0 && !is_parameter_list(kind);
+                    if !nested && !leaf && !binds_nothing(child.kind()) {
                         stack.push((child, kind, children_class_level));
                     }
                 }
@@ -338,6 +340,52 @@ fn is_type_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_uppercase())
         && s.chars().all(|c| c.is_alphanumeric() || c == '_')
         && s.chars().any(|c| c.is_lowercase())
+}
+
+/// Expressions and other nodes no binding [`Receivers::binding`] reads can sit in
+/// (or only inside a function, which has its own scope): not walked, which halves
+/// the cost of a scope.
+fn binds_nothing(kind: &str) -> bool {
+    matches!(
+        kind,
+        "string"
+            | "string_literal"
+            | "raw_string_literal"
+            | "template_string"
+            | "comment"
+            | "line_comment"
+            | "block_comment"
+            | "argument_list"
+            | "arguments"
+            | "attribute"
+            | "member_expression"
+            | "field_expression"
+            | "scoped_identifier"
+            | "binary_operator"
+            | "binary_expression"
+            | "comparison_operator"
+            | "boolean_operator"
+            | "subscript"
+            | "subscript_expression"
+            | "index_expression"
+            | "dictionary"
+            | "list"
+            | "tuple"
+            | "object"
+            | "array"
+            | "type"
+            | "type_annotation"
+            | "decorator"
+            | "attribute_item"
+            | "import_statement"
+            | "import_from_statement"
+            | "use_declaration"
+            | "macro_invocation"
+    )
+}
+
+fn is_parameter_list(kind: &str) -> bool {
+    matches!(kind, "parameters" | "lambda_parameters" | "formal_parameters" | "closure_parameters")
 }
 
 fn is_function(kind: &str) -> bool {

@@ -369,7 +369,8 @@ fn code_outside_tests_never_calls_into_tests_by_name_alone() {
 #[test]
 fn member_calls_follow_the_receivers_stated_type() {
     // `linter.check()` in `Reporter.run` is `Linter.check`, not the `check` of the
-    // class it is written in; `Base.save` is inherited, so the name decides; a
+    // class it is written in; `save` is `Base.save`, which `Linter` inherits (not
+    // `Reporter.save`); a
     // method of `str` or of an imported `Session` is never the project's `upper`;
     // a type of unknown origin (`Widget`) leaves it to the name.
     check_calls(
@@ -384,6 +385,8 @@ fn member_calls_follow_the_receivers_stated_type() {
             def check(self):
                 pass
             def upper(self):
+                pass
+            def save(self):
                 pass
             def run(self, linter: Linter, name: str):
                 linter.check()
@@ -403,7 +406,7 @@ fn member_calls_follow_the_receivers_stated_type() {
         "#,
         expect![[r#"
             Reporter.run -> lint.py:Linter.check (Receiver, 1.00)
-            Reporter.run -> base.py:Base.save (Imported, 1.00)
+            Reporter.run -> base.py:Base.save (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter (SameFile, 1.00)
             Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter.upper (Local, 1.00)
@@ -432,4 +435,26 @@ fn member_calls_follow_the_receivers_stated_type() {
             main -> src/lib.rs:Beta::go (Receiver, 1.00)
         "#]],
     );
+}
+
+#[test]
+fn base_classes_from_class_headers() {
+    for (lang, signature, want) in [
+        (
+            Language::Python,
+            "class Cat(animals.Pet, Generic[K, V], metaclass=ABCMeta):",
+            vec!["Pet", "Generic"],
+        ),
+        (Language::Python, "class Pet: # [abstract-method] (see below)", vec![]),
+        (Language::Python, "class Pet():", vec![]),
+        (
+            Language::TypeScript,
+            "export class M extends Map<string, { a: Ref<number> }> implements I",
+            vec!["Map"],
+        ),
+        (Language::JavaScript, "class Button extends ui.Widget", vec!["Widget"]),
+        (Language::Rust, "struct Foo(Bar)", vec![]),
+    ] {
+        assert_eq!(base_names(signature, lang), want, "{signature}");
+    }
 }
