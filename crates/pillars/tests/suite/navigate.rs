@@ -169,7 +169,7 @@ fn references_callers_and_callees() {
         expect![[r#"
             def shop/checkout.py:4 checkout
               shop/models.py:6 Order imported
-              shop/models.py:2 Base.save imported
+              shop/models.py:2 Base.save receiver
               shop/models.py:20 sum_lines imported
         "#]],
     );
