@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::{
     Language, RefKind, is_test_path,
-    project::{DefId, FileId, NameId, Project},
+    project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
 };
 
@@ -32,7 +32,8 @@ pub enum Resolution {
     /// Defined in the same class/module scope as the reference.
     Local,
     /// A method of the type the file gives the receiver (`x = Foo()`, `x: Foo`,
-    /// `Foo::new()`); the weight is split if several types have that name.
+    /// `Foo::new()`) or one of its bases, or (`self.m()`) of a base of the
+    /// enclosing class; the weight is split if several types have that name.
     Receiver,
     SameFile,
     /// Imported by name, or defined in a file this file imports.
@@ -386,29 +387,44 @@ fn resolve_ref(
         return Vec::new();
     }
     let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
-    if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
+    // The methods named like the call of the types `owners` (or their bases), the
+    // definitions this file has or imports first (a type name may be defined in
+    // several places).
+    let typed = |owners: Vec<&str>| -> Option<Resolved> {
+        if owners.is_empty() {
+            return None;
+        }
         let compatible: Vec<DefId> = named.iter().copied().filter(is_compatible).collect();
-        let owned = methods_of_type(project, &compatible, project.names.name(t));
-        if !owned.is_empty() {
-            // A type name defined in several places: the one this file has (or
-            // imports) first.
-            let imported = |d: &DefId| {
-                imported_files.contains(&d.file)
-                    || imported_names.get(&t).is_some_and(|fs| fs.contains(&d.file))
-            };
-            let mut hits: Vec<DefId> = owned.iter().copied().filter(|d| d.file == file).collect();
-            if hits.is_empty() {
-                hits = owned.iter().copied().filter(imported).collect();
-            }
-            if hits.is_empty() {
-                hits = owned;
-            }
-            if hits.len() <= MAX_CANDIDATES {
-                let w = Resolution::Receiver.weight() / hits.len() as f64;
-                return hits.into_iter().map(|d| (d, Resolution::Receiver, w)).collect();
-            }
-        } else if project.defs_named(t).is_empty()
-            && (external_names.contains(&t) || is_builtin_type(lang, project.names.name(t)))
+        let owned = methods_of_type(project, &compatible, owners.clone());
+        let imported = |d: &DefId| {
+            imported_files.contains(&d.file)
+                || owners.iter().any(|o| {
+                    project
+                        .names
+                        .get(o)
+                        .and_then(|id| imported_names.get(&id))
+                        .is_some_and(|fs| fs.contains(&d.file))
+                })
+        };
+        let mut hits: Vec<DefId> = owned.iter().copied().filter(|d| d.file == file).collect();
+        if hits.is_empty() {
+            hits = owned.iter().copied().filter(imported).collect();
+        }
+        if hits.is_empty() {
+            hits = owned;
+        }
+        (!hits.is_empty() && hits.len() <= MAX_CANDIDATES).then(|| {
+            let w = Resolution::Receiver.weight() / hits.len() as f64;
+            hits.into_iter().map(|d| (d, Resolution::Receiver, w)).collect()
+        })
+    };
+    if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
+        let t_name = project.names.name(t);
+        if let Some(found) = typed(vec![t_name]) {
+            return found;
+        }
+        if project.defs_named(t).is_empty()
+            && (external_names.contains(&t) || is_builtin_type(lang, t_name))
         {
             // The receiver is of a type the project does not define and that
             // comes from elsewhere (`str`, `Vec`, `Object`, an imported
@@ -432,6 +448,14 @@ fn resolve_ref(
         (scope.is_some() && p == scope) || (enclosing.is_some() && p == enclosing)
     }) {
         return one(d, Resolution::Local);
+    }
+    // `self.m()` that the class does not define: its bases' (as its header names
+    // them, nearest first), before any same-file method of another class.
+    if on_self
+        && let Some(class) = enclosing_class(project, file, enclosing)
+        && let Some(found) = typed(base_names(&class.signature, lang))
+    {
+        return found;
     }
     if let Some(d) =
         same_file().find(|d| project.def(*d).parent.is_none()).or_else(|| same_file().next())
@@ -466,11 +490,27 @@ fn resolve_ref(
     }
 }
 
-/// Of `candidates` (definitions named like the call), the methods a type named `t`
-/// has: its own, else those of its nearest bases that define one (up to four
-/// levels; bases as its class headers name them, see [`base_names`]).
-fn methods_of_type(project: &Project, candidates: &[DefId], t: &str) -> Vec<DefId> {
-    let mut owners: Vec<&str> = vec![t];
+/// The innermost class (or other type) around `enclosing`.
+fn enclosing_class(project: &Project, file: FileId, enclosing: Option<u32>) -> Option<&Def> {
+    let mut cur = enclosing;
+    while let Some(ord) = cur {
+        let def = project.def(DefId { file, ord });
+        if is_type_container(def.kind) {
+            return Some(def);
+        }
+        cur = def.parent;
+    }
+    None
+}
+
+/// Of `candidates` (definitions named like the call), the methods types named
+/// `owners` have: their own, else those of their nearest bases that define one (up
+/// to four levels; bases as the class headers name them, see [`base_names`]).
+fn methods_of_type<'p>(
+    project: &'p Project,
+    candidates: &[DefId],
+    mut owners: Vec<&'p str>,
+) -> Vec<DefId> {
     let mut seen: HashSet<&str> = owners.iter().copied().collect();
     for _ in 0..5 {
         let hits: Vec<DefId> = candidates

@@ -222,17 +222,26 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
 fn calls_on_self_mean_methods_of_the_class_or_its_bases() {
     // `self.save()` in `Order`: not the module-level `save` of the same file, but
     // the method `Order` inherits from the imported `Base`. `self.total()` is the
-    // class's own method.
+    // class's own method. `self.audit()` is `Root.audit`, two levels up in a file
+    // `order.py` does not import, not the `audit` of `Invoice` next to it.
     check_calls(
         r#"
+        //- shop/root.py
+        class Root:
+            def audit(self):
+                pass
         //- shop/base.py
-        class Base:
+        from shop.root import Root
+        class Base(Root):
             def save(self):
                 pass
         //- shop/order.py
         from shop.base import Base
         def save(order):
             pass
+        class Invoice:
+            def audit(self):
+                pass
         class Order(Base):
             def total(self):
                 return 1
@@ -240,11 +249,13 @@ fn calls_on_self_mean_methods_of_the_class_or_its_bases() {
                 self.total()
                 self.save()
                 save(self)
+                self.audit()
         "#,
         expect![[r#"
             Order.store -> shop/order.py:Order.total (Local, 1.00)
-            Order.store -> shop/base.py:Base.save (Imported, 1.00)
+            Order.store -> shop/base.py:Base.save (Receiver, 1.00)
             Order.store -> shop/order.py:save (SameFile, 1.00)
+            Order.store -> shop/root.py:Root.audit (Receiver, 1.00)
         "#]],
     );
 }
