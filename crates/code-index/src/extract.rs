@@ -34,6 +34,8 @@ use crate::Language;
 
 mod receiver;
 
+pub(crate) use receiver::return_type;
+
 /// How a name is used at a reference site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -20,7 +20,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
 
 use crate::{
-    Language, RefKind, is_test_path,
+    Language, RefKind,
+    extract::return_type,
+    is_test_path,
     project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
 };
@@ -419,12 +421,25 @@ fn resolve_ref(
         })
     };
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
-        let t_name = project.names.name(t);
-        if let Some(found) = typed(vec![t_name]) {
+        let written = project.names.name(t);
+        // `make_linter()`, `load()?`: what that function is declared to return.
+        let returned = |f: &str, tried: bool| {
+            returned_type(project, file, f, tried, &is_compatible, imported_names, imported_files)
+        };
+        let t_name = match (written.strip_suffix("()?"), written.strip_suffix("()")) {
+            (Some(f), _) => returned(f, true),
+            (None, Some(f)) => returned(f, false),
+            (None, None) => Some(written),
+        };
+        if let Some(t_name) = t_name
+            && let Some(found) = typed(vec![t_name])
+        {
             return found;
         }
-        if project.defs_named(t).is_empty()
-            && (external_names.contains(&t) || is_builtin_type(lang, t_name))
+        let t = t_name.and_then(|n| project.names.get(n));
+        if let Some(t_name) = t_name
+            && t.is_none_or(|t| project.defs_named(t).is_empty())
+            && (t.is_some_and(|t| external_names.contains(&t)) || is_builtin_type(lang, t_name))
         {
             // The receiver is of a type the project does not define and that
             // comes from elsewhere (`str`, `Vec`, `Object`, an imported
@@ -488,6 +503,38 @@ fn resolve_ref(
         }
         _ => Vec::new(),
     }
+}
+
+/// The type a free function named `f` is declared to return (see
+/// [`return_type`]): the definition this file has or imports, else the only one.
+fn returned_type<'p>(
+    project: &'p Project,
+    file: FileId,
+    f: &str,
+    tried: bool,
+    is_compatible: &impl Fn(&DefId) -> bool,
+    imported_names: &HashMap<NameId, Vec<FileId>>,
+    imported_files: &HashSet<FileId>,
+) -> Option<&'p str> {
+    let id = project.names.get(f)?;
+    let functions: Vec<DefId> = project
+        .defs_named(id)
+        .iter()
+        .copied()
+        .filter(|d| {
+            project.def(*d).kind.is_callable() && !is_member(project, *d) && is_compatible(d)
+        })
+        .collect();
+    let imported = |d: &&DefId| {
+        imported_files.contains(&d.file)
+            || imported_names.get(&id).is_some_and(|fs| fs.contains(&d.file))
+    };
+    let pick = functions
+        .iter()
+        .find(|d| d.file == file)
+        .or_else(|| functions.iter().find(imported))
+        .or_else(|| functions.first().filter(|_| functions.len() == 1))?;
+    return_type(&project.def(*pick).signature, tried)
 }
 
 /// The innermost class (or other type) around `enclosing`.

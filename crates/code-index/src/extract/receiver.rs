@@ -12,7 +12,11 @@
 //!   with a type: `linter: PyLinter`, `l: &mut Linter`, `x = Foo()`,
 //!   `const x = new Foo()`, `let x = Foo::new()`, `let x: Foo = ...`;
 //! - a field of the enclosing class: `self.l = Linter()`, `l: Linter` in the
-//!   class body (Python), `l: Linter;`, `p = new P()`, `this.l = new L()` (TS/JS).
+//!   class body (Python), `l: Linter;`, `p = new P()`, `this.l = new L()` (TS/JS);
+//! - a variable set from a free function (`x = make_linter()`, `let s =
+//!   store::open()?`, Python and Rust): the "type" is then `make_linter()` or
+//!   `open()?`, and the call graph reads the function's declared return type
+//!   ([`return_type`]), since the function may live in another file.
 //!
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
@@ -240,13 +244,18 @@ impl<'s, 't> Receivers<'s, 't> {
     /// The type an expression constructs: `Foo(..)`, `m.Foo(..)`, `new Foo(..)`,
     /// `Foo::new(..)`, `Foo { .. }`. A call of a lowercase function says nothing.
     fn constructed(&self, value: Node<'_>) -> Option<String> {
+        self.constructed_or_returned(value, false)
+    }
+
+    fn constructed_or_returned(&self, value: Node<'_>, tried: bool) -> Option<String> {
         let callee = match value.kind() {
             "call" | "call_expression" => value.child_by_field_name("function")?,
             "new_expression" => value.child_by_field_name("constructor")?,
             "struct_expression" => value.child_by_field_name("name")?,
-            "await" | "await_expression" | "try_expression" => {
-                return self.constructed(value.named_child(0)?);
+            "await" | "await_expression" => {
+                return self.constructed_or_returned(value.named_child(0)?, tried);
             }
+            "try_expression" => return self.constructed_or_returned(value.named_child(0)?, true),
             _ => return None,
         };
         // `self.factory()`, `this.Klass()`: an attribute that may hold anything.
@@ -266,7 +275,21 @@ impl<'s, 't> Receivers<'s, 't> {
             _ => return None,
         };
         let ty = strip_generics(ty);
-        is_type_name(ty).then(|| ty.to_owned())
+        if is_type_name(ty) {
+            return Some(ty.to_owned());
+        }
+        // `make_linter()`, `config::load()`: whatever that function is declared to
+        // return, which only the call graph can look up (`make_linter()` stands for
+        // it, `load()?` for what `?` unwraps of it). Not `obj.make()`: a method of
+        // who knows what.
+        let free_function = match self.lang {
+            Language::Python => callee.kind() == "identifier",
+            Language::Rust => matches!(callee.kind(), "identifier" | "scoped_identifier"),
+            _ => false,
+        };
+        let ident = !ty.is_empty() && ty.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let q = if tried { "?" } else { "" };
+        (free_function && ident && value.kind() != "new_expression").then(|| format!("{ty}(){q}"))
     }
 
     /// The class a type annotation names, unwrapping references, optionals and
@@ -315,6 +338,7 @@ fn normalize_type(text: &str) -> Option<&str> {
                 t = inner.strip_suffix([']', '>']).unwrap_or(inner).trim();
             }
         }
+
         if t == before {
             break;
         }
@@ -325,6 +349,51 @@ fn normalize_type(text: &str) -> Option<&str> {
         && t.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !t.starts_with(|c: char| c.is_ascii_digit());
     ident.then_some(t)
+}
+
+/// `Foo<A, B>, E>` → `Foo<A, B>`: up to the first comma (or the closing `>`) at
+/// the top level.
+fn first_generic_argument(inner: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' if depth == 0 => return inner[..i].trim(),
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => return inner[..i].trim(),
+            _ => {}
+        }
+    }
+    inner.trim()
+}
+
+/// What a function's signature says it returns, as a type name: `def f() ->
+/// Linter:` → `Linter`. Python and Rust only (the annotation follows `->` after the
+/// parameters). With `tried` (the call was followed by Rust's `?`), a `Result<Foo,
+/// E>` or `Option<Foo>` gives `Foo`.
+pub(crate) fn return_type(signature: &str, tried: bool) -> Option<&str> {
+    let open = signature.find('(')?;
+    let mut depth = 0i32;
+    let close = signature[open..].char_indices().find_map(|(i, c)| {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(open + i)
+    })?;
+    let rest = signature[close + 1..].trim_start().strip_prefix("->")?;
+    let mut t = rest.split(" where ").next().unwrap_or(rest).trim();
+    t = t.trim_end_matches(['{', ':']).trim();
+    if tried {
+        for wrapper in ["Result<", "io::Result<", "anyhow::Result<", "Option<"] {
+            if let Some(inner) = t.strip_prefix(wrapper) {
+                t = first_generic_argument(inner);
+                break;
+            }
+        }
+    }
+    normalize_type(t)
 }
 
 fn ident(n: Option<Node<'_>>) -> Option<Node<'_>> {
@@ -418,7 +487,7 @@ pub(super) fn is_scope(kind: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_type;
+    use super::{normalize_type, return_type};
 
     #[test]
     fn annotations_name_their_class() {
@@ -441,6 +510,22 @@ mod tests {
             ("(a, b)", None),
         ] {
             assert_eq!(normalize_type(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn return_types_from_signatures() {
+        for (signature, tried, want) in [
+            ("def make(a: int, b: Callable[[int], str] = f) -> Linter:", false, Some("Linter")),
+            ("async def make(self) -> \"Optional[m.Linter]\":", false, Some("Linter")),
+            ("def make(a):", false, None),
+            ("pub fn open(path: &Path) -> Result<Store, Error>", true, Some("Store")),
+            ("pub fn open(path: &Path) -> Result<Store, Error>", false, Some("Result")),
+            ("fn find() -> io::Result<Option<Vec<u8>>>", true, Some("Option")),
+            ("fn build<T>(x: T) -> Graph<T> where T: Clone", false, Some("Graph")),
+            ("fn run(&self)", false, None),
+        ] {
+            assert_eq!(return_type(signature, tried), want, "{signature}");
         }
     }
 }

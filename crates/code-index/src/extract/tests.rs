@@ -1007,7 +1007,7 @@ class Runner:
             18 get: ?
             19 Task: ?
             20 start: Task
-            22 keys: ?
+            22 keys: load()
             25 go: ?
             28 go: ?
             29 make: Factory
@@ -1085,7 +1085,7 @@ fn run(l: &mut Linter, o: Option<Opts>, b: Box<dyn Sink>) {
             12 go: Bar
             13 go: Baz
             14 go: Widget
-            15 go: ?
+            15 go: make()
             16 new: Foo
             17 new: Widget
             18 read: ?

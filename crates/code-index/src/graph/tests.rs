@@ -469,3 +469,62 @@ fn base_classes_from_class_headers() {
         assert_eq!(base_names(signature, lang), want, "{signature}");
     }
 }
+
+#[test]
+fn a_variable_holds_what_its_function_is_declared_to_return() {
+    // `make_linter()` returns a `Linter`, so `lin.check()` is `Linter.check`, not
+    // the `check` of the class it is written in; `make_names()` returns a `list`,
+    // whose `append` is not ours.
+    check_calls(
+        r#"
+        //- lint.py
+        class Linter:
+            def check(self):
+                pass
+        //- factory.py
+        from lint import Linter
+        def make_linter() -> "Linter":
+            return Linter()
+        def make_names() -> list[str]:
+            return []
+        //- use.py
+        from factory import make_linter, make_names
+        class Other:
+            def check(self):
+                pass
+            def append(self):
+                pass
+            def run(self):
+                lin = make_linter()
+                lin.check()
+                names = make_names()
+                names.append()
+        "#,
+        expect![[r#"
+            make_linter -> lint.py:Linter (Imported, 1.00)
+            Other.run -> factory.py:make_linter (Imported, 1.00)
+            Other.run -> lint.py:Linter.check (Receiver, 1.00)
+            Other.run -> factory.py:make_names (Imported, 1.00)
+        "#]],
+    );
+    // And in Rust, what `?` unwraps of it.
+    check_calls(
+        r#"
+        //- src/lib.rs
+        pub struct Cache;
+        impl Cache { pub fn get(&self) {} }
+        pub struct Store;
+        impl Store { pub fn get(&self) {} }
+        pub fn open() -> Result<Store, String> { Ok(Store) }
+        pub fn run() -> Result<(), String> {
+            let store = open()?;
+            store.get();
+            Ok(())
+        }
+        "#,
+        expect![[r#"
+            run -> src/lib.rs:open (SameFile, 1.00)
+            run -> src/lib.rs:Store::get (Receiver, 1.00)
+        "#]],
+    );
+}
