@@ -242,7 +242,8 @@ impl<'s, 't> Receivers<'s, 't> {
     }
 
     /// The type an expression constructs: `Foo(..)`, `m.Foo(..)`, `new Foo(..)`,
-    /// `Foo::new(..)`, `Foo { .. }`. A call of a lowercase function says nothing.
+    /// `Foo::new(..)`, `Foo { .. }`; for a call of a free function `make(..)`, the
+    /// stand-in `make()` (Python, Rust; see the module documentation).
     fn constructed(&self, value: Node<'_>) -> Option<String> {
         self.constructed_or_returned(value, false)
     }
