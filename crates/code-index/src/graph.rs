@@ -423,8 +423,16 @@ fn resolve_ref(
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
         let written = project.names.name(t);
         // `make_linter()`, `load()?`: what that function is declared to return.
-        let returned = |f: &str, tried: bool| {
-            returned_type(project, file, f, tried, &is_compatible, imported_names, imported_files)
+        let returned = |f: &str, unwrapped: bool| {
+            returned_type(
+                project,
+                file,
+                f,
+                unwrapped,
+                &is_compatible,
+                imported_names,
+                imported_files,
+            )
         };
         let t_name = match (written.strip_suffix("()?"), written.strip_suffix("()")) {
             (Some(f), _) => returned(f, true),
@@ -437,6 +445,19 @@ fn resolve_ref(
             return found;
         }
         let t = t_name.and_then(|n| project.names.get(n));
+        // `import shop` … `shop.total()`: a function of that module.
+        if let Some(files) = t.and_then(|t| imported_names.get(&t)) {
+            let hits: Vec<DefId> = named
+                .iter()
+                .copied()
+                .filter(|d| is_compatible(d) && files.contains(&d.file))
+                .filter(|d| project.def(*d).parent.is_none())
+                .collect();
+            if !hits.is_empty() {
+                let w = Resolution::Imported.weight() / hits.len() as f64;
+                return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+            }
+        }
         if let Some(t_name) = t_name
             && t.is_none_or(|t| project.defs_named(t).is_empty())
             && (t.is_some_and(|t| external_names.contains(&t)) || is_builtin_type(lang, t_name))
@@ -511,7 +532,7 @@ fn returned_type<'p>(
     project: &'p Project,
     file: FileId,
     f: &str,
-    tried: bool,
+    unwrapped: bool,
     is_compatible: &impl Fn(&DefId) -> bool,
     imported_names: &HashMap<NameId, Vec<FileId>>,
     imported_files: &HashSet<FileId>,
@@ -534,7 +555,7 @@ fn returned_type<'p>(
         .find(|d| d.file == file)
         .or_else(|| functions.iter().find(imported))
         .or_else(|| functions.first().filter(|_| functions.len() == 1))?;
-    return_type(&project.def(*pick).signature, tried)
+    return_type(&project.def(*pick).signature, unwrapped)
 }
 
 /// The innermost class (or other type) around `enclosing`.
@@ -715,6 +736,14 @@ fn is_builtin_type(lang: Language, t: &str) -> bool {
                 | "Symbol"
                 | "Reflect"
                 | "Buffer"
+                // The runtime's objects, which the extractor names as themselves.
+                | "console"
+                | "window"
+                | "document"
+                | "process"
+                | "globalThis"
+                | "JSON"
+                | "navigator"
         ),
         _ => false,
     }

@@ -24,8 +24,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::{Error, Language, error::Result, extract::FileAnalysis};
 
-/// Bump when extraction changes in a way the query files don't show (2: `self_call`; 3: receiver types).
-pub(crate) const EXTRACTOR_REVISION: u32 = 3;
+/// Bump when extraction changes in a way the query files don't show (2: `self_call`; 3: receiver types; 4: receivers set from calls and imports).
+pub(crate) const EXTRACTOR_REVISION: u32 = 4;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

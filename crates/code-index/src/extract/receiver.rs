@@ -14,9 +14,9 @@
 //! - a field of the enclosing class: `self.l = Linter()`, `l: Linter` in the
 //!   class body (Python), `l: Linter;`, `p = new P()`, `this.l = new L()` (TS/JS);
 //! - a variable set from a free function (`x = make_linter()`, `let s =
-//!   store::open()?`, Python and Rust): the "type" is then `make_linter()` or
-//!   `open()?`, and the call graph reads the function's declared return type
-//!   ([`return_type`]), since the function may live in another file.
+//!   store::open()?`, `const c = await load()`): the "type" is then
+//!   `make_linter()` or `open()?`, and the call graph reads the function's declared
+//!   return type ([`return_type`]), since the function may live in another file.
 //!
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
@@ -78,7 +78,11 @@ impl<'s, 't> Receivers<'s, 't> {
                 if is_type_name(var) {
                     return Some(var.to_owned());
                 }
-                self.variable(var, open)
+                match self.variable(var, open) {
+                    Some(bound) => bound,
+                    // `console.log()`: the runtime's objects, named as themselves.
+                    None => is_js_global(self.lang, var).then(|| var.to_owned()),
+                }
             }
             // `crate::m::Foo::new()`, `mod.Foo.make()`, `self.l.check()`.
             "scoped_identifier" | "attribute" | "member_expression" | "field_expression" => {
@@ -99,12 +103,12 @@ impl<'s, 't> Receivers<'s, 't> {
     }
 
     /// A variable's type: the innermost enclosing function (or the module) that
-    /// binds it decides.
-    fn variable(&mut self, var: &str, open: &[Node<'t>]) -> Option<String> {
+    /// binds it decides. `None` if nothing binds it.
+    fn variable(&mut self, var: &str, open: &[Node<'t>]) -> Option<Option<String>> {
         let functions = open.iter().rev().filter(|n| is_function(n.kind()));
         for scope in functions.copied().chain(std::iter::once(self.root)) {
             if let Some(t) = self.bindings(scope, false).get(var) {
-                return t.clone();
+                return Some(t.clone());
             }
         }
         None
@@ -119,14 +123,35 @@ impl<'s, 't> Receivers<'s, 't> {
             // the body block, its statements, their assignments)
             let mut stack = vec![(scope, "", false)];
             let mut walk = scope.walk();
+            let mut bind = |var: &str, ty: Option<String>| match out.get_mut(var) {
+                Some(prev) if *prev != ty => *prev = None,
+                Some(_) => {}
+                None => {
+                    out.insert(var.to_owned(), ty);
+                }
+            };
             while let Some((node, parent_kind, class_level)) = stack.pop() {
                 if let Some((var, ty)) = self.binding(node, parent_kind, class_level, fields) {
-                    match out.get_mut(var) {
-                        Some(prev) if *prev != ty => *prev = None,
-                        Some(_) => {}
-                        None => {
-                            out.insert(var.to_owned(), ty);
-                        }
+                    bind(var, Some(ty).flatten());
+                }
+                // `import os`, `from shop import cart as c`, `import * as fs from
+                // 'fs'`: the module (or whatever was imported) under its local name,
+                // which the call graph knows as an import (`os.getcwd()` is not
+                // ours, `c.total()` is `total` in `shop/cart.py`).
+                let imported = match (self.lang, node.kind()) {
+                    _ if fields => Vec::new(),
+                    (Language::Python, "import_statement" | "import_from_statement") => {
+                        crate::resolve::python_import_names(self.text(node))
+                    }
+                    (
+                        Language::JavaScript | Language::TypeScript | Language::Tsx,
+                        "import_statement",
+                    ) => crate::resolve::js_import_names(self.text(node)),
+                    _ => Vec::new(),
+                };
+                for (_, local) in imported {
+                    if !local.contains('.') {
+                        bind(&local, Some(local.clone()));
                     }
                 }
                 let kind = node.kind();
@@ -243,20 +268,20 @@ impl<'s, 't> Receivers<'s, 't> {
 
     /// The type an expression constructs: `Foo(..)`, `m.Foo(..)`, `new Foo(..)`,
     /// `Foo::new(..)`, `Foo { .. }`; for a call of a free function `make(..)`, the
-    /// stand-in `make()` (Python, Rust; see the module documentation).
+    /// stand-in `make()` (see the module documentation).
     fn constructed(&self, value: Node<'_>) -> Option<String> {
         self.constructed_or_returned(value, false)
     }
 
-    fn constructed_or_returned(&self, value: Node<'_>, tried: bool) -> Option<String> {
+    fn constructed_or_returned(&self, value: Node<'_>, unwrapped: bool) -> Option<String> {
         let callee = match value.kind() {
             "call" | "call_expression" => value.child_by_field_name("function")?,
             "new_expression" => value.child_by_field_name("constructor")?,
             "struct_expression" => value.child_by_field_name("name")?,
-            "await" | "await_expression" => {
-                return self.constructed_or_returned(value.named_child(0)?, tried);
+            // What `?` or `await` gives of a `Result`, `Option` or `Promise`.
+            "await" | "await_expression" | "try_expression" => {
+                return self.constructed_or_returned(value.named_child(0)?, true);
             }
-            "try_expression" => return self.constructed_or_returned(value.named_child(0)?, true),
             _ => return None,
         };
         // `self.factory()`, `this.Klass()`: an attribute that may hold anything.
@@ -284,12 +309,11 @@ impl<'s, 't> Receivers<'s, 't> {
         // it, `load()?` for what `?` unwraps of it). Not `obj.make()`: a method of
         // who knows what.
         let free_function = match self.lang {
-            Language::Python => callee.kind() == "identifier",
             Language::Rust => matches!(callee.kind(), "identifier" | "scoped_identifier"),
-            _ => false,
+            _ => callee.kind() == "identifier",
         };
         let ident = !ty.is_empty() && ty.chars().all(|c| c.is_alphanumeric() || c == '_');
-        let q = if tried { "?" } else { "" };
+        let q = if unwrapped { "?" } else { "" };
         (free_function && ident && value.kind() != "new_expression").then(|| format!("{ty}(){q}"))
     }
 
@@ -369,25 +393,41 @@ fn first_generic_argument(inner: &str) -> &str {
 }
 
 /// What a function's signature says it returns, as a type name: `def f() ->
-/// Linter:` → `Linter`. Python and Rust only (the annotation follows `->` after the
-/// parameters). With `tried` (the call was followed by Rust's `?`), a `Result<Foo,
-/// E>` or `Option<Foo>` gives `Foo`.
-pub(crate) fn return_type(signature: &str, tried: bool) -> Option<&str> {
-    let open = signature.find('(')?;
+/// Linter:`, `fn f() -> Linter`, `function f<T>(x: T): Linter`, `(x): Linter =>` →
+/// `Linter` (the annotation after the parameter list). With `unwrapped` (Rust's `?`
+/// or an `await` was applied to the call), `Result<Foo, E>`, `Option<Foo>` and
+/// `Promise<Foo>` give `Foo`.
+pub(crate) fn return_type(signature: &str, unwrapped: bool) -> Option<&str> {
+    // The parameter list: the first `(` outside generics (`<T extends (a) => b>`).
     let mut depth = 0i32;
-    let close = signature[open..].char_indices().find_map(|(i, c)| {
+    let mut open = None;
+    let mut close = None;
+    let mut prev = ' ';
+    for (i, c) in signature.char_indices() {
         match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
+            '(' if depth == 0 && open.is_none() => {
+                open = Some(i);
+                depth += 1;
+            }
+            '(' | '[' | '<' | '{' => depth += 1,
+            '>' if prev == '=' || prev == '-' => {} // `=>`, `->`
+            ')' | ']' | '>' | '}' => {
+                depth -= 1;
+                if depth == 0 && c == ')' && open.is_some() {
+                    close = Some(i);
+                    break;
+                }
+            }
             _ => {}
         }
-        (depth == 0).then_some(open + i)
-    })?;
-    let rest = signature[close + 1..].trim_start().strip_prefix("->")?;
-    let mut t = rest.split(" where ").next().unwrap_or(rest).trim();
-    t = t.trim_end_matches(['{', ':']).trim();
-    if tried {
-        for wrapper in ["Result<", "io::Result<", "anyhow::Result<", "Option<"] {
+        prev = c;
+    }
+    let rest = signature[close? + 1..].trim_start();
+    let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
+    let mut t = rest.split(" where ").next().unwrap_or(rest);
+    t = t.split("=>").next().unwrap_or(t).trim().trim_end_matches(['{', ':']).trim();
+    if unwrapped {
+        for wrapper in ["Result<", "io::Result<", "anyhow::Result<", "Option<", "Promise<"] {
             if let Some(inner) = t.strip_prefix(wrapper) {
                 t = first_generic_argument(inner);
                 break;
@@ -403,6 +443,15 @@ fn ident(n: Option<Node<'_>>) -> Option<Node<'_>> {
 
 fn strip_generics(t: &str) -> &str {
     t.split(['<', '[']).next().unwrap_or(t).trim()
+}
+
+/// The objects a JS runtime provides under these names, unless the file binds them.
+fn is_js_global(lang: Language, name: &str) -> bool {
+    matches!(lang, Language::JavaScript | Language::TypeScript | Language::Tsx)
+        && matches!(
+            name,
+            "console" | "window" | "document" | "process" | "globalThis" | "JSON" | "navigator"
+        )
 }
 
 /// `Foo`, `HTTPServer`, but not `x`, `MAX_SIZE` or `DB` (a constant, by convention).
@@ -447,8 +496,6 @@ fn binds_nothing(kind: &str) -> bool {
             | "type_annotation"
             | "decorator"
             | "attribute_item"
-            | "import_statement"
-            | "import_from_statement"
             | "use_declaration"
             | "macro_invocation"
     )
@@ -516,7 +563,7 @@ mod tests {
 
     #[test]
     fn return_types_from_signatures() {
-        for (signature, tried, want) in [
+        for (signature, unwrapped, want) in [
             ("def make(a: int, b: Callable[[int], str] = f) -> Linter:", false, Some("Linter")),
             ("async def make(self) -> \"Optional[m.Linter]\":", false, Some("Linter")),
             ("def make(a):", false, None),
@@ -525,8 +572,18 @@ mod tests {
             ("fn find() -> io::Result<Option<Vec<u8>>>", true, Some("Option")),
             ("fn build<T>(x: T) -> Graph<T> where T: Clone", false, Some("Graph")),
             ("fn run(&self)", false, None),
+            ("function createRoot(options: Partial<Root> = {}): RootNode", false, Some("RootNode")),
+            (
+                "function debounce<T extends (...args: any[]) => any>(fn: T): Timer",
+                false,
+                Some("Timer"),
+            ),
+            ("export async function load(p: string): Promise<Config>", true, Some("Config")),
+            ("export async function load(p: string): Promise<Config>", false, Some("Promise")),
+            ("const make = (a: A): Linter =>", false, Some("Linter")),
+            ("function f(a) {", false, None),
         ] {
-            assert_eq!(return_type(signature, tried), want, "{signature}");
+            assert_eq!(return_type(signature, unwrapped), want, "{signature}");
         }
     }
 }

@@ -998,14 +998,14 @@ class Runner:
             linter.check()
 "#,
         expect![[r#"
-            3 getLogger: ?
+            3 getLogger: mod
             13 check: Linter
             14 write: Writer
             15 bit_length: int
             16 check: Linter
             17 emit: Reporter
             18 get: ?
-            19 Task: ?
+            19 Task: mod
             20 start: Task
             22 keys: load()
             25 go: ?
@@ -1038,6 +1038,7 @@ class Runner {
     this.reporter.emit();
     this.cache.get();
     Object.keys(opt);
+    console.log(opt);
   }
 }
 const f = (w: Writer) => w.write();
@@ -1050,7 +1051,8 @@ const f = (w: Writer) => w.write();
             12 emit: Reporter
             13 get: Map
             14 keys: Object
-            17 write: Writer
+            15 log: console
+            18 write: Writer
         "#]],
     );
     check_receivers(

@@ -382,11 +382,14 @@ fn member_calls_follow_the_receivers_stated_type() {
     // `linter.check()` in `Reporter.run` is `Linter.check`, not the `check` of the
     // class it is written in; `save` is `Base.save`, which `Linter` inherits (not
     // `Reporter.save`); a
-    // method of `str` or of an imported `Session` is never the project's `upper`;
-    // a type of unknown origin (`Widget`) leaves it to the name.
+    // method of `str` or of an imported `Session` is never the project's `upper`,
+    // nor `os.getcwd()` our `getcwd`; a type of unknown origin (`Widget`) leaves it
+    // to the name, and so does a module of ours (`shop.upper()`).
     check_calls(
         r#"
         //- lint.py
+        import os
+        import shop
         from base import Base
         from requests import Session
         class Linter(Base):
@@ -410,10 +413,17 @@ fn member_calls_follow_the_receivers_stated_type() {
                 session.upper()
                 w = Widget()
                 w.upper()
+                os.getcwd()
+                shop.upper()
         //- base.py
         class Base:
             def save(self):
                 pass
+        def getcwd():
+            pass
+        //- shop.py
+        def upper():
+            pass
         "#,
         expect![[r#"
             Reporter.run -> lint.py:Linter.check (Receiver, 1.00)
@@ -421,6 +431,7 @@ fn member_calls_follow_the_receivers_stated_type() {
             Reporter.run -> lint.py:Reporter (SameFile, 1.00)
             Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter.upper (Local, 1.00)
+            Reporter.run -> shop.py:upper (Imported, 1.00)
         "#]],
     );
     // Every Rust `new` is a method of some type: the path says which. And
@@ -507,6 +518,26 @@ fn a_variable_holds_what_its_function_is_declared_to_return() {
             Other.run -> factory.py:make_names (Imported, 1.00)
         "#]],
     );
+    // In TypeScript, what `await` unwraps of a `Promise`.
+    check_calls(
+        r#"
+        //- src/config.ts
+        export class Config { get(key: string) {} }
+        export async function load(path: string): Promise<Config> { return new Config(); }
+        //- src/app.ts
+        import { load } from './config';
+        class Cache { get(key: string) {} }
+        export async function main() {
+          const config = await load('x');
+          config.get('a');
+        }
+        "#,
+        expect![[r#"
+            load -> src/config.ts:Config (SameFile, 1.00)
+            main -> src/config.ts:load (Imported, 1.00)
+            main -> src/config.ts:Config.get (Receiver, 1.00)
+        "#]],
+    );
     // And in Rust, what `?` unwraps of it.
     check_calls(
         r#"
@@ -525,6 +556,31 @@ fn a_variable_holds_what_its_function_is_declared_to_return() {
         expect![[r#"
             run -> src/lib.rs:open (SameFile, 1.00)
             run -> src/lib.rs:Store::get (Receiver, 1.00)
+        "#]],
+    );
+}
+
+#[test]
+fn a_call_through_an_imported_module_means_that_modules_function() {
+    // `utils.format()` is `format` of `utils.ts`, not the `format` of the class it
+    // is written in; `fs.format()` is Node's, not ours.
+    check_calls(
+        r#"
+        //- src/utils.ts
+        export function format(s: string) { return s; }
+        //- src/app.ts
+        import * as utils from './utils';
+        import fs from 'fs';
+        class Page {
+          format() {}
+          render() {
+            utils.format('a');
+            fs.format('b');
+          }
+        }
+        "#,
+        expect![[r#"
+            Page.render -> src/utils.ts:format (Imported, 1.00)
         "#]],
     );
 }
