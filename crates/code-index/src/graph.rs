@@ -445,8 +445,11 @@ fn resolve_ref(
             return found;
         }
         let t = t_name.and_then(|n| project.names.get(n));
-        // `import shop` … `shop.total()`: a function of that module.
-        if let Some(files) = t.and_then(|t| imported_names.get(&t)) {
+        // `import shop` … `shop.total()`: a function of that module. (Not an
+        // imported class's: `Order.save()` that `Order` inherits from elsewhere is
+        // no module-level `save` next to it.)
+        let module = t_name.is_some_and(|n| !n.starts_with(|c: char| c.is_uppercase()));
+        if let Some(files) = t.filter(|_| module).and_then(|t| imported_names.get(&t)) {
             let hits: Vec<DefId> = named
                 .iter()
                 .copied()
