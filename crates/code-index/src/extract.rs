@@ -34,7 +34,7 @@ use crate::Language;
 
 mod receiver;
 
-pub(crate) use receiver::return_type;
+pub(crate) use receiver::{is_js_global, parameter_list, return_type};
 
 /// How a name is used at a reference site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1007,28 +1007,15 @@ impl<'s> Extractor<'s> {
         order.sort_by_key(|&i| {
             (defs[i as usize].start_byte, std::cmp::Reverse(defs[i as usize].end_byte))
         });
-        let mut next = 0;
-        let mut open: Vec<u32> = Vec::new();
+        let mut open_defs =
+            Sweep::new(&order, |i| (defs[i as usize].start_byte, defs[i as usize].end_byte));
         let mut out = Vec::with_capacity(refs.len());
         // The same sweep over the scopes receivers are typed in.
-        let mut next_scope = 0;
-        let mut open_scopes: Vec<Node<'t>> = Vec::new();
+        let mut open_scopes =
+            Sweep::new(scopes, |n: Node<'t>| (n.start_byte() as u32, n.end_byte() as u32));
         for (byte, kind, node) in refs {
             let byte = byte as u32;
-            while next < order.len() && defs[order[next] as usize].start_byte <= byte {
-                let d = order[next];
-                while open
-                    .last()
-                    .is_some_and(|&o| defs[o as usize].end_byte <= defs[d as usize].start_byte)
-                {
-                    open.pop();
-                }
-                open.push(d);
-                next += 1;
-            }
-            while open.last().is_some_and(|&o| defs[o as usize].end_byte <= byte) {
-                open.pop();
-            }
+            let enclosing = open_defs.advance(byte).last().copied();
             let name = self.text(node);
             let pos = node.start_position();
             let line = pos.row as u32 + 1;
@@ -1044,15 +1031,7 @@ impl<'s> Extractor<'s> {
                 kind
             };
             let receiver = if kind == RefKind::MemberCall {
-                let byte = byte as usize;
-                while next_scope < scopes.len() && scopes[next_scope].start_byte() <= byte {
-                    let s = scopes[next_scope];
-                    open_scopes.retain(|o| o.end_byte() > s.start_byte());
-                    open_scopes.push(s);
-                    next_scope += 1;
-                }
-                open_scopes.retain(|o| o.end_byte() > byte);
-                receivers.type_of(node, &open_scopes)
+                receivers.type_of(node, open_scopes.advance(byte))
             } else {
                 None
             };
@@ -1061,7 +1040,7 @@ impl<'s> Extractor<'s> {
                 kind,
                 line,
                 column: pos.column as u32 + 1,
-                enclosing: open.last().copied(),
+                enclosing,
                 receiver,
             });
         }
@@ -1157,6 +1136,38 @@ impl<'s> Extractor<'s> {
 /// Walks a C/C++ declarator (`*f(int)`, `(*cb)(void)`, `&Foo::operator=(...)`) down
 /// to the node that names it. Returns the name node and whether a function
 /// declarator was on the way (a function rather than a variable or field).
+/// Spans sorted by start (an outer one before an inner one at the same start),
+/// swept at increasing positions: the ones containing the position, innermost last.
+struct Sweep<'a, T, F> {
+    items: &'a [T],
+    next: usize,
+    open: Vec<T>,
+    span: F,
+}
+
+impl<'a, T: Copy, F: Fn(T) -> (u32, u32)> Sweep<'a, T, F> {
+    fn new(items: &'a [T], span: F) -> Self {
+        Sweep { items, next: 0, open: Vec::new(), span }
+    }
+
+    /// The spans containing `at`, which is not before the previous call's.
+    fn advance(&mut self, at: u32) -> &[T] {
+        let span = &self.span;
+        while let Some(&item) = self.items.get(self.next).filter(|&&i| span(i).0 <= at) {
+            let start = span(item).0;
+            while self.open.last().is_some_and(|&o| span(o).1 <= start) {
+                self.open.pop();
+            }
+            self.open.push(item);
+            self.next += 1;
+        }
+        while self.open.last().is_some_and(|&o| span(o).1 <= at) {
+            self.open.pop();
+        }
+        &self.open
+    }
+}
+
 fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
     let mut is_function = false;
     for _ in 0..32 {

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::{
     Language, RefKind,
-    extract::return_type,
+    extract::{is_js_global, parameter_list, return_type},
     is_test_path,
     project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
@@ -415,10 +415,8 @@ fn resolve_ref(
         if hits.is_empty() {
             hits = owned;
         }
-        (!hits.is_empty() && hits.len() <= MAX_CANDIDATES).then(|| {
-            let w = Resolution::Receiver.weight() / hits.len() as f64;
-            hits.into_iter().map(|d| (d, Resolution::Receiver, w)).collect()
-        })
+        (!hits.is_empty() && hits.len() <= MAX_CANDIDATES)
+            .then(|| split(hits, Resolution::Receiver))
     };
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
         let written = project.names.name(t);
@@ -457,8 +455,7 @@ fn resolve_ref(
                 .filter(|d| project.def(*d).parent.is_none())
                 .collect();
             if !hits.is_empty() {
-                let w = Resolution::Imported.weight() / hits.len() as f64;
-                return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+                return split(hits, Resolution::Imported);
             }
         }
         if let Some(t_name) = t_name
@@ -505,14 +502,12 @@ fn resolve_ref(
     if let Some(files) = imported_names.get(&name) {
         let hits: Vec<DefId> = candidates().filter(|d| files.contains(&d.file)).collect();
         if !hits.is_empty() {
-            let w = Resolution::Imported.weight() / hits.len() as f64;
-            return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+            return split(hits, Resolution::Imported);
         }
     }
     let hits: Vec<DefId> = candidates().filter(|d| imported_files.contains(&d.file)).collect();
     if !hits.is_empty() {
-        let w = Resolution::Imported.weight() / hits.len() as f64;
-        return hits.into_iter().map(|d| (d, Resolution::Imported, w)).collect();
+        return split(hits, Resolution::Imported);
     }
     // By name alone, code outside the tests never means something defined in a
     // test (a helper of `index.test.ts`, a stub of `Promise` in an e2e fixture);
@@ -522,11 +517,17 @@ fn resolve_ref(
     match (first.next(), first.count() + 1) {
         (Some(d), 1) => one(d, Resolution::Global),
         (Some(_), n) if n <= MAX_CANDIDATES && kind != RefKind::Use => {
-            let w = Resolution::Ambiguous.weight() / n as f64;
-            by_name().map(|d| (d, Resolution::Ambiguous, w)).collect()
+            split(by_name().collect(), Resolution::Ambiguous)
         }
         _ => Vec::new(),
     }
+}
+
+/// `hits`, the definitions one reference may mean, each with its share of the
+/// resolution's weight.
+fn split(hits: Vec<DefId>, r: Resolution) -> Resolved {
+    let w = r.weight() / hits.len() as f64;
+    hits.into_iter().map(|d| (d, r, w)).collect()
 }
 
 /// The type a free function named `f` is declared to return (see
@@ -632,22 +633,12 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
     let list = match lang {
         Language::Python => {
             // `class Name(` — not a parenthesis in a trailing comment.
-            let Some(open) = signature.find('(').filter(|&i| !signature[..i].contains(':')) else {
+            let Some((open, close)) =
+                parameter_list(signature).filter(|&(open, _)| !signature[..open].contains(':'))
+            else {
                 return Vec::new();
             };
-            let mut depth = 0;
-            let end = signature[open..]
-                .char_indices()
-                .find_map(|(i, c)| {
-                    match c {
-                        '(' | '[' => depth += 1,
-                        ')' | ']' => depth -= 1,
-                        _ => {}
-                    }
-                    (depth == 0).then_some(open + i)
-                })
-                .unwrap_or(signature.len());
-            &signature[open + 1..end]
+            &signature[open + 1..close.unwrap_or(signature.len())]
         }
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             let Some((_, rest)) = signature.split_once(" extends ") else { return Vec::new() };
@@ -719,35 +710,30 @@ fn is_builtin_type(lang: Language, t: &str) -> bool {
                 | "Path"
                 | "Cow"
         ),
-        Language::JavaScript | Language::TypeScript | Language::Tsx => matches!(
-            t,
-            "string"
-                | "number"
-                | "boolean"
-                | "Array"
-                | "Map"
-                | "Set"
-                | "WeakMap"
-                | "Promise"
-                | "Object"
-                | "String"
-                | "Number"
-                | "Date"
-                | "RegExp"
-                | "Error"
-                | "Math"
-                | "Symbol"
-                | "Reflect"
-                | "Buffer"
-                // The runtime's objects, which the extractor names as themselves.
-                | "console"
-                | "window"
-                | "document"
-                | "process"
-                | "globalThis"
-                | "JSON"
-                | "navigator"
-        ),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            is_js_global(lang, t)
+                || matches!(
+                    t,
+                    "string"
+                        | "number"
+                        | "boolean"
+                        | "Array"
+                        | "Map"
+                        | "Set"
+                        | "WeakMap"
+                        | "Promise"
+                        | "Object"
+                        | "String"
+                        | "Number"
+                        | "Date"
+                        | "RegExp"
+                        | "Error"
+                        | "Math"
+                        | "Symbol"
+                        | "Reflect"
+                        | "Buffer"
+                )
+        }
         _ => false,
     }
 }

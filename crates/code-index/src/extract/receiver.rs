@@ -86,14 +86,14 @@ impl<'s, 't> Receivers<'s, 't> {
             }
             // `crate::m::Foo::new()`, `mod.Foo.make()`, `self.l.check()`.
             "scoped_identifier" | "attribute" | "member_expression" | "field_expression" => {
-                let object = receiver.child(0)?;
-                let last = receiver.child(receiver.child_count().checked_sub(1)?)?;
-                let field = self.text(last);
-                if matches!(self.text(object), "self" | "this") && object.child_count() == 0 {
+                if let Some(field) = self.self_field(receiver) {
+                    let field = self.text(field);
                     let class = open.iter().rev().find(|n| is_class(n.kind()))?;
                     return self.bindings(*class, true).get(field).cloned().flatten();
                 }
-                is_type_name(field).then(|| field.to_owned())
+                let last = receiver.child(receiver.child_count().checked_sub(1)?)?;
+                let name = self.text(last);
+                is_type_name(name).then(|| name.to_owned())
             }
             // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`.
             "call" | "call_expression" | "new_expression" => self.constructed(receiver),
@@ -256,7 +256,7 @@ impl<'s, 't> Receivers<'s, 't> {
 
     /// `self.x` / `this.x` → `x`.
     fn self_field<'n>(&self, node: Node<'n>) -> Option<Node<'n>> {
-        if !matches!(node.kind(), "attribute" | "member_expression") {
+        if !matches!(node.kind(), "attribute" | "member_expression" | "field_expression") {
             return None;
         }
         let object = node.child(0)?;
@@ -312,9 +312,9 @@ impl<'s, 't> Receivers<'s, 't> {
             Language::Rust => matches!(callee.kind(), "identifier" | "scoped_identifier"),
             _ => callee.kind() == "identifier",
         };
-        let ident = !ty.is_empty() && ty.chars().all(|c| c.is_alphanumeric() || c == '_');
         let q = if unwrapped { "?" } else { "" };
-        (free_function && ident && value.kind() != "new_expression").then(|| format!("{ty}(){q}"))
+        (free_function && is_identifier(ty) && value.kind() != "new_expression")
+            .then(|| format!("{ty}(){q}"))
     }
 
     /// The class a type annotation names, unwrapping references, optionals and
@@ -370,10 +370,7 @@ fn normalize_type(text: &str) -> Option<&str> {
     }
     let t = strip_generics(t);
     let t = t.rsplit(['.', ':']).next().unwrap_or(t);
-    let ident = !t.is_empty()
-        && t.chars().all(|c| c.is_alphanumeric() || c == '_')
-        && !t.starts_with(|c: char| c.is_ascii_digit());
-    ident.then_some(t)
+    is_identifier(t).then_some(t)
 }
 
 /// `Foo<A, B>, E>` → `Foo<A, B>`: up to the first comma (or the closing `>`) at
@@ -398,30 +395,7 @@ fn first_generic_argument(inner: &str) -> &str {
 /// or an `await` was applied to the call), `Result<Foo, E>`, `Option<Foo>` and
 /// `Promise<Foo>` give `Foo`.
 pub(crate) fn return_type(signature: &str, unwrapped: bool) -> Option<&str> {
-    // The parameter list: the first `(` outside generics (`<T extends (a) => b>`).
-    let mut depth = 0i32;
-    let mut open = None;
-    let mut close = None;
-    let mut prev = ' ';
-    for (i, c) in signature.char_indices() {
-        match c {
-            '(' if depth == 0 && open.is_none() => {
-                open = Some(i);
-                depth += 1;
-            }
-            '(' | '[' | '<' | '{' => depth += 1,
-            '>' if prev == '=' || prev == '-' => {} // `=>`, `->`
-            ')' | ']' | '>' | '}' => {
-                depth -= 1;
-                if depth == 0 && c == ')' && open.is_some() {
-                    close = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-        prev = c;
-    }
+    let (_, close) = parameter_list(signature)?;
     let rest = signature[close? + 1..].trim_start();
     let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
     let mut t = rest.split(" where ").next().unwrap_or(rest);
@@ -437,8 +411,44 @@ pub(crate) fn return_type(signature: &str, unwrapped: bool) -> Option<&str> {
     normalize_type(t)
 }
 
+/// Where a signature's parameter list (or a Python class header's bases) is: the
+/// first `(` outside generics (`<T extends (a) => b>`), and its `)` unless the
+/// signature was cut before it.
+pub(crate) fn parameter_list(signature: &str) -> Option<(usize, Option<usize>)> {
+    let mut depth = 0i32;
+    let mut open = None;
+    let mut prev = ' ';
+    for (i, c) in signature.char_indices() {
+        match c {
+            '(' if depth == 0 && open.is_none() => {
+                open = Some(i);
+                depth += 1;
+            }
+            '(' | '[' | '<' | '{' => depth += 1,
+            '>' if prev == '=' || prev == '-' => {} // `=>`, `->`
+            ')' | ']' | '>' | '}' => {
+                depth -= 1;
+                if let Some(open) = open.filter(|_| depth == 0 && c == ')') {
+                    return Some((open, Some(i)));
+                }
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    open.map(|open| (open, None))
+}
+
 fn ident(n: Option<Node<'_>>) -> Option<Node<'_>> {
     n.filter(|n| n.kind() == "identifier")
+}
+
+/// A name as the languages here spell one: letters, digits and `_`, not first a
+/// digit.
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
 fn strip_generics(t: &str) -> &str {
@@ -446,7 +456,7 @@ fn strip_generics(t: &str) -> &str {
 }
 
 /// The objects a JS runtime provides under these names, unless the file binds them.
-fn is_js_global(lang: Language, name: &str) -> bool {
+pub(crate) fn is_js_global(lang: Language, name: &str) -> bool {
     matches!(lang, Language::JavaScript | Language::TypeScript | Language::Tsx)
         && matches!(
             name,
@@ -457,7 +467,7 @@ fn is_js_global(lang: Language, name: &str) -> bool {
 /// `Foo`, `HTTPServer`, but not `x`, `MAX_SIZE` or `DB` (a constant, by convention).
 fn is_type_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_uppercase())
-        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && is_identifier(s)
         && s.chars().any(|c| c.is_lowercase())
 }
 
