@@ -1094,3 +1094,81 @@ fn run(l: &mut Linter, o: Option<Opts>, b: Box<dyn Sink>) {
         "#]],
     );
 }
+
+/// Guards [`crate::store::EXTRACTOR_REVISION`]: an index keeps each file's
+/// extraction until the extractor version changes, so a change to extraction that
+/// forgets the bump leaves every existing index silently stale (it happened once:
+/// two commits changed receivers without it, and benchmarks ran on old output).
+///
+/// `tests/fingerprint/` holds one sample file per language, and `RECORD` the
+/// revision, a hash of the query files, of the samples, and of everything extracted
+/// from them. Extraction output that changes while neither the revision, the queries
+/// (which the extractor version already hashes) nor the samples changed fails here. After a
+/// bump, `UPDATE_EXPECT=1` re-records; it refuses to re-record a change without one.
+#[test]
+fn extraction_changes_bump_the_revision() {
+    use std::path::Path;
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fingerprint");
+    let mut samples: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| Language::from_path(p).is_some())
+        .collect();
+    samples.sort();
+    let covered: std::collections::HashSet<Language> =
+        samples.iter().filter_map(|p| Language::from_path(p)).collect();
+    assert_eq!(covered.len(), Language::ALL.len(), "a sample per language in {}", dir.display());
+
+    let (mut inputs, mut output) = (stdx::ContentHasher::new(), stdx::ContentHasher::new());
+    for path in &samples {
+        let source = std::fs::read(path).unwrap();
+        inputs.update(path.file_name().unwrap().to_string_lossy().as_bytes());
+        inputs.update(&source);
+        let a = analyze(Language::from_path(path).unwrap(), &source);
+        assert_eq!(a.error_nodes, 0, "{} should parse cleanly", path.display());
+        output.update(path.file_name().unwrap().to_string_lossy().as_bytes());
+        // Every field (definitions, scopes, references with receivers, imports,
+        // package) is in the Debug form, and none is a hash map.
+        output.update(format!("{a:?}").as_bytes());
+    }
+    let mut queries = stdx::ContentHasher::new();
+    for lang in Language::ALL {
+        queries.update(lang.query_source().as_bytes());
+    }
+    let now = format!(
+        "revision {}\nqueries {}\nsamples {}\noutput {}\n",
+        crate::store::EXTRACTOR_REVISION,
+        &queries.finish_hex()[..16],
+        &inputs.finish_hex()[..16],
+        &output.finish_hex()[..16]
+    );
+
+    let record_path = dir.join("RECORD");
+    let recorded = std::fs::read_to_string(&record_path).unwrap_or_default();
+    if recorded == now {
+        return;
+    }
+    let field = |text: &str, key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).map(|v| v.trim().to_owned())
+    };
+    // A new sample, or a new query, explains new output by itself.
+    let explained = ["revision ", "queries ", "samples "]
+        .iter()
+        .any(|key| field(&recorded, key) != field(&now, key));
+    assert!(
+        explained,
+        "extraction output changed, but EXTRACTOR_REVISION and the query files did not: \
+         existing indexes would keep the old output. Bump EXTRACTOR_REVISION in \
+         store.rs, then re-record with UPDATE_EXPECT=1.\nrecorded:\n{recorded}now:\n{now}"
+    );
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&record_path, &now).unwrap();
+    } else {
+        panic!(
+            "the extractor version moved; re-record {} with UPDATE_EXPECT=1\n\
+             recorded:\n{recorded}now:\n{now}",
+            record_path.display()
+        );
+    }
+}

@@ -1,0 +1,49 @@
+// A file that uses most of what C++ extraction looks at.
+#include <string>
+#include <vector>
+#include "store.hpp"
+
+namespace lint {
+
+constexpr int kLimit = 10;
+
+class Base {
+public:
+    virtual ~Base() = default;
+    void save() { flush(); }
+    virtual void flush() {}
+};
+
+/// Checks files.
+class Linter : public Base {
+public:
+    explicit Linter(Store* store) : store_(store) {}
+    int check(const std::vector<std::string>& files);
+    template <typename T> T get(const T& fallback) const { return fallback; }
+
+private:
+    int count(const std::string& f) const;
+    Store* store_;
+};
+
+int Linter::check(const std::vector<std::string>& files) {
+    int total = 0;
+    for (const auto& f : files) {
+        total += count(f);
+        this->save();
+    }
+    store_->flush();
+    return total;
+}
+
+int Linter::count(const std::string& f) const { return store_->lookup(f); }
+
+Linter make(Store* s) {
+    Linter l(s);
+    l.check({"a"});
+    auto other = std::make_unique<Linter>(s);
+    other->check({});
+    return l;
+}
+
+}  // namespace lint
