@@ -40,9 +40,8 @@ pub(crate) use receiver::{is_js_global, parameter_list, return_type};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RefKind {
-    /// Called or instantiated by a bare name: `f()`, `new T()`, `T { .. }`. (Java's
-    /// `obj.m()` too: its grammar has one node for both forms, and a bare call there
-    /// may mean an inherited method anyway.)
+    /// Called or instantiated by a bare name: `f()`, `new T()`, `T { .. }`. (In
+    /// Java and C#, a bare call may mean an inherited method.)
     Call,
     /// Called through a receiver, module or type: `obj.m()`, `mod.f()`,
     /// `Type::new()`. Kept apart from [`RefKind::Call`] because in Python, JS/TS, Go,
@@ -629,7 +628,7 @@ struct Acc<'t> {
     /// Every reference candidate in the order found; `build_references` keeps the
     /// strongest kind per start byte (call > type > use), the first found among equals.
     /// A vector sorted once is cheaper than a map updated per node (~1M per index).
-    refs: Vec<(usize, RefKind, Node<'t>)>,
+    refs: Vec<RefCandidate<'t>>,
     imports: Vec<Import>,
     import_nodes: std::collections::HashSet<usize>,
     package: Option<String>,
@@ -639,10 +638,15 @@ struct Acc<'t> {
 }
 
 impl<'t> Acc<'t> {
-    fn add_ref(&mut self, kind: RefKind, node: Node<'t>) {
-        self.refs.push((node.start_byte(), kind, node));
+    fn add_ref(&mut self, kind: RefKind, node: Node<'t>, parent: Option<Node<'t>>) {
+        self.refs.push((node.start_byte(), kind, node, parent));
     }
 }
+
+/// A reference's start byte, kind, node and, when the tree walk found it, its
+/// parent (which `Node::parent` would search for from the root: a member call's
+/// receiver is read from it).
+type RefCandidate<'t> = (usize, RefKind, Node<'t>, Option<Node<'t>>);
 
 /// A definition or scope while the file is being processed.
 struct Item<'t> {
@@ -695,6 +699,7 @@ impl<'s> Extractor<'s> {
         // The current node's ancestors: kind, and the field it sits under when a
         // chain asks (see `Compiled::needs_field`).
         let mut ancestors: Vec<(u16, Option<FieldId>)> = Vec::new();
+        let mut parents: Vec<Node<'_>> = Vec::new();
         let want_scopes = receiver::Receivers::supported(self.lang);
         'walk: loop {
             let node = walk.node();
@@ -703,13 +708,13 @@ impl<'s> Extractor<'s> {
                 acc.scopes.push(node);
             }
             if let Some(kind) = compiled.walk_refs.get(id).copied().flatten() {
-                acc.add_ref(kind, node);
+                acc.add_ref(kind, node, parents.last().copied());
             }
             if let Some(chains) = compiled.chains.get(id).filter(|c| !c.is_empty()) {
                 let field = walk.field_id();
                 for chain in chains {
                     if chain.matches(field, &ancestors) {
-                        acc.add_ref(chain.kind, node);
+                        acc.add_ref(chain.kind, node, parents.last().copied());
                     }
                 }
             }
@@ -726,6 +731,7 @@ impl<'s> Extractor<'s> {
             };
             if walk.goto_first_child() {
                 ancestors.push((id as u16, own_field));
+                parents.push(node);
                 continue;
             }
             while !walk.goto_next_sibling() {
@@ -733,6 +739,7 @@ impl<'s> Extractor<'s> {
                     break 'walk;
                 }
                 ancestors.pop();
+                parents.pop();
             }
         }
         let Acc { items, refs, mut imports, package, scopes: scope_nodes, .. } = acc;
@@ -791,7 +798,7 @@ impl<'s> Extractor<'s> {
                     acc.items.push(self.item(node, None, name, None, m.pattern_index));
                 }
             }
-            Some((Role::Ref(kind), node)) => acc.add_ref(kind, node),
+            Some((Role::Ref(kind), node)) => acc.add_ref(kind, node, None),
             Some((Role::Import, node)) if acc.import_nodes.insert(node.id()) => {
                 let module = module.map(|m| unquote(&self.text(m)).to_owned()).unwrap_or_default();
                 acc.imports.push(Import {
@@ -989,7 +996,7 @@ impl<'s> Extractor<'s> {
 
     fn build_references<'t>(
         &self,
-        mut refs: Vec<(usize, RefKind, Node<'t>)>,
+        mut refs: Vec<RefCandidate<'t>>,
         defs: &[Definition],
         scopes: &[Node<'t>],
         receivers: &mut receiver::Receivers<'s, 't>,
@@ -1013,7 +1020,7 @@ impl<'s> Extractor<'s> {
         // The same sweep over the scopes receivers are typed in.
         let mut open_scopes =
             Sweep::new(scopes, |n: Node<'t>| (n.start_byte() as u32, n.end_byte() as u32));
-        for (byte, kind, node) in refs {
+        for (byte, kind, node, parent) in refs {
             let byte = byte as u32;
             let enclosing = open_defs.advance(byte).last().copied();
             let name = self.text(node);
@@ -1025,15 +1032,34 @@ impl<'s> Extractor<'s> {
             if is_noise(self.lang, &name) {
                 continue;
             }
-            let kind = if kind == RefKind::MemberCall && self.receiver_is_self(node) {
-                RefKind::SelfCall
-            } else {
-                kind
-            };
-            let receiver = if kind == RefKind::MemberCall {
-                receivers.type_of(node, open_scopes.advance(byte))
+            // The receiver, if any, is the first child of the name's parent in every
+            // grammar here (`attribute.object`, `member_expression.object`,
+            // `field_expression.value`, `scoped_identifier.path`,
+            // `selector_expression.operand`, `member_access_expression.expression`,
+            // `method_invocation.object`; named or not: C#'s `this` is anonymous).
+            let java_call = kind == RefKind::Call && self.lang == Language::Java;
+            let receiver = if kind == RefKind::MemberCall || java_call {
+                parent
+                    .or_else(|| node.parent())
+                    .filter(|p| !java_call || p.kind() == "method_invocation")
+                    .and_then(|p| p.child(0))
+                    .filter(|r| *r != node)
             } else {
                 None
+            };
+            // Java's grammar has one node for `m()` and `obj.m()`: told apart here.
+            let kind = match receiver {
+                Some(r) if matches!(&*self.text(r), "self" | "this" | "cls" | "Self") => {
+                    RefKind::SelfCall
+                }
+                Some(_) if java_call => RefKind::MemberCall,
+                _ => kind,
+            };
+            let receiver = match receiver {
+                Some(r) if kind == RefKind::MemberCall => {
+                    receivers.type_of(r, open_scopes.advance(byte))
+                }
+                _ => None,
             };
             out.push(Reference {
                 name: name.into_owned(),
@@ -1045,17 +1071,6 @@ impl<'s> Extractor<'s> {
             });
         }
         out
-    }
-
-    /// Whether a member call's receiver is the object itself. The receiver is the
-    /// first child (named or not: C#'s `this` is anonymous) of the name's parent in
-    /// every grammar here (`attribute.object`, `member_expression.object`,
-    /// `field_expression.value`, `scoped_identifier.path`, `selector_expression.operand`,
-    /// `member_access_expression.expression`).
-    fn receiver_is_self(&self, name: Node<'_>) -> bool {
-        let Some(receiver) = name.parent().and_then(|p| p.child(0)) else { return false };
-        receiver.id() != name.id()
-            && matches!(&*self.text(receiver), "self" | "this" | "cls" | "Self")
     }
 
     /// The first line of the doc comment above `node`, or of its docstring (Python).

@@ -460,12 +460,17 @@ fn resolve_ref(
         }
         if let Some(t_name) = t_name
             && t.is_none_or(|t| project.defs_named(t).is_empty())
-            && (t.is_some_and(|t| external_names.contains(&t)) || is_builtin_type(lang, t_name))
+            && (t.is_some_and(|t| external_names.contains(&t))
+                || is_builtin_type(lang, t_name)
+                || matches!(lang, Language::Java | Language::CSharp | Language::Go))
         {
             // The receiver is of a type the project does not define and that
             // comes from elsewhere (`str`, `Vec`, `Object`, an imported
             // `requests.Session`): its methods are not ours, whatever their names.
-            // (A name of unknown origin may still be an alias of one of ours.)
+            // (In Python, JS and Rust a name of unknown origin may still be an
+            // alias of one of ours; in Java, C# and Go a declared type is a type's
+            // own name. A name the project defines as something else may be an
+            // inherited field: `Expression.IsMatch()` in C#.)
             return Vec::new();
         }
         // A project type without a method of that name, nor its bases (as far as
@@ -559,7 +564,7 @@ fn returned_type<'p>(
         .find(|d| d.file == file)
         .or_else(|| functions.iter().find(imported))
         .or_else(|| functions.first().filter(|_| functions.len() == 1))?;
-    return_type(&project.def(*pick).signature, unwrapped)
+    return_type(&project.def(*pick).signature, unwrapped, project.file(pick.file).language)
 }
 
 /// The innermost class (or other type) around `enclosing`.
@@ -640,9 +645,16 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
             };
             &signature[open + 1..close.unwrap_or(signature.len())]
         }
-        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+        Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Java => {
             let Some((_, rest)) = signature.split_once(" extends ") else { return Vec::new() };
             rest.split(" implements ").next().unwrap_or(rest)
+        }
+        // `class Linter : Base, IChecker where T : new()`: the base class and the
+        // interfaces, which C# does not tell apart.
+        Language::CSharp => {
+            let header = signature.split(" where ").next().unwrap_or(signature);
+            let Some((_, rest)) = header.split_once(" : ") else { return Vec::new() };
+            rest
         }
         _ => return Vec::new(),
     };

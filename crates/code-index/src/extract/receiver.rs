@@ -55,6 +55,9 @@ impl<'s, 't> Receivers<'s, 't> {
                 | Language::TypeScript
                 | Language::Tsx
                 | Language::Rust
+                | Language::Go
+                | Language::Java
+                | Language::CSharp
         )
     }
 
@@ -62,30 +65,35 @@ impl<'s, 't> Receivers<'s, 't> {
         std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
     }
 
-    /// The type name of the receiver of the member call whose method name is
-    /// `name`; `open` holds the scopes ([`is_scope`]) containing it, outermost first.
-    pub(super) fn type_of(&mut self, name: Node<'_>, open: &[Node<'t>]) -> Option<String> {
+    /// The type name of a member call's `receiver`; `open` holds the scopes
+    /// ([`is_scope`]) containing the call, outermost first.
+    pub(super) fn type_of(&mut self, receiver: Node<'_>, open: &[Node<'t>]) -> Option<String> {
         if !Self::supported(self.lang) {
-            return None;
-        }
-        let receiver = name.parent().and_then(|p| p.child(0))?;
-        if receiver.id() == name.id() {
             return None;
         }
         match receiver.kind() {
             "identifier" | "type_identifier" => {
                 let var = self.text(receiver);
-                if is_type_name(var) {
+                // C# properties and fields, and Go's exported variables, are
+                // spelled like types: a binding in scope comes first there.
+                let capitalized_variables = matches!(self.lang, Language::CSharp | Language::Go);
+                if is_type_name(var) && !capitalized_variables {
                     return Some(var.to_owned());
                 }
                 match self.variable(var, open) {
                     Some(bound) => bound,
+                    None if is_type_name(var) => Some(var.to_owned()),
                     // `console.log()`: the runtime's objects, named as themselves.
                     None => is_js_global(self.lang, var).then(|| var.to_owned()),
                 }
             }
             // `crate::m::Foo::new()`, `mod.Foo.make()`, `self.l.check()`.
-            "scoped_identifier" | "attribute" | "member_expression" | "field_expression" => {
+            "scoped_identifier"
+            | "attribute"
+            | "member_expression"
+            | "field_expression"
+            | "field_access"
+            | "member_access_expression" => {
                 if let Some(field) = self.self_field(receiver) {
                     let field = self.text(field);
                     let class = open.iter().rev().find(|n| is_class(n.kind()))?;
@@ -96,22 +104,35 @@ impl<'s, 't> Receivers<'s, 't> {
                 is_type_name(name).then(|| name.to_owned())
             }
             // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`.
-            "call" | "call_expression" | "new_expression" => self.constructed(receiver),
+            "call"
+            | "call_expression"
+            | "new_expression"
+            | "object_creation_expression"
+            | "composite_literal" => self.constructed(receiver),
             _ => None,
         }
         .filter(|t| t != "Self")
     }
 
     /// A variable's type: the innermost enclosing function (or the module) that
-    /// binds it decides. `None` if nothing binds it.
+    /// binds it decides; in Java and C#, where a method names its class's fields
+    /// without `this.`, the enclosing classes' fields come before the module.
+    /// `None` if nothing binds it.
     fn variable(&mut self, var: &str, open: &[Node<'t>]) -> Option<Option<String>> {
         let functions = open.iter().rev().filter(|n| is_function(n.kind()));
-        for scope in functions.copied().chain(std::iter::once(self.root)) {
+        for &scope in functions {
             if let Some(t) = self.bindings(scope, false).get(var) {
                 return Some(t.clone());
             }
         }
-        None
+        if declares_fields(self.lang) {
+            for &class in open.iter().rev().filter(|n| is_class(n.kind())) {
+                if let Some(t) = self.bindings(class, true).get(var) {
+                    return Some(t.clone());
+                }
+            }
+        }
+        self.bindings(self.root, false).get(var).cloned()
     }
 
     fn bindings(&mut self, scope: Node<'_>, fields: bool) -> &HashMap<String, Option<String>> {
@@ -119,9 +140,9 @@ impl<'s, 't> Receivers<'s, 't> {
         let key = (id, fields);
         if !self.scopes.contains_key(&key) {
             let mut out: HashMap<String, Option<String>> = HashMap::new();
-            // (node, its parent's kind, whether it sits directly in a class body:
-            // the body block, its statements, their assignments)
-            let mut stack = vec![(scope, "", false)];
+            // (node, its parent, whether it sits directly in a class body: the body
+            // block, its statements, their assignments)
+            let mut stack = vec![(scope, None, false)];
             let mut walk = scope.walk();
             let mut bind = |var: &str, ty: Option<String>| match out.get_mut(var) {
                 Some(prev) if *prev != ty => *prev = None,
@@ -130,9 +151,11 @@ impl<'s, 't> Receivers<'s, 't> {
                     out.insert(var.to_owned(), ty);
                 }
             };
-            while let Some((node, parent_kind, class_level)) = stack.pop() {
-                if let Some((var, ty)) = self.binding(node, parent_kind, class_level, fields) {
-                    bind(var, Some(ty).flatten());
+            let mut found = Vec::new();
+            while let Some((node, parent, class_level)) = stack.pop() {
+                self.binding(node, parent, class_level, fields, &mut found);
+                for (var, ty) in found.drain(..) {
+                    bind(var, ty);
                 }
                 // `import os`, `from shop import cart as c`, `import * as fs from
                 // 'fs'`: the module (or whatever was imported) under its local name,
@@ -160,11 +183,14 @@ impl<'s, 't> Receivers<'s, 't> {
                 for child in node.children(&mut walk) {
                     // A function's variables are its own; a class's fields are set
                     // in its methods, but not in a nested class.
-                    let nested = is_class(child.kind()) || (!fields && is_function(child.kind()));
+                    // (Java, C# and Go declare fields in the class body, never in a
+                    // method.)
+                    let nested = is_class(child.kind())
+                        || ((!fields || declares_fields(self.lang)) && is_function(child.kind()));
                     // Leaves bind only as untyped parameters.
                     let leaf = child.child_count() == 0 && !is_parameter_list(kind);
                     if !nested && !leaf && !binds_nothing(child.kind()) {
-                        stack.push((child, kind, children_class_level));
+                        stack.push((child, Some(node), children_class_level));
                     }
                 }
             }
@@ -173,23 +199,105 @@ impl<'s, 't> Receivers<'s, 't> {
         &self.scopes[&key]
     }
 
-    /// What `node` binds: a variable (or field) and its type, `None` when the
-    /// binding says nothing of the type (`x = load()`, an untyped parameter): that
-    /// variable then has no single stated type in the scope.
+    /// What `node` binds, pushed to `out`: variables (or fields) and their types,
+    /// `None` when the binding says nothing of the type (`x = load()`, an untyped
+    /// parameter): that variable then has no single stated type in the scope.
     fn binding(
         &self,
         node: Node<'_>,
-        parent_kind: &str,
+        parent: Option<Node<'_>>,
         class_level: bool,
         fields: bool,
-    ) -> Option<(&'s str, Option<String>)> {
+        out: &mut Vec<(&'s str, Option<String>)>,
+    ) -> Option<()> {
         let field = |n: &str| node.child_by_field_name(n);
+        let parent_kind = parent.map_or("", |p| p.kind());
         // The annotation if any, else what the value constructs.
         let typed = |ty: Option<Node<'_>>, value: Option<Node<'_>>| match ty {
-            Some(t) => self.type_name(t),
-            None => value.and_then(|v| self.constructed(v)),
+            // Java's `var`, C#'s `var` (`implicit_type`): what the value constructs.
+            Some(t) if t.kind() != "implicit_type" && self.text(t) != "var" => self.type_name(t),
+            _ => value.and_then(|v| self.constructed(v)),
+        };
+        let mut push = |var: Node<'_>, ty: Option<String>| {
+            if matches!(var.kind(), "identifier" | "property_identifier" | "field_identifier") {
+                out.push((self.text(var), ty));
+            }
         };
         let (var, ty) = match (self.lang, node.kind()) {
+            // Java and C# declare a field's or a local's type, and assignments
+            // cannot change it: only declarations are read. `Store a, b = new
+            // Store();` declares several.
+            (Language::Java, "field_declaration" | "local_variable_declaration")
+                if fields == (node.kind() == "field_declaration") =>
+            {
+                let ty = field("type");
+                let mut walk = node.walk();
+                for d in node.children_by_field_name("declarator", &mut walk) {
+                    if let Some(name) = d.child_by_field_name("name") {
+                        push(name, typed(ty, d.child_by_field_name("value")));
+                    }
+                }
+                return Some(());
+            }
+            (Language::CSharp, "variable_declaration")
+                if fields == (parent_kind == "field_declaration") =>
+            {
+                let ty = field("type");
+                let mut walk = node.walk();
+                for d in
+                    node.named_children(&mut walk).filter(|d| d.kind() == "variable_declarator")
+                {
+                    let Some(name) = d.child_by_field_name("name") else { continue };
+                    // The initializer is the declarator's last child, if not its name.
+                    let value = d.named_child(d.named_child_count().saturating_sub(1) as u32);
+                    push(name, typed(ty, value.filter(|v| v.id() != name.id())));
+                }
+                return Some(());
+            }
+            (Language::CSharp, "property_declaration") if fields => {
+                (field("name")?, field("type").and_then(|t| self.type_name(t)))
+            }
+            (Language::Java | Language::CSharp, _) if fields => return None,
+            (
+                Language::Java,
+                "formal_parameter" | "catch_formal_parameter" | "enhanced_for_statement",
+            )
+            | (Language::CSharp, "parameter" | "foreach_statement") => {
+                let name = field("name").or_else(|| field("left"))?;
+                (name, typed(field("type"), None))
+            }
+            // Lambda parameters without types: `(a, b) -> ...`.
+            (Language::Java, "identifier") if parent_kind == "inferred_parameters" => (node, None),
+            (Language::Java | Language::CSharp, _) => return None,
+            // Go: `func (l *Linter) m(a, b T)`, `x, err := New()`, `var x T = v`,
+            // `for _, f := range fs`. (Struct fields are declared in the type, not
+            // the method: `l.store.Flush()` stays untyped.)
+            (Language::Go, "parameter_declaration" | "var_spec") => {
+                let ty = field("type");
+                let values: Vec<Node<'_>> = match field("value") {
+                    Some(list) => list.named_children(&mut list.walk()).collect(),
+                    None => Vec::new(),
+                };
+                let mut walk = node.walk();
+                for (i, name) in node.children_by_field_name("name", &mut walk).enumerate() {
+                    push(name, typed(ty, values.get(i).copied()));
+                }
+                return Some(());
+            }
+            (Language::Go, "short_var_declaration" | "range_clause") => {
+                let list = |f: &str| -> Vec<Node<'_>> {
+                    field(f).map_or(Vec::new(), |l| l.named_children(&mut l.walk()).collect())
+                };
+                let (left, right) = (list("left"), list("right"));
+                let range = node.kind() == "range_clause";
+                for (i, name) in left.into_iter().enumerate() {
+                    // `x, err := New()`: the first result is what `New` returns.
+                    let value = right.get(i).copied().filter(|_| !range);
+                    push(name, value.and_then(|v| self.constructed(v)));
+                }
+                return Some(());
+            }
+            (Language::Go, _) => return None,
             // Fields are assigned in methods; everything else is a local.
             (Language::Python, "assignment") => {
                 let left = field("left")?;
@@ -247,16 +355,19 @@ impl<'s, 't> Receivers<'s, 't> {
             (Language::Rust, "for_expression") => (ident(field("pattern"))?, None),
             _ => return None,
         };
-        let var = match var.kind() {
-            "identifier" | "property_identifier" | "field_identifier" => self.text(var),
-            _ => return None,
-        };
-        Some((var, ty))
+        push(var, ty);
+        Some(())
     }
-
     /// `self.x` / `this.x` → `x`.
     fn self_field<'n>(&self, node: Node<'n>) -> Option<Node<'n>> {
-        if !matches!(node.kind(), "attribute" | "member_expression" | "field_expression") {
+        if !matches!(
+            node.kind(),
+            "attribute"
+                | "member_expression"
+                | "field_expression"
+                | "field_access"
+                | "member_access_expression"
+        ) {
             return None;
         }
         let object = node.child(0)?;
@@ -278,6 +389,15 @@ impl<'s, 't> Receivers<'s, 't> {
             "call" | "call_expression" => value.child_by_field_name("function")?,
             "new_expression" => value.child_by_field_name("constructor")?,
             "struct_expression" => value.child_by_field_name("name")?,
+            // `new Foo(..)` (Java, C#), `Foo{..}` (Go).
+            "object_creation_expression" | "composite_literal" => {
+                let ty = value.child_by_field_name("type")?;
+                return self.type_name(ty);
+            }
+            // Go's `&Foo{..}`.
+            "unary_expression" if self.text(value).starts_with('&') => {
+                return self.constructed_or_returned(value.child_by_field_name("operand")?, false);
+            }
             // What `?` or `await` gives of a `Result`, `Option` or `Promise`.
             "await" | "await_expression" | "try_expression" => {
                 return self.constructed_or_returned(value.named_child(0)?, true);
@@ -301,7 +421,8 @@ impl<'s, 't> Receivers<'s, 't> {
             _ => return None,
         };
         let ty = strip_generics(ty);
-        if is_type_name(ty) {
+        // (Go spells exported functions like types; a conversion `T(x)` is rare.)
+        if is_type_name(ty) && self.lang != Language::Go {
             return Some(ty.to_owned());
         }
         // `make_linter()`, `config::load()`: whatever that function is declared to
@@ -333,7 +454,7 @@ fn normalize_type(text: &str) -> Option<&str> {
     }
     loop {
         let before = t;
-        for prefix in ["&", "mut ", "dyn ", "impl "] {
+        for prefix in ["&", "*", "mut ", "dyn ", "impl "] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 t = rest.trim();
             }
@@ -390,13 +511,23 @@ fn first_generic_argument(inner: &str) -> &str {
 }
 
 /// What a function's signature says it returns, as a type name: `def f() ->
-/// Linter:`, `fn f() -> Linter`, `function f<T>(x: T): Linter`, `(x): Linter =>` →
-/// `Linter` (the annotation after the parameter list). With `unwrapped` (Rust's `?`
-/// or an `await` was applied to the call), `Result<Foo, E>`, `Option<Foo>` and
-/// `Promise<Foo>` give `Foo`.
-pub(crate) fn return_type(signature: &str, unwrapped: bool) -> Option<&str> {
+/// Linter:`, `fn f() -> Linter`, `function f<T>(x: T): Linter`, `(x): Linter =>`,
+/// Go's `func New() *Linter` and `func New() (*Linter, error)` → `Linter` (the
+/// annotation after the parameter list; Go's first result). With `unwrapped`
+/// (Rust's `?` or an `await` was applied to the call), `Result<Foo, E>`,
+/// `Option<Foo>` and `Promise<Foo>` give `Foo`.
+pub(crate) fn return_type(signature: &str, unwrapped: bool, lang: Language) -> Option<&str> {
     let (_, close) = parameter_list(signature)?;
     let rest = signature[close? + 1..].trim_start();
+    if lang == Language::Go {
+        let rest = rest.trim_end_matches('{').trim();
+        let first = match rest.strip_prefix('(') {
+            Some(results) => first_generic_argument(results),
+            None => rest,
+        };
+        // A named result: `(l *Linter, err error)`.
+        return normalize_type(first.rsplit(' ').next().unwrap_or(first));
+    }
     let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
     let mut t = rest.split(" where ").next().unwrap_or(rest);
     t = t.split("=>").next().unwrap_or(t).trim().trim_end_matches(['{', ':']).trim();
@@ -508,11 +639,43 @@ fn binds_nothing(kind: &str) -> bool {
             | "attribute_item"
             | "use_declaration"
             | "macro_invocation"
+            // Calls: a binding inside one is in a function of its own (a lambda).
+            | "call"
+            | "call_expression"
+            | "method_invocation"
+            | "invocation_expression"
+            | "object_creation_expression"
+            | "field_access"
+            | "member_access_expression"
+            | "selector_expression"
+            | "array_access"
+            | "element_access_expression"
+            | "cast_expression"
+            | "interpreted_string_literal"
+            | "annotation"
+            | "marker_annotation"
+            | "attribute_list"
+            | "import_declaration"
+            | "package_declaration"
+            | "using_directive"
     )
 }
 
 fn is_parameter_list(kind: &str) -> bool {
-    matches!(kind, "parameters" | "lambda_parameters" | "formal_parameters" | "closure_parameters")
+    matches!(
+        kind,
+        "parameters"
+            | "lambda_parameters"
+            | "formal_parameters"
+            | "closure_parameters"
+            | "inferred_parameters"
+    )
+}
+
+/// Languages whose methods name their class's fields without `this.`, and whose
+/// fields are declared in the class body.
+fn declares_fields(lang: Language) -> bool {
+    matches!(lang, Language::Java | Language::CSharp)
 }
 
 fn is_function(kind: &str) -> bool {
@@ -528,13 +691,25 @@ fn is_function(kind: &str) -> bool {
             | "method_definition"
             | "function_item"
             | "closure_expression"
+            // Go, Java, C#.
+            | "method_declaration"
+            | "constructor_declaration"
+            | "func_literal"
+            | "lambda_expression"
+            | "local_function_statement"
     )
 }
 
 fn is_class(kind: &str) -> bool {
     matches!(
         kind,
-        "class_definition" | "class_declaration" | "class" | "abstract_class_declaration"
+        "class_definition"
+            | "class_declaration"
+            | "class"
+            | "abstract_class_declaration"
+            | "record_declaration"
+            | "struct_declaration"
+            | "enum_declaration"
     )
 }
 
@@ -546,6 +721,7 @@ pub(super) fn is_scope(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{normalize_type, return_type};
+    use crate::Language;
 
     #[test]
     fn annotations_name_their_class() {
@@ -593,7 +769,18 @@ mod tests {
             ("const make = (a: A): Linter =>", false, Some("Linter")),
             ("function f(a) {", false, None),
         ] {
-            assert_eq!(return_type(signature, unwrapped), want, "{signature}");
+            assert_eq!(return_type(signature, unwrapped, Language::Rust), want, "{signature}");
+        }
+        for (signature, want) in [
+            ("func NewLinter(s *store.Store) *Linter", Some("Linter")),
+            ("func Open(path string) (*store.DB, error)", Some("DB")),
+            ("func parse(b []byte) (cfg Config, err error)", Some("Config")),
+            ("func run(args []string) error", Some("error")),
+            ("func run()", None),
+            ("func all() []Linter", None),
+            ("func index() map[string]int", Some("map")),
+        ] {
+            assert_eq!(return_type(signature, false, Language::Go), want, "{signature}");
         }
     }
 }

@@ -944,7 +944,10 @@ fn calls_are_bare_on_a_receiver_or_on_self() {
         (Language::Rust, "impl A { fn f() { Self::m(); } }", "self_call"),
         (Language::Rust, "fn f() { a::m(); }", "member_call"),
         (Language::Go, "package p\nfunc f() { x.m() }", "member_call"),
-        (Language::Java, "class A { void f() { this.m(); } }", "call"),
+        (Language::Java, "class A { void f() { this.m(); } }", "self_call"),
+        (Language::Java, "class A { void f() { m(); } }", "call"),
+        (Language::Java, "class A { void f(B o) { o.m(); } }", "member_call"),
+        (Language::Java, "class A { void f(B o) { o.g().m(); } }", "member_call"),
         (Language::CSharp, "class A { void F() { this.m(); } }", "self_call"),
         (Language::Cpp, "void f() { this->m(); }", "self_call"),
     ];
@@ -1171,4 +1174,120 @@ fn extraction_changes_bump_the_revision() {
             record_path.display()
         );
     }
+}
+
+#[test]
+fn java_csharp_and_go_receiver_types() {
+    check_receivers(
+        Language::Java,
+        r#"
+class Linter extends Base {
+    private final Store store;
+    private Cache a, b = new Cache();
+    Linter(Store store) { this.store = store; }
+    int check(List<String> files, Reporter r) {
+        store.flush();
+        this.store.flush();
+        r.report();
+        for (Rule rule : rules) { rule.apply(); }
+        var l = new Linter(null);
+        l.check(null, null);
+        Linter k = make();
+        k.check(null, null);
+        new Linter(null).check(null, null);
+        Store.open();
+        files.forEach(f -> f.trim());
+        b.get();
+        a.get();
+        Runnable run = () -> { Store store = null; store.close(); };
+        return 0;
+    }
+}
+"#,
+        expect![[r#"
+            7 flush: Store
+            8 flush: Store
+            9 report: Reporter
+            10 apply: Rule
+            12 check: Linter
+            14 check: Linter
+            15 check: Linter
+            16 open: Store
+            17 forEach: List
+            17 trim: ?
+            18 get: Cache
+            19 get: Cache
+            20 close: Store
+        "#]],
+    );
+    check_receivers(
+        Language::CSharp,
+        r#"
+class Linter : Base {
+    private readonly Store store;
+    public Reporter Reporter { get; set; }
+    int Check(List<string> files, Rule rule) {
+        store.Flush();
+        this.store.Flush();
+        Reporter.Report();
+        rule.Apply();
+        var l = new Linter();
+        l.Check(null, null);
+        foreach (Rule r in rules) { r.Apply(); }
+        foreach (var v in rules) { v.Apply(); }
+        Store.Open();
+        Current.Check(null, null);
+        return 0;
+    }
+    Linter Current { get; }
+}
+"#,
+        expect![[r#"
+            6 Flush: Store
+            7 Flush: Store
+            8 Report: Reporter
+            9 Apply: Rule
+            11 Check: Linter
+            12 Apply: Rule
+            13 Apply: ?
+            14 Open: Store
+            15 Check: Linter
+        "#]],
+    );
+    check_receivers(
+        Language::Go,
+        r#"
+package lint
+
+func (l *Linter) Check(files []string, r Reporter) int {
+	l.count()
+	r.Report()
+	x := NewLinter()
+	x.count()
+	y, err := Open("db")
+	y.Close()
+	err.Error()
+	var s store.Store
+	s.Flush()
+	p := &Linter{}
+	p.count()
+	for _, f := range files {
+		f.Close()
+	}
+	l.store.Flush()
+	return 0
+}
+"#,
+        expect![[r#"
+            5 count: Linter
+            6 Report: Reporter
+            8 count: NewLinter()
+            10 Close: Open()
+            11 Error: ?
+            13 Flush: Store
+            15 count: Linter
+            17 Close: ?
+            19 Flush: ?
+        "#]],
+    );
 }

@@ -584,3 +584,56 @@ fn a_call_through_an_imported_module_means_that_modules_function() {
         "#]],
     );
 }
+
+#[test]
+fn java_csharp_and_go_calls_follow_declared_types() {
+    // Every `check`/`Check` is defined twice, so by name alone each call would be
+    // ambiguous; the declared types pick one. `Base.save` is reached through the
+    // class header, `Open` through Go's declared result.
+    check_calls(
+        r#"
+        //- src/Linter.java
+        class Base { void save() {} }
+        class Linter extends Base {
+            private Store store;
+            int check() { return 0; }
+            void run(Rules rules) {
+                store.check();
+                Linter l = new Linter();
+                l.save();
+                rules.check();
+                "x".trim();
+            }
+        }
+        //- src/Store.java
+        class Store { int check() { return 1; } }
+        //- src/Linter.cs
+        class Base { public void Save() {} }
+        class Linter : Base, IChecker {
+            private Store store;
+            public int Check() { return 0; }
+            void Run() { store.Check(); var l = new Linter(); l.Save(); }
+        }
+        class Store { public int Check() { return 1; } }
+        //- lint/lint.go
+        package lint
+        type Linter struct{}
+        func (l *Linter) Check() int { return 0 }
+        type DB struct{}
+        func (d *DB) Check() int { return 1 }
+        func Open() (*DB, error) { return nil, nil }
+        func run(l *Linter) { d, _ := Open(); d.Check(); l.Check() }
+        "#,
+        expect![[r#"
+            Linter.run -> src/Store.java:Store.check (Receiver, 1.00)
+            Linter.run -> src/Linter.java:Linter (SameFile, 1.00)
+            Linter.run -> src/Linter.java:Base.save (Receiver, 1.00)
+            Linter.Run -> src/Linter.cs:Store.Check (Receiver, 1.00)
+            Linter.Run -> src/Linter.cs:Linter (SameFile, 1.00)
+            Linter.Run -> src/Linter.cs:Base.Save (Receiver, 1.00)
+            run -> lint/lint.go:Open (SameFile, 1.00)
+            run -> lint/lint.go:DB.Check (Receiver, 1.00)
+            run -> lint/lint.go:Linter.Check (Receiver, 1.00)
+        "#]],
+    );
+}
