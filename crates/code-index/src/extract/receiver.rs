@@ -17,6 +17,10 @@
 //!   store::open()?`, `const c = await load()`): the "type" is then
 //!   `make_linter()` or `open()?`, and the call graph reads the function's declared
 //!   return type ([`return_type`]), since the function may live in another file.
+//! - in Java, C# and Go, what is declared: locals, parameters, `for` variables,
+//!   fields and properties (which Java and C# methods name without `this.`),
+//!   `var x = new Foo()`, Go's method receivers, `x := &Foo{}` and `x, err :=
+//!   NewFoo()` (the function's first declared result).
 //!
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
