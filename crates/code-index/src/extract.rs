@@ -120,7 +120,7 @@ pub struct Reference {
     /// Index of the innermost definition containing the reference.
     pub enclosing: Option<u32>,
     /// For a [`RefKind::MemberCall`], the receiver's type name when the file states
-    /// it (`linter: PyLinter`, `x = Foo()`, `Foo::new()`); see [`receiver`].
+    /// it (`linter: PyLinter`, `x = Foo()`, `Foo::new()`); see `extract/receiver.rs`.
     pub receiver: Option<String>,
 }
 
