@@ -632,8 +632,10 @@ fn owner_of(qualified_name: &str) -> Option<&str> {
 
 /// The base classes a class header names, last path segment only:
 /// `class Cat(animals.Pet, Generic[T], metaclass=M):` → `Pet`, `Generic`;
-/// `export class Map2 extends Base<K> implements I` → `Base`. (Interfaces and
-/// Rust traits are left out: a call through them is not to their own body.)
+/// `export class Map2 extends Base<K> implements I` → `Base` (Java likewise);
+/// `class Linter : Base, IChecker` → `Base`, `IChecker`. (Interfaces after
+/// `implements` and Rust traits are left out: a call through them is not to their
+/// own body. C# does not tell its interfaces apart from the base class.)
 fn base_names(signature: &str, lang: Language) -> Vec<&str> {
     let list = match lang {
         Language::Python => {

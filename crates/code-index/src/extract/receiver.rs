@@ -362,6 +362,7 @@ impl<'s, 't> Receivers<'s, 't> {
         push(var, ty);
         Some(())
     }
+
     /// `self.x` / `this.x` → `x`.
     fn self_field<'n>(&self, node: Node<'n>) -> Option<Node<'n>> {
         if !matches!(
