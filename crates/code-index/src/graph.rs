@@ -419,24 +419,14 @@ fn resolve_ref(
             .then(|| split(hits, Resolution::Receiver))
     };
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
-        let written = project.names.name(t);
-        // `make_linter()`, `load()?`: what that function is declared to return.
-        let returned = |f: &str, unwrapped: bool| {
-            returned_type(
-                project,
-                file,
-                f,
-                unwrapped,
-                &is_compatible,
-                imported_names,
-                imported_files,
-            )
-        };
-        let t_name = match (written.strip_suffix("()?"), written.strip_suffix("()")) {
-            (Some(f), _) => returned(f, true),
-            (None, Some(f)) => returned(f, false),
-            (None, None) => Some(written),
-        };
+        let t_name = written_type(
+            project,
+            file,
+            project.names.name(t),
+            &is_compatible,
+            imported_names,
+            imported_files,
+        );
         if let Some(t_name) = t_name
             && let Some(found) = typed(vec![t_name])
         {
@@ -447,12 +437,20 @@ fn resolve_ref(
         // imported class's: `Order.save()` that `Order` inherits from elsewhere is
         // no module-level `save` next to it.)
         let module = t_name.is_some_and(|n| !n.starts_with(|c: char| c.is_uppercase()));
-        if let Some(files) = t.filter(|_| module).and_then(|t| imported_names.get(&t)) {
+        let files = t.filter(|_| module).and_then(|t| imported_names.get(&t));
+        // Go's imports do not say what name they bind: `store.Open()` is a function
+        // of one of the packages the file imports (and `strings.Split()`, of none).
+        let go_package = module && lang == Language::Go && files.is_none();
+        if files.is_some() || go_package {
             let hits: Vec<DefId> = named
                 .iter()
                 .copied()
-                .filter(|d| is_compatible(d) && files.contains(&d.file))
+                .filter(|d| {
+                    is_compatible(d)
+                        && files.map_or(imported_files.contains(&d.file), |fs| fs.contains(&d.file))
+                })
                 .filter(|d| project.def(*d).parent.is_none())
+                .filter(|d| !(go_package && project.def(*d).kind == SymbolKind::Method))
                 .collect();
             if !hits.is_empty() {
                 return split(hits, Resolution::Imported);
@@ -535,6 +533,73 @@ fn split(hits: Vec<DefId>, r: Resolution) -> Resolved {
     hits.into_iter().map(|d| (d, r, w)).collect()
 }
 
+/// The type a receiver's written type (see `Receivers::type_of`) comes to: `Foo`
+/// itself, or what the calls it spells are declared to return (see
+/// [`return_type`]): `make()` a free function, `Foo.make()` a method of `Foo` or
+/// of a base, `shop.make()` a function of the module (or Go package) imported as
+/// `shop`, and chains of them (`make()?.reader().next()`).
+fn written_type<'p>(
+    project: &'p Project,
+    file: FileId,
+    written: &'p str,
+    is_compatible: &impl Fn(&DefId) -> bool,
+    imported_names: &HashMap<NameId, Vec<FileId>>,
+    imported_files: &HashSet<FileId>,
+) -> Option<&'p str> {
+    let call = |s: &'p str| {
+        s.strip_suffix("()?")
+            .map(|f| (f, true))
+            .or_else(|| s.strip_suffix("()").map(|f| (f, false)))
+    };
+    let returned = |f: &str, unwrapped: bool| {
+        returned_type(project, file, f, unwrapped, is_compatible, imported_names, imported_files)
+    };
+    let mut segments = written.split('.');
+    let first = segments.next()?;
+    let mut t = match call(first) {
+        Some((f, unwrapped)) => returned(f, unwrapped)?,
+        None => first,
+    };
+    for segment in segments {
+        let (method, unwrapped) = call(segment)?;
+        let id = project.names.get(method)?;
+        let methods: Vec<DefId> = project
+            .defs_named(id)
+            .iter()
+            .copied()
+            .filter(|d| project.def(*d).kind.is_callable() && is_compatible(d))
+            .collect();
+        let mut owned = methods_of_type(project, &methods, vec![t]);
+        if owned.is_empty() && t.starts_with(|c: char| c.is_lowercase()) {
+            // `shop.make()`, Go's `store.Open()`: a function of the module or
+            // package imported under that name (of a file this file imports, where
+            // the import does not say which: Go's packages). None of a package from
+            // elsewhere (`template.New()`), whatever the project defines.
+            let files = project.names.get(t).and_then(|m| imported_names.get(&m));
+            owned = methods
+                .iter()
+                .copied()
+                .filter(|d| !is_member(project, *d) && project.def(*d).kind != SymbolKind::Method)
+                .filter(|d| {
+                    files.map_or(imported_files.contains(&d.file), |fs| fs.contains(&d.file))
+                })
+                .collect();
+        }
+        // Overloads (and a method of several types of that name) must agree.
+        let mut types = owned.iter().map(|d| {
+            let def = project.def(*d);
+            let lang = project.file(d.file).language;
+            return_type(&def.signature, project.names.name(def.name), unwrapped, lang)
+        });
+        let first = types.next()??;
+        if !types.all(|other| other == Some(first)) {
+            return None;
+        }
+        t = first;
+    }
+    Some(t)
+}
+
 /// The type a free function named `f` is declared to return (see
 /// [`return_type`]): the definition this file has or imports, else the only one.
 fn returned_type<'p>(
@@ -564,7 +629,8 @@ fn returned_type<'p>(
         .find(|d| d.file == file)
         .or_else(|| functions.iter().find(imported))
         .or_else(|| functions.first().filter(|_| functions.len() == 1))?;
-    return_type(&project.def(*pick).signature, unwrapped, project.file(pick.file).language)
+    let def = project.def(*pick);
+    return_type(&def.signature, f, unwrapped, project.file(pick.file).language)
 }
 
 /// The innermost class (or other type) around `enclosing`.

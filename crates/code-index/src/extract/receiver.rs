@@ -16,7 +16,14 @@
 //! - a variable set from a free function (`x = make_linter()`, `let s =
 //!   store::open()?`, `const c = await load()`): the "type" is then
 //!   `make_linter()` or `open()?`, and the call graph reads the function's declared
-//!   return type ([`return_type`]), since the function may live in another file.
+//!   return type ([`return_type`]), since the function may live in another file;
+//! - likewise a method called on a receiver typed here, or on `self`, or without a
+//!   receiver in Java and C#: `r = linter.reader()`, `self.reader().next()`,
+//!   `var r = reader();` give `Linter.reader()`, `Runner.reader()` (the call graph
+//!   looks the method up in that class and its bases), up to [`MAX_CHAIN`] calls in
+//!   a row; Go's `store.Open()` of an imported package stays `store.Open()`. A
+//!   variable's values are typed when it is first asked for, so `r = f.reader()`
+//!   can use what another line says of `f`;
 //! - in Java, C# and Go, what is declared: locals, parameters, `for` variables,
 //!   fields and properties (which Java and C# methods name without `this.`),
 //!   `var x = new Foo()`, Go's method receivers, `x := &Foo{}` and `x, err :=
@@ -25,14 +32,14 @@
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use crate::Language;
 
-/// Per-file memo of each scope's bindings: variable (or `self.` field) → type name,
-/// `None` when the scope binds it to several types.
+/// Per-file memo of each scope's bindings (variable, or `self.` field → what binds
+/// it) and of the types they come to.
 ///
 /// Scopes come from the caller's walk (functions and classes containing the call,
 /// outermost first): `Node::parent` searches down from the root each time, too
@@ -42,12 +49,46 @@ pub(super) struct Receivers<'s, 't> {
     src: &'s [u8],
     root: Node<'t>,
     /// Keyed by (scope node, whether its `self.` fields or its variables).
-    scopes: HashMap<(usize, bool), HashMap<String, Option<String>>>,
+    scopes: HashMap<(usize, bool), HashMap<String, Vec<Bound<'t>>>>,
+    /// A variable's type, `None` when its bindings disagree or say nothing.
+    resolved: HashMap<(usize, bool, String), Option<String>>,
+    /// The variables being typed: `x = x.next()` reads `x` while typing it.
+    resolving: HashSet<(usize, bool, String)>,
+    /// Go: the names the file's imports bind, read when first needed.
+    go_packages: Option<HashSet<String>>,
+    /// How many calls deep the receiver being typed is (see [`MAX_CHAIN`]).
+    depth: usize,
 }
+
+/// What one binding says of a variable's type.
+#[derive(Clone)]
+enum Bound<'t> {
+    /// An annotation or a declaration (`None`: a binding that says nothing, like an
+    /// untyped parameter).
+    Stated(Option<String>),
+    /// A value, typed when the variable is first asked for: `r = f.reader()` needs
+    /// the type of `f`, which another binding of the same scope may give.
+    Value(Node<'t>),
+}
+
+/// A receiver written as a chain of calls (`make().reader().next()`), directly or
+/// through variables, stops being typed past this many calls: a builder chain
+/// would cost its length squared, and a generated one of thousands could overflow
+/// the stack.
+const MAX_CHAIN: usize = 4;
 
 impl<'s, 't> Receivers<'s, 't> {
     pub(super) fn new(lang: Language, src: &'s [u8], root: Node<'t>) -> Self {
-        Receivers { lang, src, root, scopes: HashMap::new() }
+        Receivers {
+            lang,
+            src,
+            root,
+            scopes: HashMap::new(),
+            resolved: HashMap::new(),
+            resolving: HashSet::new(),
+            go_packages: None,
+            depth: 0,
+        }
     }
 
     /// Whether receivers get types in this language at all.
@@ -71,11 +112,17 @@ impl<'s, 't> Receivers<'s, 't> {
 
     /// The type name of a member call's `receiver`; `open` holds the scopes
     /// ([`is_scope`]) containing the call, outermost first.
-    pub(super) fn type_of(&mut self, receiver: Node<'_>, open: &[Node<'t>]) -> Option<String> {
+    pub(super) fn type_of(&mut self, receiver: Node<'t>, open: &[Node<'t>]) -> Option<String> {
         if !Self::supported(self.lang) {
             return None;
         }
         match receiver.kind() {
+            // Only inside a chain (`self.reader().next()`): a call on `self` itself
+            // is a self call.
+            "this" | "this_expression" => self.class_name(open),
+            "identifier" if self.lang == Language::Python && is_self(self.text(receiver)) => {
+                self.class_name(open)
+            }
             "identifier" | "type_identifier" => {
                 let var = self.text(receiver);
                 // C# properties and fields, and Go's exported variables, are
@@ -87,6 +134,11 @@ impl<'s, 't> Receivers<'s, 't> {
                 match self.variable(var, open) {
                     Some(bound) => bound,
                     None if is_type_name(var) => Some(var.to_owned()),
+                    // Go: a package the file imports (`store.Open()`), named as
+                    // itself; the call graph looks in the packages imported.
+                    None if self.lang == Language::Go && self.imports_go_package(var) => {
+                        Some(var.to_owned())
+                    }
                     // `console.log()`: the runtime's objects, named as themselves.
                     None => is_js_global(self.lang, var).then(|| var.to_owned()),
                 }
@@ -100,19 +152,22 @@ impl<'s, 't> Receivers<'s, 't> {
             | "member_access_expression" => {
                 if let Some(field) = self.self_field(receiver) {
                     let field = self.text(field);
-                    let class = open.iter().rev().find(|n| is_class(n.kind()))?;
-                    return self.bindings(*class, true).get(field).cloned().flatten();
+                    let class = open.iter().rposition(|n| is_class(n.kind()))?;
+                    return self.lookup(open[class], true, field, &open[..=class]).flatten();
                 }
                 let last = receiver.child(receiver.child_count().checked_sub(1)?)?;
                 let name = self.text(last);
                 is_type_name(name).then(|| name.to_owned())
             }
-            // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`.
+            // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`, `make().run()`,
+            // `f.reader().next()`.
             "call"
             | "call_expression"
+            | "method_invocation"
+            | "invocation_expression"
             | "new_expression"
             | "object_creation_expression"
-            | "composite_literal" => self.constructed(receiver),
+            | "composite_literal" => self.constructed(receiver, open),
             _ => None,
         }
         .filter(|t| t != "Self")
@@ -123,36 +178,81 @@ impl<'s, 't> Receivers<'s, 't> {
     /// without `this.`, the enclosing classes' fields come before the module.
     /// `None` if nothing binds it.
     fn variable(&mut self, var: &str, open: &[Node<'t>]) -> Option<Option<String>> {
-        let functions = open.iter().rev().filter(|n| is_function(n.kind()));
-        for &scope in functions {
-            if let Some(t) = self.bindings(scope, false).get(var) {
-                return Some(t.clone());
+        for (i, &scope) in open.iter().enumerate().rev() {
+            if is_function(scope.kind())
+                && let Some(t) = self.lookup(scope, false, var, &open[..=i])
+            {
+                return Some(t);
             }
         }
         if declares_fields(self.lang) {
-            for &class in open.iter().rev().filter(|n| is_class(n.kind())) {
-                if let Some(t) = self.bindings(class, true).get(var) {
-                    return Some(t.clone());
+            for (i, &class) in open.iter().enumerate().rev() {
+                if is_class(class.kind())
+                    && let Some(t) = self.lookup(class, true, var, &open[..=i])
+                {
+                    return Some(t);
                 }
             }
         }
-        self.bindings(self.root, false).get(var).cloned()
+        self.lookup(self.root, false, var, &[])
     }
 
-    fn bindings(&mut self, scope: Node<'_>, fields: bool) -> &HashMap<String, Option<String>> {
+    /// The type `scope` gives `var` (one of its `self.` fields with `fields`): what
+    /// its bindings agree on, `Some(None)` if they disagree or say nothing, `None`
+    /// if it binds no such name. `open` holds `scope` and the scopes around it,
+    /// where the values bound are typed.
+    fn lookup(
+        &mut self,
+        scope: Node<'t>,
+        fields: bool,
+        var: &str,
+        open: &[Node<'t>],
+    ) -> Option<Option<String>> {
+        let key = (scope.id(), fields, var.to_owned());
+        if let Some(t) = self.resolved.get(&key) {
+            return Some(t.clone());
+        }
+        let bounds = self.bindings(scope, fields).get(var)?.clone();
+        if !self.resolving.insert(key.clone()) {
+            return Some(None);
+        }
+        let mut agreed: Option<Option<String>> = None;
+        for bound in bounds {
+            let t = match bound {
+                Bound::Stated(t) => t,
+                Bound::Value(value) => self.constructed(value, open),
+            };
+            agreed = Some(match agreed {
+                Some(prev) if prev != t => None,
+                _ => t,
+            });
+            if agreed == Some(None) {
+                break;
+            }
+        }
+        self.resolving.remove(&key);
+        let t = agreed.flatten();
+        self.resolved.insert(key, t.clone());
+        Some(t)
+    }
+
+    fn bindings(&mut self, scope: Node<'t>, fields: bool) -> &HashMap<String, Vec<Bound<'t>>> {
         let id = scope.id();
         let key = (id, fields);
         if !self.scopes.contains_key(&key) {
-            let mut out: HashMap<String, Option<String>> = HashMap::new();
+            let mut out: HashMap<String, Vec<Bound<'t>>> = HashMap::new();
             // (node, its parent, whether it sits directly in a class body: the body
             // block, its statements, their assignments)
             let mut stack = vec![(scope, None, false)];
             let mut walk = scope.walk();
-            let mut bind = |var: &str, ty: Option<String>| match out.get_mut(var) {
-                Some(prev) if *prev != ty => *prev = None,
-                Some(_) => {}
-                None => {
-                    out.insert(var.to_owned(), ty);
+            let mut bind = |var: &str, bound: Bound<'t>| {
+                let all = out.entry(var.to_owned()).or_default();
+                let repeated = |b: &Bound<'t>| match (b, &bound) {
+                    (Bound::Stated(a), Bound::Stated(b)) => a == b,
+                    _ => false,
+                };
+                if !all.iter().any(repeated) {
+                    all.push(bound);
                 }
             };
             let mut found = Vec::new();
@@ -178,7 +278,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 };
                 for (_, local) in imported {
                     if !local.contains('.') {
-                        bind(&local, Some(local.clone()));
+                        bind(&local, Bound::Stated(Some(local.clone())));
                     }
                 }
                 let kind = node.kind();
@@ -208,21 +308,23 @@ impl<'s, 't> Receivers<'s, 't> {
     /// parameter): that variable then has no single stated type in the scope.
     fn binding(
         &self,
-        node: Node<'_>,
-        parent: Option<Node<'_>>,
+        node: Node<'t>,
+        parent: Option<Node<'t>>,
         class_level: bool,
         fields: bool,
-        out: &mut Vec<(&'s str, Option<String>)>,
+        out: &mut Vec<(&'s str, Bound<'t>)>,
     ) -> Option<()> {
         let field = |n: &str| node.child_by_field_name(n);
         let parent_kind = parent.map_or("", |p| p.kind());
-        // The annotation if any, else what the value constructs.
-        let typed = |ty: Option<Node<'_>>, value: Option<Node<'_>>| match ty {
+        // The annotation if any, else what the value constructs or returns.
+        let typed = |ty: Option<Node<'t>>, value: Option<Node<'t>>| match ty {
             // Java's `var`, C#'s `var` (`implicit_type`): what the value constructs.
-            Some(t) if t.kind() != "implicit_type" && self.text(t) != "var" => self.type_name(t),
-            _ => value.and_then(|v| self.constructed(v)),
+            Some(t) if t.kind() != "implicit_type" && self.text(t) != "var" => {
+                Bound::Stated(self.type_name(t))
+            }
+            _ => value.map_or(Bound::Stated(None), Bound::Value),
         };
-        let mut push = |var: Node<'_>, ty: Option<String>| {
+        let mut push = |var: Node<'_>, ty: Bound<'t>| {
             if matches!(var.kind(), "identifier" | "property_identifier" | "field_identifier") {
                 out.push((self.text(var), ty));
             }
@@ -259,7 +361,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 return Some(());
             }
             (Language::CSharp, "property_declaration") if fields => {
-                (field("name")?, field("type").and_then(|t| self.type_name(t)))
+                (field("name")?, Bound::Stated(field("type").and_then(|t| self.type_name(t))))
             }
             (Language::Java | Language::CSharp, _) if fields => return None,
             (
@@ -271,7 +373,9 @@ impl<'s, 't> Receivers<'s, 't> {
                 (name, typed(field("type"), None))
             }
             // Lambda parameters without types: `(a, b) -> ...`.
-            (Language::Java, "identifier") if parent_kind == "inferred_parameters" => (node, None),
+            (Language::Java, "identifier") if parent_kind == "inferred_parameters" => {
+                (node, Bound::Stated(None))
+            }
             (Language::Java | Language::CSharp, _) => return None,
             // Go: `func (l *Linter) m(a, b T)`, `x, err := New()`, `var x T = v`,
             // `for _, f := range fs`. (Struct fields are declared in the type, not
@@ -288,6 +392,14 @@ impl<'s, 't> Receivers<'s, 't> {
                 }
                 return Some(());
             }
+            // `switch v := x.(type)`, `case v := <-ch:`: of no one type here.
+            (Language::Go, "type_switch_statement" | "receive_statement") => {
+                let list = field("alias").or_else(|| field("left"))?;
+                for name in list.named_children(&mut list.walk()) {
+                    push(name, Bound::Stated(None));
+                }
+                return Some(());
+            }
             (Language::Go, "short_var_declaration" | "range_clause") => {
                 let list = |f: &str| -> Vec<Node<'_>> {
                     field(f).map_or(Vec::new(), |l| l.named_children(&mut l.walk()).collect())
@@ -297,7 +409,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 for (i, name) in left.into_iter().enumerate() {
                     // `x, err := New()`: the first result is what `New` returns.
                     let value = right.get(i).copied().filter(|_| !range);
-                    push(name, value.and_then(|v| self.constructed(v)));
+                    push(name, value.map_or(Bound::Stated(None), Bound::Value));
                 }
                 return Some(());
             }
@@ -322,31 +434,35 @@ impl<'s, 't> Receivers<'s, 't> {
             }
             _ if fields => return None,
             (Language::Python, "typed_parameter") => {
-                (ident(node.named_child(0))?, self.type_name(field("type")?))
+                (ident(node.named_child(0))?, Bound::Stated(self.type_name(field("type")?)))
             }
             (Language::Python, "typed_default_parameter" | "default_parameter") => {
-                (field("name")?, field("type").and_then(|t| self.type_name(t)))
+                (field("name")?, Bound::Stated(field("type").and_then(|t| self.type_name(t))))
             }
             (Language::Python, "identifier")
                 if matches!(parent_kind, "parameters" | "lambda_parameters") =>
             {
-                (node, None)
+                (node, Bound::Stated(None))
             }
-            (Language::Python, "for_statement") => (ident(field("left"))?, None),
-            (_, "required_parameter" | "optional_parameter") => {
-                (ident(field("pattern"))?, field("type").and_then(|t| self.type_name(t)))
-            }
+            (Language::Python, "for_statement") => (ident(field("left"))?, Bound::Stated(None)),
+            (_, "required_parameter" | "optional_parameter") => (
+                ident(field("pattern"))?,
+                Bound::Stated(field("type").and_then(|t| self.type_name(t))),
+            ),
             (Language::JavaScript, "identifier") if parent_kind == "formal_parameters" => {
-                (node, None)
+                (node, Bound::Stated(None))
             }
             (_, "variable_declarator") => {
                 (ident(field("name"))?, typed(field("type"), field("value")))
             }
-            (_, "for_in_statement") => (ident(field("left"))?, None),
-            (Language::Rust, "parameter") => {
-                (ident(field("pattern"))?, field("type").and_then(|t| self.type_name(t)))
+            (_, "for_in_statement") => (ident(field("left"))?, Bound::Stated(None)),
+            (Language::Rust, "parameter") => (
+                ident(field("pattern"))?,
+                Bound::Stated(field("type").and_then(|t| self.type_name(t))),
+            ),
+            (Language::Rust, "identifier") if parent_kind == "closure_parameters" => {
+                (node, Bound::Stated(None))
             }
-            (Language::Rust, "identifier") if parent_kind == "closure_parameters" => (node, None),
             (Language::Rust, "let_declaration") => {
                 let pattern = field("pattern")?;
                 let var = match pattern.kind() {
@@ -356,7 +472,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 };
                 (var, typed(field("type"), field("value")))
             }
-            (Language::Rust, "for_expression") => (ident(field("pattern"))?, None),
+            (Language::Rust, "for_expression") => (ident(field("pattern"))?, Bound::Stated(None)),
             _ => return None,
         };
         push(var, ty);
@@ -383,15 +499,39 @@ impl<'s, 't> Receivers<'s, 't> {
     }
 
     /// The type an expression constructs: `Foo(..)`, `m.Foo(..)`, `new Foo(..)`,
-    /// `Foo::new(..)`, `Foo { .. }`; for a call of a free function `make(..)`, the
-    /// stand-in `make()` (see the module documentation).
-    fn constructed(&self, value: Node<'_>) -> Option<String> {
-        self.constructed_or_returned(value, false)
+    /// `Foo::new(..)`, `Foo { .. }`; for a call of a free function `make(..)` or
+    /// a method `f.reader(..)` (`f: File`), the stand-ins `make()` and
+    /// `File.reader()` (see the module documentation). `open` holds the scopes
+    /// around `value`.
+    fn constructed(&mut self, value: Node<'t>, open: &[Node<'t>]) -> Option<String> {
+        self.constructed_or_returned(value, false, open)
     }
 
-    fn constructed_or_returned(&self, value: Node<'_>, unwrapped: bool) -> Option<String> {
+    fn constructed_or_returned(
+        &mut self,
+        value: Node<'t>,
+        unwrapped: bool,
+        open: &[Node<'t>],
+    ) -> Option<String> {
+        let q = if unwrapped { "?" } else { "" };
         let callee = match value.kind() {
             "call" | "call_expression" => value.child_by_field_name("function")?,
+            // Java's `m()` and `obj.m()`, C#'s likewise: a method, never a
+            // constructor (which takes `new`).
+            "method_invocation" => {
+                let name = value.child_by_field_name("name")?;
+                return match value.child_by_field_name("object") {
+                    Some(object) => self.method_returned(object, name, q, open),
+                    None => self.own_method_returned(self.text(name), q, open),
+                };
+            }
+            "invocation_expression" => {
+                let function = value.child_by_field_name("function")?;
+                return match member_parts(function) {
+                    Some((object, name)) => self.method_returned(object, name, q, open),
+                    None => self.own_method_returned(self.text(function), q, open),
+                };
+            }
             "new_expression" => value.child_by_field_name("constructor")?,
             "struct_expression" => value.child_by_field_name("name")?,
             // `new Foo(..)` (Java, C#), `Foo{..}` (Go).
@@ -401,15 +541,25 @@ impl<'s, 't> Receivers<'s, 't> {
             }
             // Go's `&Foo{..}`.
             "unary_expression" if self.text(value).starts_with('&') => {
-                return self.constructed_or_returned(value.child_by_field_name("operand")?, false);
+                let operand = value.child_by_field_name("operand")?;
+                return self.constructed_or_returned(operand, false, open);
             }
             // What `?` or `await` gives of a `Result`, `Option` or `Promise`.
             "await" | "await_expression" | "try_expression" => {
-                return self.constructed_or_returned(value.named_child(0)?, true);
+                return self.constructed_or_returned(value.named_child(0)?, true, open);
             }
             _ => return None,
         };
-        // `self.factory()`, `this.Klass()`: an attribute that may hold anything.
+        // `f.reader()`, `self.reader()`: what that method of the receiver's type
+        // returns. (`m.Foo()` constructs a `Foo`, below; Go spells its functions
+        // like types.)
+        if let Some((object, name)) = member_parts(callee)
+            && value.kind() != "new_expression"
+            && !(is_type_name(self.text(name)) && self.lang != Language::Go)
+        {
+            return self.method_returned(object, name, q, open);
+        }
+        // `self.Factory()`, `this.Klass()`: an attribute that may hold anything.
         if callee.child(0).is_some_and(|o| matches!(self.text(o), "self" | "this" | "cls")) {
             return None;
         }
@@ -438,9 +588,76 @@ impl<'s, 't> Receivers<'s, 't> {
             Language::Rust => matches!(callee.kind(), "identifier" | "scoped_identifier"),
             _ => callee.kind() == "identifier",
         };
-        let q = if unwrapped { "?" } else { "" };
         (free_function && is_identifier(ty) && value.kind() != "new_expression")
             .then(|| format!("{ty}(){q}"))
+    }
+
+    /// `object.method(..)` as a stand-in: the receiver's type, then the method
+    /// (`Reader.next()`, `make().next()`, Go's `store.Open()`).
+    fn method_returned(
+        &mut self,
+        object: Node<'t>,
+        method: Node<'t>,
+        q: &str,
+        open: &[Node<'t>],
+    ) -> Option<String> {
+        let method = strip_generics(self.text(method));
+        if !is_identifier(method) || self.depth >= MAX_CHAIN {
+            return None;
+        }
+        self.depth += 1;
+        let owner = self.type_of(object, open);
+        self.depth -= 1;
+        let owner = owner?;
+        (owner.matches("()").count() < MAX_CHAIN).then(|| format!("{owner}.{method}(){q}"))
+    }
+
+    /// A call without a receiver in Java or C#: a method of the enclosing class (or
+    /// of a base), as the stand-in `Linter.make()`.
+    fn own_method_returned(&self, method: &str, q: &str, open: &[Node<'t>]) -> Option<String> {
+        let method = strip_generics(method);
+        let class = self.class_name(open)?;
+        is_identifier(method).then(|| format!("{class}.{method}(){q}"))
+    }
+
+    /// Whether a Go import of this file binds `name`: its alias, else the last
+    /// segment of its path as packages are usually named (`gopkg.in/yaml.v3` →
+    /// `yaml`, `example.com/m/v2` → `m`). A package named otherwise than its path
+    /// (`github.com/json-iterator/go` is `jsoniter`) is missed: its calls are then
+    /// matched by name, as before.
+    fn imports_go_package(&mut self, name: &str) -> bool {
+        let packages = self.go_packages.get_or_insert_with(|| {
+            let mut out = HashSet::new();
+            let mut stack: Vec<Node<'t>> = {
+                let mut walk = self.root.walk();
+                self.root.children(&mut walk).filter(|n| n.kind() == "import_declaration").collect()
+            };
+            while let Some(node) = stack.pop() {
+                if node.kind() != "import_spec" {
+                    stack.extend(node.named_children(&mut node.walk()));
+                    continue;
+                }
+                let text = |n: Node<'_>| std::str::from_utf8(&self.src[n.byte_range()]).ok();
+                let bound = match node.child_by_field_name("name") {
+                    Some(alias) => text(alias).map(str::to_owned),
+                    None => node
+                        .child_by_field_name("path")
+                        .and_then(text)
+                        .and_then(go_package_name)
+                        .map(str::to_owned),
+                };
+                out.extend(bound);
+            }
+            out
+        });
+        packages.contains(name)
+    }
+
+    /// The name of the innermost class around.
+    fn class_name(&self, open: &[Node<'t>]) -> Option<String> {
+        let class = open.iter().rev().find(|n| is_class(n.kind()))?;
+        let name = self.text(class.child_by_field_name("name")?);
+        is_identifier(name).then(|| name.to_owned())
     }
 
     /// The class a type annotation names, unwrapping references, optionals and
@@ -515,13 +732,30 @@ fn first_generic_argument(inner: &str) -> &str {
     inner.trim()
 }
 
-/// What a function's signature says it returns, as a type name: `def f() ->
-/// Linter:`, `fn f() -> Linter`, `function f<T>(x: T): Linter`, `(x): Linter =>`,
-/// Go's `func New() *Linter` and `func New() (*Linter, error)` → `Linter` (the
-/// annotation after the parameter list; Go's first result). With `unwrapped`
-/// (Rust's `?` or an `await` was applied to the call), `Result<Foo, E>`,
-/// `Option<Foo>` and `Promise<Foo>` give `Foo`.
-pub(crate) fn return_type(signature: &str, unwrapped: bool, lang: Language) -> Option<&str> {
+/// What the signature of a function (or method) named `name` says it returns, as a
+/// type name: `def f() -> Linter:`, `fn f() -> Linter`, `function f<T>(x: T):
+/// Linter`, `(x): Linter =>`, Go's `func New() *Linter` and `func (s *S) New()
+/// (*Linter, error)` → `Linter` (the annotation after the parameter list; Go's
+/// first result); Java's and C#'s `public <T> Linter<T> f(..)`, before the name.
+/// With `unwrapped` (Rust's `?` or an `await` was applied to the call),
+/// `Result<Foo, E>`, `Option<Foo>`, `Promise<Foo>` and `Task<Foo>` give `Foo`.
+pub(crate) fn return_type<'a>(
+    signature: &'a str,
+    name: &str,
+    unwrapped: bool,
+    lang: Language,
+) -> Option<&'a str> {
+    if matches!(lang, Language::Java | Language::CSharp) {
+        return type_before_name(signature, name, unwrapped);
+    }
+    // Go's method receiver comes before the name: the parameters after it.
+    let signature = match signature.strip_prefix("func (") {
+        Some(_) if lang == Language::Go => {
+            let (_, close) = parameter_list(signature)?;
+            &signature[close? + 1..]
+        }
+        _ => signature,
+    };
     let (_, close) = parameter_list(signature)?;
     let rest = signature[close? + 1..].trim_start();
     if lang == Language::Go {
@@ -545,6 +779,74 @@ pub(crate) fn return_type(signature: &str, unwrapped: bool, lang: Language) -> O
         }
     }
     normalize_type(t)
+}
+
+/// Java's and C#'s return type: the word before the method's name, generics and
+/// all (`@Override public <T> TypeAdapter<T> create(` → `TypeAdapter`). Not an
+/// array, a modifier (a constructor has no return type) or `void`.
+fn type_before_name<'a>(signature: &'a str, name: &str, unwrapped: bool) -> Option<&'a str> {
+    let at = signature.match_indices(name).map(|(i, _)| i).find(|&i| {
+        let before = signature[..i].chars().next_back();
+        let after = signature[i + name.len()..].trim_start().chars().next();
+        before.is_some_and(|c| c.is_whitespace()) && matches!(after, Some('(' | '<'))
+    })?;
+    let head = signature[..at].trim_end();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in head.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => depth -= 1,
+            c if c.is_whitespace() && depth == 0 => {
+                start = i + c.len_utf8();
+                break;
+            }
+            _ => {}
+        }
+    }
+    let mut t = head[start..].trim_end_matches('?');
+    if is_modifier(t) {
+        return None;
+    }
+    if unwrapped {
+        for wrapper in ["Task<", "ValueTask<"] {
+            if let Some(inner) = t.strip_prefix(wrapper) {
+                t = first_generic_argument(inner);
+                break;
+            }
+        }
+    }
+    normalize_type(t).filter(|t| *t != "void")
+}
+
+/// The words before a Java or C# method's name that are not its return type
+/// (and an array type, whose methods are not the element's).
+fn is_modifier(word: &str) -> bool {
+    matches!(
+        word,
+        "public"
+            | "private"
+            | "protected"
+            | "internal"
+            | "static"
+            | "final"
+            | "abstract"
+            | "override"
+            | "virtual"
+            | "sealed"
+            | "async"
+            | "synchronized"
+            | "native"
+            | "new"
+            | "extern"
+            | "unsafe"
+            | "readonly"
+            | "partial"
+            | "default"
+            | "strictfp"
+    ) || word.starts_with('@')
+        || word.ends_with(')')
+        || word.ends_with(']')
 }
 
 /// Where a signature's parameter list (or a Python class header's bases) is: the
@@ -573,6 +875,49 @@ pub(crate) fn parameter_list(signature: &str) -> Option<(usize, Option<usize>)> 
         prev = c;
     }
     open.map(|open| (open, None))
+}
+
+/// A member access's object and member: `f.reader` → `f`, `reader`, in each
+/// grammar's spelling.
+fn member_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    let (object, member) = match node.kind() {
+        "attribute" => ("object", "attribute"),
+        "member_expression" => ("object", "property"),
+        "field_expression" => ("value", "field"),
+        "selector_expression" => ("operand", "field"),
+        "member_access_expression" => ("expression", "name"),
+        _ => return None,
+    };
+    Some((node.child_by_field_name(object)?, node.child_by_field_name(member)?))
+}
+
+/// The name a Go package usually has, from its import path: the last segment,
+/// less a major-version suffix (`yaml.v3`, `.../v2`) and a `go-` prefix or `-go`
+/// suffix.
+fn go_package_name(path: &str) -> Option<&str> {
+    let path = path.trim_matches(['"', '`']);
+    let mut segments = path.rsplit('/');
+    let mut last = segments.next()?;
+    let is_major = |s: &str| {
+        s.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if is_major(last) {
+        last = segments.next()?;
+    }
+    if let Some((head, tail)) = last.rsplit_once('.')
+        && is_major(tail)
+    {
+        last = head;
+    }
+    let last = last.strip_prefix("go-").unwrap_or(last);
+    let last = last.strip_suffix("-go").unwrap_or(last);
+    // `github.com/json-iterator/go` is `jsoniter`: no name the path tells.
+    (is_identifier(last) && last != "go").then_some(last)
+}
+
+/// Python's names for the instance and the class in a method.
+fn is_self(name: &str) -> bool {
+    matches!(name, "self" | "cls")
 }
 
 fn ident(n: Option<Node<'_>>) -> Option<Node<'_>> {
@@ -725,7 +1070,7 @@ pub(super) fn is_scope(kind: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{normalize_type, return_type};
+    use super::{go_package_name, normalize_type, return_type};
     use crate::Language;
 
     #[test]
@@ -753,6 +1098,21 @@ mod tests {
     }
 
     #[test]
+    fn go_packages_are_named_by_their_import_paths() {
+        for (path, want) in [
+            ("\"net/http\"", Some("http")),
+            ("\"fmt\"", Some("fmt")),
+            ("\"gopkg.in/yaml.v3\"", Some("yaml")),
+            ("\"github.com/go-chi/chi/v5\"", Some("chi")),
+            ("\"github.com/mattn/go-isatty\"", Some("isatty")),
+            ("\"github.com/bytedance/sonic-go\"", Some("sonic")),
+            ("\"github.com/json-iterator/go\"", None),
+        ] {
+            assert_eq!(go_package_name(path), want, "{path}");
+        }
+    }
+
+    #[test]
     fn return_types_from_signatures() {
         for (signature, unwrapped, want) in [
             ("def make(a: int, b: Callable[[int], str] = f) -> Linter:", false, Some("Linter")),
@@ -774,7 +1134,7 @@ mod tests {
             ("const make = (a: A): Linter =>", false, Some("Linter")),
             ("function f(a) {", false, None),
         ] {
-            assert_eq!(return_type(signature, unwrapped, Language::Rust), want, "{signature}");
+            assert_eq!(return_type(signature, "", unwrapped, Language::Rust), want, "{signature}");
         }
         for (signature, want) in [
             ("func NewLinter(s *store.Store) *Linter", Some("Linter")),
@@ -784,8 +1144,46 @@ mod tests {
             ("func run()", None),
             ("func all() []Linter", None),
             ("func index() map[string]int", Some("map")),
+            ("func (l *Linter) Open(p string) (*store.DB, error)", Some("DB")),
+            ("func (Linter) Store() Store", Some("Store")),
         ] {
-            assert_eq!(return_type(signature, false, Language::Go), want, "{signature}");
+            assert_eq!(return_type(signature, "", false, Language::Go), want, "{signature}");
+        }
+        // Java and C#: the type before the method's name.
+        for (signature, name, unwrapped, want) in [
+            (
+                "@Override public <T> TypeAdapter<T> create(Gson gson)",
+                "create",
+                false,
+                Some("TypeAdapter"),
+            ),
+            ("public Map<String, JsonElement> asMap()", "asMap", false, Some("Map")),
+            (
+                "@SuppressWarnings(\"unchecked\") JsonReader newReader(Reader r)",
+                "newReader",
+                false,
+                Some("JsonReader"),
+            ),
+            ("public <T> T fromJson(String json)", "fromJson", false, Some("T")),
+            ("public void write(JsonWriter out)", "write", false, None),
+            ("public Gson(GsonBuilder builder)", "Gson", false, None),
+            ("Gson(GsonBuilder builder)", "Gson", false, None),
+            ("String[] names()", "names", false, None),
+            ("public static JsonReader? Create<T>(string s)", "Create", false, Some("JsonReader")),
+            ("public async Task<JsonReader> OpenAsync()", "OpenAsync", true, Some("JsonReader")),
+            ("public async Task<JsonReader> OpenAsync()", "OpenAsync", false, Some("Task")),
+            (
+                "internal Schema ReadSchema(Schema parent, bool readSchema)",
+                "ReadSchema",
+                false,
+                Some("Schema"),
+            ),
+        ] {
+            assert_eq!(
+                return_type(signature, name, unwrapped, Language::Java),
+                want,
+                "{signature}"
+            );
         }
     }
 }

@@ -996,6 +996,11 @@ class Runner:
         LOG.info()
         made = self.Factory()
         made.go()
+        reader = linter.reader()
+        reader.next()
+        self.reader().next()
+        x = x.step()
+        x.go()
 
         def inner(linter):
             linter.check()
@@ -1014,13 +1019,44 @@ class Runner:
             25 go: ?
             28 go: ?
             29 make: Factory
-            29 build: ?
+            29 build: Factory.make()
             30 make: Helper
-            31 info: ?
+            31 info: mod.getLogger()
             33 go: ?
-            36 check: ?
+            34 reader: Linter
+            35 next: Linter.reader()
+            36 next: Runner.reader()
+            37 step: ?
+            38 go: ?
+            41 check: ?
         "#]],
     );
+}
+
+#[test]
+fn long_call_chains_are_typed_only_so_far() {
+    // A receiver that is a chain of calls is typed up to four calls long; a
+    // generated chain of thousands neither takes quadratic time nor overflows the
+    // stack.
+    let mut source = String::from("class A:\n    def run(self, r: Reader):\n        r");
+    source.push_str(&".step()".repeat(6));
+    check_receivers(
+        Language::Python,
+        &source,
+        expect![[r#"
+            3 step: Reader
+            3 step: Reader.step()
+            3 step: Reader.step().step()
+            3 step: Reader.step().step().step()
+            3 step: Reader.step().step().step().step()
+            3 step: ?
+        "#]],
+    );
+    let mut source = String::from("def run(r: Reader):\n    r");
+    source.push_str(&".step()".repeat(20_000));
+    let a = analyze(Language::Python, source.as_bytes());
+    let typed = a.references.iter().filter(|r| r.receiver.is_some()).count();
+    assert_eq!(typed, 5);
 }
 
 #[test]
@@ -1042,6 +1078,9 @@ class Runner {
     this.cache.get();
     Object.keys(opt);
     console.log(opt);
+    const w = linter.writer();
+    w.write();
+    this.make().go();
   }
 }
 const f = (w: Writer) => w.write();
@@ -1055,7 +1094,10 @@ const f = (w: Writer) => w.write();
             13 get: Map
             14 keys: Object
             15 log: console
-            18 write: Writer
+            16 writer: Linter
+            17 write: Linter.writer()
+            18 go: Runner.make()
+            21 write: Writer
         "#]],
     );
     check_receivers(
@@ -1078,6 +1120,8 @@ fn run(l: &mut Linter, o: Option<Opts>, b: Box<dyn Sink>) {
     Foo::new();
     crate::m::Widget::new();
     std::fs::read();
+    let r = l.reader()?;
+    r.next();
 }
 "#,
         expect![[r#"
@@ -1094,6 +1138,8 @@ fn run(l: &mut Linter, o: Option<Opts>, b: Box<dyn Sink>) {
             16 new: Foo
             17 new: Widget
             18 read: ?
+            19 reader: Linter
+            20 next: Linter.reader()?
         "#]],
     );
 }
@@ -1197,6 +1243,11 @@ class Linter extends Base {
         b.get();
         a.get();
         Runnable run = () -> { Store store = null; store.close(); };
+        var w = store.writer();
+        w.write();
+        var m = make();
+        m.check(null, null);
+        store.writer().write();
         return 0;
     }
 }
@@ -1215,6 +1266,11 @@ class Linter extends Base {
             18 get: Cache
             19 get: Cache
             20 close: Store
+            21 writer: Store
+            22 write: Store.writer()
+            24 check: Linter.make()
+            25 writer: Store
+            25 write: Store.writer()
         "#]],
     );
     check_receivers(
@@ -1234,6 +1290,12 @@ class Linter : Base {
         foreach (var v in rules) { v.Apply(); }
         Store.Open();
         Current.Check(null, null);
+        var w = store.Writer();
+        w.Write();
+        var m = Make<int>();
+        m.Check(null, null);
+        var t = await store.OpenAsync();
+        t.Read();
         return 0;
     }
     Linter Current { get; }
@@ -1249,12 +1311,19 @@ class Linter : Base {
             13 Apply: ?
             14 Open: Store
             15 Check: Linter
+            16 Writer: Store
+            17 Write: Store.Writer()
+            19 Check: Linter.Make()
+            20 OpenAsync: Store
+            21 Read: Store.OpenAsync()?
         "#]],
     );
     check_receivers(
         Language::Go,
         r#"
 package lint
+
+import "example.com/m/config"
 
 func (l *Linter) Check(files []string, r Reporter) int {
 	l.count()
@@ -1272,19 +1341,34 @@ func (l *Linter) Check(files []string, r Reporter) int {
 		f.Close()
 	}
 	l.store.Flush()
+	c := config.Load()
+	c.Apply()
+	w := l.Writer()
+	w.Write()
+	switch v := r.(type) {
+	case Checker:
+		v.Check()
+	}
+	undeclared.Call()
 	return 0
 }
 "#,
         expect![[r#"
-            5 count: Linter
-            6 Report: Reporter
-            8 count: NewLinter()
-            10 Close: Open()
-            11 Error: ?
-            13 Flush: Store
-            15 count: Linter
-            17 Close: ?
-            19 Flush: ?
+            7 count: Linter
+            8 Report: Reporter
+            10 count: NewLinter()
+            12 Close: Open()
+            13 Error: ?
+            15 Flush: Store
+            17 count: Linter
+            19 Close: ?
+            21 Flush: ?
+            22 Load: config
+            23 Apply: config.Load()
+            24 Writer: Linter
+            25 Write: Linter.Writer()
+            28 Check: ?
+            30 Call: ?
         "#]],
     );
 }

@@ -637,3 +637,111 @@ fn java_csharp_and_go_calls_follow_declared_types() {
         "#]],
     );
 }
+
+#[test]
+fn calls_follow_what_methods_are_declared_to_return() {
+    // Every `next`/`Next` is defined twice, so by name alone each call is
+    // ambiguous (or the same file's); the receiver's chain of declared return types
+    // picks one: a method of the receiver's type, of the enclosing class (`self.`,
+    // Java's and C#'s bare calls), of a base, or a Go package's function.
+    check_calls(
+        r#"
+        //- lint.py
+        class Reader:
+            def next(self):
+                pass
+        class Base:
+            def reader(self) -> "Reader":
+                return Reader()
+        class Linter(Base):
+            def next(self):
+                pass
+            def run(self, other: "Linter"):
+                self.reader().next()
+                r = other.reader()
+                r.next()
+        //- src/Linter.java
+        class Reader { void next() {} }
+        class Linter {
+            void next() {}
+            Reader reader() { return new Reader(); }
+            void run(Linter other) {
+                var r = reader();
+                r.next();
+                other.reader().next();
+            }
+        }
+        //- src/Linter.cs
+        class Reader { public void Next() {} }
+        class Linter {
+            public void Next() {}
+            public async Task<Reader> ReaderAsync() { return new Reader(); }
+            async void Run() { var r = await ReaderAsync(); r.Next(); }
+        }
+        //- go.mod
+        module example.com/m
+        //- store/store.go
+        package store
+        type Reader struct{}
+        func (r *Reader) Next() {}
+        func Open() *Reader { return nil }
+        //- lint/lint.go
+        package lint
+        import "example.com/m/store"
+        type Linter struct{}
+        func (l *Linter) Next() {}
+        func run() { r := store.Open(); r.Next() }
+        "#,
+        expect![[r#"
+            Base.reader -> lint.py:Reader (SameFile, 1.00)
+            Linter.run -> lint.py:Base.reader (Receiver, 1.00)
+            Linter.run -> lint.py:Reader.next (Receiver, 1.00)
+            Linter.run -> lint.py:Base.reader (Receiver, 1.00)
+            Linter.run -> lint.py:Reader.next (Receiver, 1.00)
+            Linter.reader -> src/Linter.java:Reader (SameFile, 1.00)
+            Linter.run -> src/Linter.java:Linter.reader (Local, 1.00)
+            Linter.run -> src/Linter.java:Reader.next (Receiver, 1.00)
+            Linter.run -> src/Linter.java:Linter.reader (Receiver, 1.00)
+            Linter.run -> src/Linter.java:Reader.next (Receiver, 1.00)
+            Linter.ReaderAsync -> src/Linter.cs:Reader (SameFile, 1.00)
+            Linter.Run -> src/Linter.cs:Linter.ReaderAsync (Local, 1.00)
+            Linter.Run -> src/Linter.cs:Reader.Next (Receiver, 1.00)
+            run -> store/store.go:Open (Imported, 1.00)
+            run -> store/store.go:Reader.Next (Receiver, 1.00)
+        "#]],
+    );
+}
+
+#[test]
+fn go_calls_through_a_package_name_stay_in_the_packages_imported() {
+    // `template.New()` is the standard library's, not the project's `New`;
+    // `fs.Open()` is the imported package's, not the same-named function next to
+    // the call. (Go's import does not say which name it binds.)
+    check_calls(
+        r#"
+        //- go.mod
+        module example.com/gin
+        //- gin.go
+        package gin
+        type Engine struct{}
+        func New() *Engine { return nil }
+        //- render/html.go
+        package render
+        import (
+        	"html/template"
+        	"example.com/gin/internal/fs"
+        )
+        func Open() {}
+        func load() {
+        	template.New("")
+        	fs.Open()
+        }
+        //- internal/fs/fs.go
+        package fs
+        func Open() {}
+        "#,
+        expect![[r#"
+            load -> internal/fs/fs.go:Open (Imported, 1.00)
+        "#]],
+    );
+}

@@ -47,5 +47,7 @@ func run(other Linter) error {
 	other.count("x")
 	fmt.Println(os.Args)
 	go func() { l.Check(nil) }()
+	db := store.Open("db")
+	db.Reader().Next()
 	return nil
 }

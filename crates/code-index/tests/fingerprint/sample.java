@@ -35,6 +35,8 @@ public class Linter extends Base implements Checker {
         l.check(List.of("a"));
         var other = new Linter(Store.open("db"));
         other.count("x");
+        var r = other.reader();
+        r.next();
         return l;
     }
 

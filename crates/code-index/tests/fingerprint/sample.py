@@ -52,5 +52,7 @@ def main():
     Linter.check(linter, [])
     s = open_store("x")
     s.close()
+    r = linter.reader()
+    r.next()
     Cache().get("k")
     lambda x: x + 1
