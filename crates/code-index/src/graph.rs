@@ -460,15 +460,16 @@ fn resolve_ref(
             && t.is_none_or(|t| project.defs_named(t).is_empty())
             && (t.is_some_and(|t| external_names.contains(&t))
                 || is_builtin_type(lang, t_name)
-                || matches!(lang, Language::Java | Language::CSharp | Language::Go))
+                || matches!(lang, Language::Java | Language::CSharp | Language::Go | Language::Cpp))
         {
             // The receiver is of a type the project does not define and that
             // comes from elsewhere (`str`, `Vec`, `Object`, an imported
             // `requests.Session`): its methods are not ours, whatever their names.
             // (In Python, JS and Rust a name of unknown origin may still be an
-            // alias of one of ours; in Java, C# and Go a declared type is a type's
-            // own name. A name the project defines as something else may be an
-            // inherited field: `Expression.IsMatch()` in C#.)
+            // alias of one of ours; in Java, C#, Go and C++ a declared type is a
+            // type's own name, or a `typedef`/`using` the project defines. A name
+            // the project defines as something else may be an inherited field:
+            // `Expression.IsMatch()` in C#.)
             return Vec::new();
         }
         // A project type without a method of that name, nor its bases (as far as
@@ -699,7 +700,8 @@ fn owner_of(qualified_name: &str) -> Option<&str> {
 /// The base classes a class header names, last path segment only:
 /// `class Cat(animals.Pet, Generic[T], metaclass=M):` → `Pet`, `Generic`;
 /// `export class Map2 extends Base<K> implements I` → `Base` (Java likewise);
-/// `class Linter : Base, IChecker` → `Base`, `IChecker`. (Interfaces after
+/// `class Linter : Base, IChecker` → `Base`, `IChecker`; C++'s `class DBImpl :
+/// public DB` → `DB`. (Interfaces after
 /// `implements` and Rust traits are left out: a call through them is not to their
 /// own body. C# does not tell its interfaces apart from the base class.)
 fn base_names(signature: &str, lang: Language) -> Vec<&str> {
@@ -724,6 +726,18 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
             let Some((_, rest)) = header.split_once(" : ") else { return Vec::new() };
             rest
         }
+        // `class DBImpl : public DB, private Base`: a single colon, not `::`.
+        Language::Cpp => {
+            let bytes = signature.as_bytes();
+            let Some(colon) = (0..bytes.len()).find(|&i| {
+                bytes[i] == b':'
+                    && bytes.get(i + 1) != Some(&b':')
+                    && (i == 0 || bytes[i - 1] != b':')
+            }) else {
+                return Vec::new();
+            };
+            &signature[colon + 1..]
+        }
         _ => return Vec::new(),
     };
     // Top-level commas only: `Generic[K, V]`, `Map<string, number>`.
@@ -739,8 +753,13 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
                 if item.contains('=') {
                     continue; // `metaclass=ABCMeta`
                 }
+                // (C++'s `public virtual Base`: the last word.)
+                let item = item
+                    .split_whitespace()
+                    .find(|w| !matches!(*w, "public" | "protected" | "private" | "virtual"))
+                    .unwrap_or(item);
                 let head = item.split(['[', '<', '(', ' ', '{']).next().unwrap_or(item);
-                let name = head.rsplit('.').next().unwrap_or(head);
+                let name = head.rsplit(['.', ':']).next().unwrap_or(head);
                 if !name.is_empty() {
                     out.push(name);
                 }

@@ -27,7 +27,13 @@
 //! - in Java, C# and Go, what is declared: locals, parameters, `for` variables,
 //!   fields and properties (which Java and C# methods name without `this.`),
 //!   `var x = new Foo()`, Go's method receivers, `x := &Foo{}` and `x, err :=
-//!   NewFoo()` (the function's first declared result).
+//!   NewFoo()` (the function's first declared result);
+//! - in C++ likewise: declared locals, parameters, range-`for` variables and the
+//!   fields of a class body the method is written in; `auto` from `new Foo(..)`,
+//!   `Foo(..)`, `std::make_unique<Foo>(..)` or a call; `Foo::Create()` is a static
+//!   method of `Foo`. An out-of-line method (`void DBImpl::Write()`) knows its
+//!   class by name only, so the fields its header declares (`mem_->Add()`) stay
+//!   untyped.
 //!
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
@@ -103,6 +109,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 | Language::Go
                 | Language::Java
                 | Language::CSharp
+                | Language::Cpp
         )
     }
 
@@ -123,7 +130,8 @@ impl<'s, 't> Receivers<'s, 't> {
             "identifier" if self.lang == Language::Python && is_self(self.text(receiver)) => {
                 self.class_name(open)
             }
-            "identifier" | "type_identifier" => {
+            // (C++'s `Status::OK()`: the scope is a `namespace_identifier`.)
+            "identifier" | "type_identifier" | "namespace_identifier" => {
                 let var = self.text(receiver);
                 // C# properties and fields, and Go's exported variables, are
                 // spelled like types: a binding in scope comes first there.
@@ -319,7 +327,7 @@ impl<'s, 't> Receivers<'s, 't> {
         // The annotation if any, else what the value constructs or returns.
         let typed = |ty: Option<Node<'t>>, value: Option<Node<'t>>| match ty {
             // Java's `var`, C#'s `var` (`implicit_type`): what the value constructs.
-            Some(t) if t.kind() != "implicit_type" && self.text(t) != "var" => {
+            Some(t) if t.kind() != "implicit_type" && !matches!(self.text(t), "var" | "auto") => {
                 Bound::Stated(self.type_name(t))
             }
             _ => value.map_or(Bound::Stated(None), Bound::Value),
@@ -330,6 +338,40 @@ impl<'s, 't> Receivers<'s, 't> {
             }
         };
         let (var, ty) = match (self.lang, node.kind()) {
+            // C++: `Status s;`, `Foo* p = new Foo(..)`, `auto it = make()`, `const
+            // Options& o` (a parameter), `Foo f_;` in a class body, `for (auto& x :
+            // xs)`. Only declarations are read, as in Java.
+            (Language::Cpp, "field_declaration") if fields => {
+                let ty = field("type");
+                let mut walk = node.walk();
+                for d in node.children_by_field_name("declarator", &mut walk) {
+                    if let Some(name) = declared_name(d) {
+                        push(name, typed(ty, None));
+                    }
+                }
+                return Some(());
+            }
+            (Language::Cpp, _) if fields => return None,
+            (Language::Cpp, "declaration") => {
+                let ty = field("type");
+                let mut walk = node.walk();
+                for d in node.children_by_field_name("declarator", &mut walk) {
+                    // `Foo f(1, 2);`, `Foo f{1};` construct the declared type.
+                    let value = (d.kind() == "init_declarator")
+                        .then(|| d.child_by_field_name("value"))
+                        .flatten()
+                        .filter(|v| !matches!(v.kind(), "argument_list" | "initializer_list"));
+                    if let Some(name) = declared_name(d) {
+                        push(name, typed(ty, value));
+                    }
+                }
+                return Some(());
+            }
+            (
+                Language::Cpp,
+                "parameter_declaration" | "optional_parameter_declaration" | "for_range_loop",
+            ) => (declared_name(field("declarator")?)?, typed(field("type"), None)),
+            (Language::Cpp, _) => return None,
             // Java and C# declare a field's or a local's type, and assignments
             // cannot change it: only declarations are read. `Store a, b = new
             // Store();` declares several.
@@ -532,7 +574,10 @@ impl<'s, 't> Receivers<'s, 't> {
                     None => self.own_method_returned(self.text(function), q, open),
                 };
             }
-            "new_expression" => value.child_by_field_name("constructor")?,
+            // `new Foo(..)`: JS's `constructor`, C++'s `type`.
+            "new_expression" => value
+                .child_by_field_name("constructor")
+                .or_else(|| value.child_by_field_name("type"))?,
             "struct_expression" => value.child_by_field_name("name")?,
             // `new Foo(..)` (Java, C#), `Foo{..}` (Go).
             "object_creation_expression" | "composite_literal" => {
@@ -551,11 +596,15 @@ impl<'s, 't> Receivers<'s, 't> {
             _ => return None,
         };
         // `f.reader()`, `self.reader()`: what that method of the receiver's type
-        // returns. (`m.Foo()` constructs a `Foo`, below; Go spells its functions
-        // like types.)
+        // returns. (In Python and JS, `m.Foo()` constructs a `Foo`, below; Go, C#
+        // and C++ spell methods like types.)
+        let constructs = matches!(
+            self.lang,
+            Language::Python | Language::JavaScript | Language::TypeScript | Language::Tsx
+        );
         if let Some((object, name)) = member_parts(callee)
             && value.kind() != "new_expression"
-            && !(is_type_name(self.text(name)) && self.lang != Language::Go)
+            && !(constructs && is_type_name(self.text(name)))
         {
             return self.method_returned(object, name, q, open);
         }
@@ -564,6 +613,13 @@ impl<'s, 't> Receivers<'s, 't> {
             return None;
         }
         let text = self.text(callee);
+        // C++'s `std::make_unique<Foo>(..)`: a `Foo` behind a smart pointer.
+        if self.lang == Language::Cpp
+            && let Some(rest) =
+                text.split_once("make_unique<").or_else(|| text.split_once("make_shared<"))
+        {
+            return normalize_type(first_generic_argument(rest.1)).map(str::to_owned);
+        }
         let segments: Vec<&str> = text.split(['.', ':']).filter(|s| !s.is_empty()).collect();
         // `Foo::new()`, `Foo::default()`: the type before a lowercase constructor.
         let ty = match (value.kind(), segments.as_slice()) {
@@ -571,6 +627,12 @@ impl<'s, 't> Receivers<'s, 't> {
                 if self.lang == Language::Rust && !is_type_name(f) && is_type_name(ty) =>
             {
                 ty
+            }
+            // C++'s `Foo::Create(..)`: a static method (of `Foo` or a base).
+            ("call_expression", [.., ty, f])
+                if self.lang == Language::Cpp && is_type_name(ty) && is_identifier(f) =>
+            {
+                return Some(format!("{ty}.{f}(){q}"));
             }
             (_, [.., last]) => last,
             _ => return None,
@@ -586,6 +648,8 @@ impl<'s, 't> Receivers<'s, 't> {
         // who knows what.
         let free_function = match self.lang {
             Language::Rust => matches!(callee.kind(), "identifier" | "scoped_identifier"),
+            // `leveldb::NewLRUCache(..)`: a namespace's function.
+            Language::Cpp => matches!(callee.kind(), "identifier" | "qualified_identifier"),
             _ => callee.kind() == "identifier",
         };
         (free_function && is_identifier(ty) && value.kind() != "new_expression")
@@ -653,10 +717,23 @@ impl<'s, 't> Receivers<'s, 't> {
         packages.contains(name)
     }
 
-    /// The name of the innermost class around.
+    /// The name of the innermost class around (in C++, also the scope of an
+    /// out-of-line method: `void DBImpl::Write()` is in `DBImpl`).
     fn class_name(&self, open: &[Node<'t>]) -> Option<String> {
-        let class = open.iter().rev().find(|n| is_class(n.kind()))?;
-        let name = self.text(class.child_by_field_name("name")?);
+        let scope = open.iter().rev().find(|n| {
+            is_class(n.kind()) || (self.lang == Language::Cpp && n.kind() == "function_definition")
+        })?;
+        let name = match scope.kind() {
+            "function_definition" => {
+                let mut d = scope.child_by_field_name("declarator")?;
+                while d.kind() != "qualified_identifier" {
+                    d = d.child_by_field_name("declarator")?;
+                }
+                let scope = d.child_by_field_name("scope")?;
+                strip_generics(self.text(scope))
+            }
+            _ => self.text(scope.child_by_field_name("name")?),
+        };
         is_identifier(name).then(|| name.to_owned())
     }
 
@@ -701,7 +778,18 @@ fn normalize_type(text: &str) -> Option<&str> {
                 _ => return None,
             }
         }
-        for wrapper in ["Optional[", "Box<", "Rc<", "Arc<", "Type[", "type["] {
+        for wrapper in [
+            "Optional[",
+            "Box<",
+            "Rc<",
+            "Arc<",
+            "Type[",
+            "type[",
+            "std::unique_ptr<",
+            "std::shared_ptr<",
+            "unique_ptr<",
+            "shared_ptr<",
+        ] {
             if let Some(inner) = t.strip_prefix(wrapper) {
                 t = inner.strip_suffix([']', '>']).unwrap_or(inner).trim();
             }
@@ -745,7 +833,7 @@ pub(crate) fn return_type<'a>(
     unwrapped: bool,
     lang: Language,
 ) -> Option<&'a str> {
-    if matches!(lang, Language::Java | Language::CSharp) {
+    if matches!(lang, Language::Java | Language::CSharp | Language::Cpp) {
         return type_before_name(signature, name, unwrapped);
     }
     // Go's method receiver comes before the name: the parameters after it.
@@ -785,12 +873,19 @@ pub(crate) fn return_type<'a>(
 /// all (`@Override public <T> TypeAdapter<T> create(` → `TypeAdapter`). Not an
 /// array, a modifier (a constructor has no return type) or `void`.
 fn type_before_name<'a>(signature: &'a str, name: &str, unwrapped: bool) -> Option<&'a str> {
+    // (C++: `Foo *make(`, `Status DBImpl::Write(`.)
     let at = signature.match_indices(name).map(|(i, _)| i).find(|&i| {
         let before = signature[..i].chars().next_back();
         let after = signature[i + name.len()..].trim_start().chars().next();
-        before.is_some_and(|c| c.is_whitespace()) && matches!(after, Some('(' | '<'))
+        before.is_some_and(|c| c.is_whitespace() || matches!(c, '*' | '&' | ':'))
+            && matches!(after, Some('(' | '<'))
     })?;
-    let head = signature[..at].trim_end();
+    let mut head = signature[..at].trim_end_matches(['*', '&', ' ']);
+    // C++'s out-of-line `Status DBImpl::Write(`: the class before the name.
+    if head.ends_with("::") {
+        head = head.trim_end_matches(|c: char| c != ' ' && c != '\t' && c != '\n');
+    }
+    let head = head.trim_end();
     let mut depth = 0i32;
     let mut start = 0;
     for (i, c) in head.char_indices().rev() {
@@ -804,7 +899,7 @@ fn type_before_name<'a>(signature: &'a str, name: &str, unwrapped: bool) -> Opti
             _ => {}
         }
     }
-    let mut t = head[start..].trim_end_matches('?');
+    let mut t = head[start..].trim_end_matches(['?', '*', '&']);
     if is_modifier(t) {
         return None;
     }
@@ -844,6 +939,15 @@ fn is_modifier(word: &str) -> bool {
             | "partial"
             | "default"
             | "strictfp"
+            | "inline"
+            | "explicit"
+            | "constexpr"
+            | "friend"
+            | "const"
+            | "class"
+            | "struct"
+            | "typename"
+            | ""
     ) || word.starts_with('@')
         || word.ends_with(')')
         || word.ends_with(']')
@@ -883,12 +987,34 @@ fn member_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
     let (object, member) = match node.kind() {
         "attribute" => ("object", "attribute"),
         "member_expression" => ("object", "property"),
+        // Rust's `value`, C++'s `argument`.
+        "field_expression" if node.child_by_field_name("argument").is_some() => {
+            ("argument", "field")
+        }
         "field_expression" => ("value", "field"),
         "selector_expression" => ("operand", "field"),
         "member_access_expression" => ("expression", "name"),
         _ => return None,
     };
     Some((node.child_by_field_name(object)?, node.child_by_field_name(member)?))
+}
+
+/// The variable a C++ declarator declares: `x`, `*p`, `&r`, `x = 1`, `f_`; not
+/// a function or an array.
+fn declared_name(mut d: Node<'_>) -> Option<Node<'_>> {
+    loop {
+        match d.kind() {
+            "identifier" | "field_identifier" => return Some(d),
+            "init_declarator" | "pointer_declarator" | "reference_declarator" => {
+                d = match d.child_by_field_name("declarator") {
+                    Some(inner) => inner,
+                    // `&r`: the reference declarator's one named child.
+                    None => d.named_child(d.named_child_count().checked_sub(1)? as u32)?,
+                };
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// The name a Go package usually has, from its import path: the last segment,
@@ -1025,7 +1151,7 @@ fn is_parameter_list(kind: &str) -> bool {
 /// Languages whose methods name their class's fields without `this.`, and whose
 /// fields are declared in the class body.
 fn declares_fields(lang: Language) -> bool {
-    matches!(lang, Language::Java | Language::CSharp)
+    matches!(lang, Language::Java | Language::CSharp | Language::Cpp)
 }
 
 fn is_function(kind: &str) -> bool {
@@ -1060,6 +1186,8 @@ fn is_class(kind: &str) -> bool {
             | "record_declaration"
             | "struct_declaration"
             | "enum_declaration"
+            | "class_specifier"
+            | "struct_specifier"
     )
 }
 

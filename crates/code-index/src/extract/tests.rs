@@ -1034,6 +1034,69 @@ class Runner:
 }
 
 #[test]
+fn cpp_receiver_types() {
+    check_receivers(
+        Language::Cpp,
+        r#"
+class Linter : public Base {
+ public:
+  Status Check(const Options& options, Reporter* r) {
+    store_.Flush();
+    this->store_.Flush();
+    r->Report();
+    options.Validate();
+    Store s;
+    s.Flush();
+    Store* p = new Store();
+    p->Flush();
+    auto q = std::make_unique<Store>();
+    q->Flush();
+    auto w = store_.Writer();
+    w.Write();
+    std::string name;
+    name.size();
+    for (auto& rule : rules_) { rule.Apply(); }
+    for (const Rule& r2 : rules_) { r2.Apply(); }
+    Store::Open();
+    auto o = Store::Open();
+    o.Flush();
+    return Status::OK();
+  }
+ private:
+  Store store_;
+};
+
+void Linter::Run(Store* db) {
+  db->Flush();
+  store_.Flush();
+  this->Helper().Go();
+}
+"#,
+        expect![[r#"
+            5 Flush: Store
+            6 Flush: Store
+            7 Report: Reporter
+            8 Validate: Options
+            10 Flush: Store
+            12 Flush: Store
+            14 Flush: Store
+            15 Writer: Store
+            16 Write: Store.Writer()
+            18 size: string
+            19 Apply: ?
+            20 Apply: Rule
+            21 Open: Store
+            22 Open: Store
+            23 Flush: Store.Open()
+            24 OK: Status
+            31 Flush: Store
+            32 Flush: ?
+            33 Go: Linter.Helper()
+        "#]],
+    );
+}
+
+#[test]
 fn long_call_chains_are_typed_only_so_far() {
     // A receiver that is a chain of calls is typed up to four calls long; a
     // generated chain of thousands neither takes quadratic time nor overflows the

@@ -745,3 +745,38 @@ fn go_calls_through_a_package_name_stay_in_the_packages_imported() {
         "#]],
     );
 }
+
+#[test]
+fn cpp_calls_follow_declared_types() {
+    // `ok` is defined twice (and declared twice in the header), so by name alone
+    // each call is ambiguous; the declared types and `Open`'s return type pick one,
+    // and a `std::string` is not ours.
+    check_calls(
+        r#"
+        //- db.h
+        class Status { public: bool ok() const; };
+        class Builder { public: bool ok() const; };
+        class Base { public: Status Open(); };
+        class Store : public Base {};
+        //- db.cc
+        #include "db.h"
+        bool Status::ok() const { return true; }
+        bool Builder::ok() const { return true; }
+        Status Base::Open() { return Status(); }
+        void run(Store* store) {
+          Status s;
+          s.ok();
+          auto t = store->Open();
+          t.ok();
+          std::string x;
+          x.ok();
+        }
+        "#,
+        expect![[r#"
+            Base::Open -> db.h:Status (Imported, 1.00)
+            run -> db.cc:Status::ok (Receiver, 1.00)
+            run -> db.cc:Base::Open (Receiver, 1.00)
+            run -> db.cc:Status::ok (Receiver, 1.00)
+        "#]],
+    );
+}
