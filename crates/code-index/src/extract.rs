@@ -1234,8 +1234,8 @@ fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
 /// are touched, which is how such macros are written.
 fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
     use regex::bytes::Regex;
-    static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
-    let [class_head, after_params, after_member] = PATTERNS.get_or_init(|| {
+    static PATTERNS: OnceLock<[Regex; 4]> = OnceLock::new();
+    let [class_head, after_params, after_member, before_type] = PATTERNS.get_or_init(|| {
         // ASCII mode (`(?-u)`): C and C++ identifiers are ASCII.
         [
             Regex::new(r"(?-u)\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]{2,})\s+([A-Za-z_]\w*)\s*(?:\{|:[^:]|final\b)")
@@ -1245,6 +1245,13 @@ fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
             )
             .unwrap(),
             Regex::new(r"(?-u)\b([A-Za-z_]\w*)\s+([A-Z][A-Z0-9]*_[A-Z0-9_]*\s*\([^()\n]*\))\s*[;=]").unwrap(),
+            // `SPDLOG_INLINE std::shared_ptr<logger> get(`, `FMT_CONSTEXPR FMT_INLINE
+            // auto f(`: macros before a return type and a name (one word after
+            // the macro is a declaration of that type: `LARGE_INTEGER f(`).
+            Regex::new(
+                r"(?-u)(?m)^[ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?:(?:static|inline|constexpr|virtual|explicit|friend|const)[ \t]+)*[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?[ \t*&]+[A-Za-z_~][\w:]*[ \t]*\(",
+            )
+            .unwrap(),
         ]
     });
     let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
@@ -1254,6 +1261,7 @@ fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
         }
     }
     spans.extend(after_params.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
+    spans.extend(before_type.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
     for c in after_member.captures_iter(src) {
         let word = c.get(1).map_or(&b""[..], |m| m.as_bytes());
         // `return FOO_BAR(x);` is an expression, not a member with an annotation.

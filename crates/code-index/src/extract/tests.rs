@@ -816,10 +816,14 @@ int Compare(int a) {
   if (a) CHECK_OK(a);
   return FOO_BAR(a);
 }
+SPDLOG_INLINE std::shared_ptr<logger> get(const std::string &name) { return nullptr; }
+template <typename T> FMT_CONSTEXPR FMT_INLINE auto parse(T x) -> T { return x; }
+SPDLOG_INLINE registry &registry::instance() { static registry r; return r; }
+LARGE_INTEGER Frequency() { return f; }
 }
 "#,
         expect![[r#"
-            namespace leveldb L2-19 `namespace leveldb`
+            namespace leveldb L2-23 `namespace leveldb`
               class leveldb::Cache L3-8 `class LEVELDB_EXPORT Cache`
                 method leveldb::Cache::Lock L5-5 `void Lock() EXCLUSIVE_LOCK_FUNCTION()`
                 method leveldb::Cache::~Cache L7-7 `virtual ~Cache();`
@@ -829,6 +833,10 @@ int Compare(int a) {
               method leveldb::Env::Default L13-13 `Env* Env::Default()`
               type_alias leveldb::BlockFunction L14-14 `typedef Iterator* (*BlockFunction)(void*, const ReadOptions&);`
               function leveldb::Compare L15-18 `int Compare(int a)`
+              function leveldb::get L19-19 `std::shared_ptr<logger> get(const std::string &name)`
+              function leveldb::parse L20-20 `template <typename T> FMT_CONSTEXPR FMT_INLINE auto parse(T x) -> T`
+              method leveldb::registry::instance L21-21 `registry &registry::instance()`
+              function leveldb::Frequency L22-22 `LARGE_INTEGER Frequency()`
         "#]],
     );
 }
@@ -865,7 +873,7 @@ fn js_prototype_methods_ts_construct_signatures_java_enum_bodies() {
 
 #[test]
 fn mask_macros_blanks_only_macros_and_keeps_offsets() {
-    let src = b"class LEVELDB_EXPORT Cache {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION() { }\n  int count_ GUARDED_BY(mu_);\n};\nclass FOO final {};\nreturn FOO_BAR(x);\n";
+    let src = b"class LEVELDB_EXPORT Cache {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION() { }\n  int count_ GUARDED_BY(mu_);\n};\nclass FOO final {};\nreturn FOO_BAR(x);\n  SPDLOG_API std::string name(int x);\nLARGE_INTEGER f(int x);\n";
     let masked = mask_macros(src);
     assert_eq!(masked.len(), src.len());
     expect![[r#"
@@ -875,6 +883,8 @@ fn mask_macros_blanks_only_macros_and_keeps_offsets() {
         };
         class FOO final {};
         return FOO_BAR(x);
+                     std::string name(int x);
+        LARGE_INTEGER f(int x);
     "#]]
     .assert_eq(&String::from_utf8_lossy(&masked));
 }
