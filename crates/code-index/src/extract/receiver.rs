@@ -33,7 +33,11 @@
 //!   `Foo(..)`, `std::make_unique<Foo>(..)` or a call; `Foo::Create()` is a static
 //!   method of `Foo`. An out-of-line method (`void DBImpl::Write()`) knows its
 //!   class by name only, so the fields its header declares (`mem_->Add()`) stay
-//!   untyped.
+//!   untyped;
+//! - a field of a class (Go: a struct) this file defines, on a receiver typed
+//!   here: `l.store.Flush()`, `self.linter.reporter.emit()`, and C++'s
+//!   out-of-line `mem_->Add()` when the class is in the same file. A name the
+//!   file defines twice is not looked into.
 //!
 //! No flow analysis: a variable bound to two different types has none. The answer is
 //! a name only (`PyLinter`, not a definition); the call graph decides what it means.
@@ -62,6 +66,9 @@ pub(super) struct Receivers<'s, 't> {
     resolving: HashSet<(usize, bool, String)>,
     /// Go: the names the file's imports bind, read when first needed.
     go_packages: Option<HashSet<String>>,
+    /// The classes (Go: struct types) this file defines, by name, read when
+    /// first needed.
+    classes: Option<HashMap<String, Node<'t>>>,
     /// How many calls deep the receiver being typed is (see [`MAX_CHAIN`]).
     depth: usize,
 }
@@ -93,6 +100,7 @@ impl<'s, 't> Receivers<'s, 't> {
             resolved: HashMap::new(),
             resolving: HashSet::new(),
             go_packages: None,
+            classes: None,
             depth: 0,
         }
     }
@@ -142,6 +150,15 @@ impl<'s, 't> Receivers<'s, 't> {
                 match self.variable(var, open) {
                     Some(bound) => bound,
                     None if is_type_name(var) => Some(var.to_owned()),
+                    // C++'s out-of-line method naming a field of its class (`mem_`),
+                    // when the class is defined in this file.
+                    None if self.lang == Language::Cpp
+                        && !open.iter().any(|n| is_class(n.kind()))
+                        && let Some(class) = self.class_name(open)
+                        && let Some(t) = self.field_of(&class, var) =>
+                    {
+                        Some(t)
+                    }
                     // Go: a package the file imports (`store.Open()`), named as
                     // itself; the call graph looks in the packages imported.
                     None if self.lang == Language::Go && self.imports_go_package(var) => {
@@ -157,15 +174,34 @@ impl<'s, 't> Receivers<'s, 't> {
             | "member_expression"
             | "field_expression"
             | "field_access"
-            | "member_access_expression" => {
+            | "member_access_expression"
+            | "selector_expression" => {
                 if let Some(field) = self.self_field(receiver) {
                     let field = self.text(field);
-                    let class = open.iter().rposition(|n| is_class(n.kind()))?;
-                    return self.lookup(open[class], true, field, &open[..=class]).flatten();
+                    return match open.iter().rposition(|n| is_class(n.kind())) {
+                        Some(class) => {
+                            self.lookup(open[class], true, field, &open[..=class]).flatten()
+                        }
+                        // C++'s out-of-line `this->mem_`: its class, if in this file.
+                        None => self.field_of(&self.class_name(open)?, field),
+                    };
                 }
                 let last = receiver.child(receiver.child_count().checked_sub(1)?)?;
                 let name = self.text(last);
-                is_type_name(name).then(|| name.to_owned())
+                if is_type_name(name) && self.lang != Language::Go {
+                    return Some(name.to_owned());
+                }
+                // `l.store`, `self.linter.reporter`: a field of a class this file
+                // defines, as its body declares it.
+                let (object, field) = member_parts(receiver)?;
+                if self.depth >= MAX_CHAIN {
+                    return None;
+                }
+                self.depth += 1;
+                let owner = self.type_of(object, open);
+                self.depth -= 1;
+                let owner = owner?;
+                self.field_of(&owner, self.text(field))
             }
             // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`, `make().run()`,
             // `f.reader().next()`.
@@ -419,9 +455,19 @@ impl<'s, 't> Receivers<'s, 't> {
                 (node, Bound::Stated(None))
             }
             (Language::Java | Language::CSharp, _) => return None,
+            // A struct's fields: `store *Store`, `a, b Reader`.
+            (Language::Go, "field_declaration") if fields => {
+                let ty = field("type");
+                let mut walk = node.walk();
+                for name in node.children_by_field_name("name", &mut walk) {
+                    push(name, typed(ty, None));
+                }
+                return Some(());
+            }
+            (Language::Go, _) if fields => return None,
             // Go: `func (l *Linter) m(a, b T)`, `x, err := New()`, `var x T = v`,
-            // `for _, f := range fs`. (Struct fields are declared in the type, not
-            // the method: `l.store.Flush()` stays untyped.)
+            // `for _, f := range fs`. (Struct fields are read from the struct's
+            // type, when this file declares it: `l.store.Flush()`.)
             (Language::Go, "parameter_declaration" | "var_spec") => {
                 let ty = field("type");
                 let values: Vec<Node<'_>> = match field("value") {
@@ -717,6 +763,31 @@ impl<'s, 't> Receivers<'s, 't> {
         packages.contains(name)
     }
 
+    /// The type of field `field` of the class named `class`, if this file defines
+    /// that class (once: a name defined twice is not looked into) and its body
+    /// declares or sets the field with a type.
+    fn field_of(&mut self, class: &str, field: &str) -> Option<String> {
+        let classes = self.classes.get_or_insert_with(|| {
+            let mut out: HashMap<String, Option<Node<'t>>> = HashMap::new();
+            let mut cursor = self.root.walk();
+            let mut stack = vec![self.root];
+            while let Some(node) = stack.pop() {
+                let struct_type = node.kind() == "type_spec"
+                    && node.child_by_field_name("type").is_some_and(|t| t.kind() == "struct_type");
+                if (is_class(node.kind()) || struct_type)
+                    && let Some(name) = node.child_by_field_name("name")
+                    && let Ok(name) = std::str::from_utf8(&self.src[name.byte_range()])
+                {
+                    out.entry(name.to_owned()).and_modify(|c| *c = None).or_insert(Some(node));
+                }
+                stack.extend(node.named_children(&mut cursor).filter(|c| !binds_nothing(c.kind())));
+            }
+            out.into_iter().filter_map(|(name, node)| Some((name, node?))).collect()
+        });
+        let node = *classes.get(class)?;
+        self.lookup(node, true, field, &[node]).flatten()
+    }
+
     /// The name of the innermost class around (in C++, also the scope of an
     /// out-of-line method: `void DBImpl::Write()` is in `DBImpl`).
     fn class_name(&self, open: &[Node<'t>]) -> Option<String> {
@@ -994,6 +1065,7 @@ fn member_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
         "field_expression" => ("value", "field"),
         "selector_expression" => ("operand", "field"),
         "member_access_expression" => ("expression", "name"),
+        "field_access" => ("object", "field"),
         _ => return None,
     };
     Some((node.child_by_field_name(object)?, node.child_by_field_name(member)?))

@@ -1100,8 +1100,77 @@ void Linter::Run(Store* db) {
             23 Flush: Store.Open()
             24 OK: Status
             31 Flush: Store
-            32 Flush: ?
+            32 Flush: Store
             33 Go: Linter.Helper()
+        "#]],
+    );
+}
+
+#[test]
+fn fields_of_classes_the_file_defines() {
+    // `l.store.Flush()`: the field's type, as the class (or struct) body this file
+    // defines declares it; a class defined twice is not looked into.
+    check_receivers(
+        Language::Go,
+        r#"
+package lint
+
+type Linter struct {
+	store  *Store
+	a, b   Reader
+}
+
+func run(l *Linter, o Other) {
+	l.store.Flush()
+	l.b.Read()
+	o.store.Flush()
+	o.Writer.Status()
+}
+"#,
+        expect![[r#"
+            10 Flush: Store
+            11 Read: Reader
+            12 Flush: ?
+            13 Status: ?
+        "#]],
+    );
+    check_receivers(
+        Language::Python,
+        r#"
+class Linter:
+    def __init__(self):
+        self.reporter = Reporter()
+
+class Runner:
+    linter: Linter
+
+    def run(self, other: Linter):
+        self.linter.reporter.emit()
+        other.reporter.emit()
+        other.missing.emit()
+"#,
+        expect![[r#"
+            10 emit: Reporter
+            11 emit: Reporter
+            12 emit: ?
+        "#]],
+    );
+    check_receivers(
+        Language::Java,
+        r#"
+class Store { Writer writer; }
+class Twice {}
+class Twice {}
+class Linter {
+    void run(Store s, Twice t) {
+        s.writer.flush();
+        t.writer.flush();
+    }
+}
+"#,
+        expect![[r#"
+            7 flush: Writer
+            8 flush: ?
         "#]],
     );
 }
