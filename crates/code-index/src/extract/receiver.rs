@@ -32,8 +32,8 @@
 //!   fields of a class body the method is written in; `auto` from `new Foo(..)`,
 //!   `Foo(..)`, `std::make_unique<Foo>(..)` or a call; `Foo::Create()` is a static
 //!   method of `Foo`. An out-of-line method (`void DBImpl::Write()`) knows its
-//!   class by name only, so the fields its header declares (`mem_->Add()`) stay
-//!   untyped;
+//!   class by name only, so the fields a header declares (`mem_->Add()`) stay
+//!   untyped (those of a class in the same file do not, see below);
 //! - a field of a class (Go: a struct) this file defines, on a receiver typed
 //!   here: `l.store.Flush()`, `self.linter.reporter.emit()`, and C++'s
 //!   out-of-line `mem_->Add()` when the class is in the same file. A name the
