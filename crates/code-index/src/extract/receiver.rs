@@ -34,8 +34,9 @@
 //!   method of `Foo`. An out-of-line method (`void DBImpl::Write()`) knows its
 //!   class by name only, so the fields a header declares (`mem_->Add()`) stay
 //!   untyped (those of a class in the same file do not, see below);
-//! - a field of a class (Go: a struct) this file defines, on a receiver typed
-//!   here: `l.store.Flush()`, `self.linter.reporter.emit()`, and C++'s
+//! - a field of a class (Go, Rust: a struct) this file defines, on a receiver
+//!   typed here: `l.store.Flush()`, `self.linter.reporter.emit()`, Rust's
+//!   `self.cache.get()` in an `impl` of the struct, and C++'s
 //!   out-of-line `mem_->Add()` when the class is in the same file. A name the
 //!   file defines twice is not looked into.
 //!
@@ -134,7 +135,8 @@ impl<'s, 't> Receivers<'s, 't> {
         match receiver.kind() {
             // Only inside a chain (`self.reader().next()`): a call on `self` itself
             // is a self call.
-            "this" | "this_expression" => self.class_name(open),
+            // (Rust's `self` is its own node, of the `impl` block's type.)
+            "this" | "this_expression" | "self" => self.class_name(open),
             "identifier" if self.lang == Language::Python && is_self(self.text(receiver)) => {
                 self.class_name(open)
             }
@@ -455,6 +457,11 @@ impl<'s, 't> Receivers<'s, 't> {
                 (node, Bound::Stated(None))
             }
             (Language::Java | Language::CSharp, _) => return None,
+            // Rust's struct fields: `store: Store`, `pub cache: Box<Cache>`.
+            (Language::Rust, "field_declaration") if fields => {
+                (field("name")?, Bound::Stated(field("type").and_then(|t| self.type_name(t))))
+            }
+            (Language::Rust, _) if fields => return None,
             // A struct's fields: `store *Store`, `a, b Reader`.
             (Language::Go, "field_declaration") if fields => {
                 let ty = field("type");
@@ -772,8 +779,9 @@ impl<'s, 't> Receivers<'s, 't> {
             let mut cursor = self.root.walk();
             let mut stack = vec![self.root];
             while let Some(node) = stack.pop() {
-                let struct_type = node.kind() == "type_spec"
-                    && node.child_by_field_name("type").is_some_and(|t| t.kind() == "struct_type");
+                let struct_type = (node.kind() == "type_spec"
+                    && node.child_by_field_name("type").is_some_and(|t| t.kind() == "struct_type"))
+                    || node.kind() == "struct_item";
                 if (is_class(node.kind()) || struct_type)
                     && let Some(name) = node.child_by_field_name("name")
                     && let Ok(name) = std::str::from_utf8(&self.src[name.byte_range()])
@@ -788,13 +796,18 @@ impl<'s, 't> Receivers<'s, 't> {
         self.lookup(node, true, field, &[node]).flatten()
     }
 
-    /// The name of the innermost class around (in C++, also the scope of an
-    /// out-of-line method: `void DBImpl::Write()` is in `DBImpl`).
+    /// The name of the innermost class around (in Rust, the type of the `impl`
+    /// block; in C++, also the scope of an out-of-line method: `void
+    /// DBImpl::Write()` is in `DBImpl`).
     fn class_name(&self, open: &[Node<'t>]) -> Option<String> {
         let scope = open.iter().rev().find(|n| {
-            is_class(n.kind()) || (self.lang == Language::Cpp && n.kind() == "function_definition")
+            is_class(n.kind())
+                || n.kind() == "impl_item"
+                || (self.lang == Language::Cpp && n.kind() == "function_definition")
         })?;
         let name = match scope.kind() {
+            // `impl Store`, `impl<T> Trait for Store<T>`.
+            "impl_item" => strip_generics(self.text(scope.child_by_field_name("type")?)),
             "function_definition" => {
                 let mut d = scope.child_by_field_name("declarator")?;
                 while d.kind() != "qualified_identifier" {
@@ -1265,7 +1278,7 @@ fn is_class(kind: &str) -> bool {
 
 /// The nodes [`Receivers::type_of`] wants to know it is inside of.
 pub(super) fn is_scope(kind: &str) -> bool {
-    is_function(kind) || is_class(kind)
+    is_function(kind) || is_class(kind) || kind == "impl_item"
 }
 
 #[cfg(test)]

@@ -1173,6 +1173,27 @@ class Linter {
             8 flush: ?
         "#]],
     );
+    check_receivers(
+        Language::Rust,
+        r#"
+pub struct Store {
+    cache: Box<Cache>,
+    pub(crate) log: Log,
+}
+impl<T> Flush for Store<T> {
+    fn run(&self) {
+        self.cache.get();
+        self.log.append();
+        self.reader().next();
+    }
+}
+"#,
+        expect![[r#"
+            8 get: Cache
+            9 append: Log
+            10 next: Store.reader()
+        "#]],
+    );
 }
 
 #[test]
