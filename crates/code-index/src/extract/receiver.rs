@@ -61,8 +61,9 @@ pub(super) struct Receivers<'s, 't> {
     root: Node<'t>,
     /// Keyed by (scope node, whether its `self.` fields or its variables).
     scopes: HashMap<(usize, bool), HashMap<String, Vec<Bound<'t>>>>,
-    /// A variable's type, `None` when its bindings disagree or say nothing.
-    resolved: HashMap<(usize, bool, String), Option<String>>,
+    /// Per scope (as `scopes`), each variable's type, `None` when its bindings
+    /// disagree or say nothing.
+    resolved: HashMap<(usize, bool), HashMap<String, Option<String>>>,
     /// The variables being typed: `x = x.next()` reads `x` while typing it.
     resolving: HashSet<(usize, bool, String)>,
     /// Go: the names the file's imports bind, read when first needed.
@@ -196,13 +197,7 @@ impl<'s, 't> Receivers<'s, 't> {
                 // `l.store`, `self.linter.reporter`: a field of a class this file
                 // defines, as its body declares it.
                 let (object, field) = member_parts(receiver)?;
-                if self.depth >= MAX_CHAIN {
-                    return None;
-                }
-                self.depth += 1;
-                let owner = self.type_of(object, open);
-                self.depth -= 1;
-                let owner = owner?;
+                let owner = self.type_of_deeper(object, open)?;
                 self.field_of(&owner, self.text(field))
             }
             // `Foo().run()`, `new Foo().run()`, `Foo::new().run()`, `make().run()`,
@@ -254,11 +249,12 @@ impl<'s, 't> Receivers<'s, 't> {
         var: &str,
         open: &[Node<'t>],
     ) -> Option<Option<String>> {
-        let key = (scope.id(), fields, var.to_owned());
-        if let Some(t) = self.resolved.get(&key) {
+        let scope_key = (scope.id(), fields);
+        if let Some(t) = self.resolved.get(&scope_key).and_then(|vars| vars.get(var)) {
             return Some(t.clone());
         }
         let bounds = self.bindings(scope, fields).get(var)?.clone();
+        let key = (scope_key.0, fields, var.to_owned());
         if !self.resolving.insert(key.clone()) {
             return Some(None);
         }
@@ -278,7 +274,7 @@ impl<'s, 't> Receivers<'s, 't> {
         }
         self.resolving.remove(&key);
         let t = agreed.flatten();
-        self.resolved.insert(key, t.clone());
+        self.resolved.entry(scope_key).or_default().insert(key.2, t.clone());
         Some(t)
     }
 
@@ -719,14 +715,24 @@ impl<'s, 't> Receivers<'s, 't> {
         open: &[Node<'t>],
     ) -> Option<String> {
         let method = strip_generics(self.text(method));
-        if !is_identifier(method) || self.depth >= MAX_CHAIN {
+        if !is_identifier(method) {
+            return None;
+        }
+        let owner = self.type_of_deeper(object, open)?;
+        (owner.matches("()").count() < MAX_CHAIN).then(|| format!("{owner}.{method}(){q}"))
+    }
+
+    /// The type of the object a call or a field is read from (`f` in
+    /// `f.reader()`, `l` in `l.store`): one step deeper in a chain, none past
+    /// [`MAX_CHAIN`].
+    fn type_of_deeper(&mut self, object: Node<'t>, open: &[Node<'t>]) -> Option<String> {
+        if self.depth >= MAX_CHAIN {
             return None;
         }
         self.depth += 1;
-        let owner = self.type_of(object, open);
+        let t = self.type_of(object, open);
         self.depth -= 1;
-        let owner = owner?;
-        (owner.matches("()").count() < MAX_CHAIN).then(|| format!("{owner}.{method}(){q}"))
+        t
     }
 
     /// A call without a receiver in Java or C#: a method of the enclosing class (or
@@ -743,57 +749,63 @@ impl<'s, 't> Receivers<'s, 't> {
     /// (`github.com/json-iterator/go` is `jsoniter`) is missed: its calls are then
     /// matched by name, as before.
     fn imports_go_package(&mut self, name: &str) -> bool {
-        let packages = self.go_packages.get_or_insert_with(|| {
-            let mut out = HashSet::new();
-            let mut stack: Vec<Node<'t>> = {
-                let mut walk = self.root.walk();
-                self.root.children(&mut walk).filter(|n| n.kind() == "import_declaration").collect()
-            };
-            while let Some(node) = stack.pop() {
-                if node.kind() != "import_spec" {
-                    stack.extend(node.named_children(&mut node.walk()));
-                    continue;
-                }
-                let text = |n: Node<'_>| std::str::from_utf8(&self.src[n.byte_range()]).ok();
-                let bound = match node.child_by_field_name("name") {
-                    Some(alias) => text(alias).map(str::to_owned),
-                    None => node
-                        .child_by_field_name("path")
-                        .and_then(text)
-                        .and_then(go_package_name)
-                        .map(str::to_owned),
-                };
-                out.extend(bound);
+        if self.go_packages.is_none() {
+            self.go_packages = Some(self.go_imports());
+        }
+        self.go_packages.as_ref().is_some_and(|packages| packages.contains(name))
+    }
+
+    /// See [`Receivers::imports_go_package`].
+    fn go_imports(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        let mut walk = self.root.walk();
+        let mut stack: Vec<Node<'t>> =
+            self.root.children(&mut walk).filter(|n| n.kind() == "import_declaration").collect();
+        while let Some(node) = stack.pop() {
+            if node.kind() != "import_spec" {
+                stack.extend(node.named_children(&mut walk));
+                continue;
             }
-            out
-        });
-        packages.contains(name)
+            let bound = match node.child_by_field_name("name") {
+                Some(alias) => Some(self.text(alias)),
+                None => {
+                    node.child_by_field_name("path").and_then(|p| go_package_name(self.text(p)))
+                }
+            };
+            out.extend(bound.map(str::to_owned));
+        }
+        out
     }
 
     /// The type of field `field` of the class named `class`, if this file defines
     /// that class (once: a name defined twice is not looked into) and its body
     /// declares or sets the field with a type.
     fn field_of(&mut self, class: &str, field: &str) -> Option<String> {
-        let classes = self.classes.get_or_insert_with(|| {
-            let mut out: HashMap<String, Option<Node<'t>>> = HashMap::new();
-            let mut cursor = self.root.walk();
-            let mut stack = vec![self.root];
-            while let Some(node) = stack.pop() {
-                let struct_type = (node.kind() == "type_spec"
-                    && node.child_by_field_name("type").is_some_and(|t| t.kind() == "struct_type"))
-                    || node.kind() == "struct_item";
-                if (is_class(node.kind()) || struct_type)
-                    && let Some(name) = node.child_by_field_name("name")
-                    && let Ok(name) = std::str::from_utf8(&self.src[name.byte_range()])
-                {
-                    out.entry(name.to_owned()).and_modify(|c| *c = None).or_insert(Some(node));
-                }
-                stack.extend(node.named_children(&mut cursor).filter(|c| !binds_nothing(c.kind())));
-            }
-            out.into_iter().filter_map(|(name, node)| Some((name, node?))).collect()
-        });
-        let node = *classes.get(class)?;
+        if self.classes.is_none() {
+            self.classes = Some(self.classes_by_name());
+        }
+        let node = *self.classes.as_ref()?.get(class)?;
         self.lookup(node, true, field, &[node]).flatten()
+    }
+
+    /// See [`Receivers::field_of`]: the classes and structs defined once.
+    fn classes_by_name(&self) -> HashMap<String, Node<'t>> {
+        let mut out: HashMap<String, Option<Node<'t>>> = HashMap::new();
+        let mut cursor = self.root.walk();
+        let mut stack = vec![self.root];
+        while let Some(node) = stack.pop() {
+            let struct_type = (node.kind() == "type_spec"
+                && node.child_by_field_name("type").is_some_and(|t| t.kind() == "struct_type"))
+                || node.kind() == "struct_item";
+            if (is_class(node.kind()) || struct_type)
+                && let Some(name) = node.child_by_field_name("name")
+            {
+                let name = self.text(name).to_owned();
+                out.entry(name).and_modify(|c| *c = None).or_insert(Some(node));
+            }
+            stack.extend(node.named_children(&mut cursor).filter(|c| !binds_nothing(c.kind())));
+        }
+        out.into_iter().filter_map(|(name, node)| Some((name, node?))).collect()
     }
 
     /// The name of the innermost class around (in Rust, the type of the `impl`
