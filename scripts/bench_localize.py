@@ -16,6 +16,10 @@ Repositories come from git mirrors: $IRONBEES_MIRROR/<owner>+<name>/repo (what t
     cargo build --release -p cli
     python3 scripts/bench_localize.py [--bin target/release/ironbees] [--repo pytest-dev/pytest] [--json]
 
+`--data` takes another set in the same format: scripts/heldout_localize.py builds one
+from repositories the dev set does not contain, with another retriever's rankings
+for `--peer`, which scores them on the same instances in a second table.
+
 `--train` fits the weights of `ironbees localize`'s linear model instead (needs numpy):
 every candidate file's features (`--explain`), pairwise logistic regression (each
 gold file above every other candidate of its instance), non-negative weights, and
@@ -85,6 +89,7 @@ def main():
     ap.add_argument("--weights", help="signal weights for an ablation, e.g. only=text (see `ironbees localize --weights`)")
     ap.add_argument("--train", action="store_true", help="fit the feature weights (leave-one-repository-out)")
     ap.add_argument("--features", help="with --train: cache of the candidates' features (read if present, else written)")
+    ap.add_argument("--peer", help="JSON lines of another retriever's rankings ({instance_id, files}), scored side by side")
     args = ap.parse_args()
     if args.train and args.features and os.path.exists(args.features):
         train(json.load(open(args.features)))
@@ -97,6 +102,11 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     per_repo = collections.defaultdict(list)
     out = []
+    peer = {}
+    if args.peer:
+        peer = {p["instance_id"]: p["files"] for p in map(json.loads, open(args.peer))}
+    peer_repo = collections.defaultdict(list)
+    peer_out = []
     train_rows = []
     for r in rows:
         gitdir = git_dir(r["repo"], args.mirror, args.work)
@@ -120,16 +130,14 @@ def main():
         gold = r["gold_files"]
         if args.train:
             train_rows.append((r["repo"], gold, [(x["path"], x["features"]) for x in answer]))
-        ranks = [ranked.index(g) + 1 for g in gold if g in ranked]
-        m = {
-            "instance_id": r["instance_id"], "repo": r["repo"], "gold": gold, "top5": ranked[:5],
-            "acc1": all(g in ranked[:1] for g in gold), "acc3": all(g in ranked[:3] for g in gold),
-            "acc5": all(g in ranked[:5] for g in gold), "rec5": sum(g in ranked[:5] for g in gold) / len(gold),
-            "rec10": sum(g in ranked[:10] for g in gold) / len(gold),
-            "mrr": 1.0 / min(ranks) if ranks else 0.0, "seconds": round(secs, 2),
-        }
+        m = score(r, ranked)
+        m["seconds"] = round(secs, 2)
         per_repo[r["repo"]].append(m)
         out.append(m)
+        if r["instance_id"] in peer:
+            pm = score(r, peer[r["instance_id"]][:20])
+            peer_repo[r["repo"]].append(pm)
+            peer_out.append(pm)
         if args.json:
             print(json.dumps(m), flush=True)
         if not args.keep_trees:
@@ -142,6 +150,28 @@ def main():
         train(train_rows)
         return
 
+    table(per_repo, out)
+    if peer_out:
+        print(f"\npeer ({args.peer}), the same instances:\n")
+        table(peer_repo, peer_out)
+    secs = sorted(m["seconds"] for m in out)
+    print(f"\nper instance (cold index + localize, wall): median {secs[len(secs)//2]:.2f}s, max {secs[-1]:.2f}s")
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump(out, f, indent=1)
+
+def score(r, ranked):
+    """Acc@k, Recall@k and MRR of one ranking against the instance's gold files."""
+    gold = r["gold_files"]
+    ranks = [ranked.index(g) + 1 for g in gold if g in ranked]
+    return {
+        "instance_id": r["instance_id"], "repo": r["repo"], "gold": gold, "top5": ranked[:5], "ranked": ranked,
+        "acc1": all(g in ranked[:1] for g in gold), "acc3": all(g in ranked[:3] for g in gold),
+        "acc5": all(g in ranked[:5] for g in gold), "rec5": sum(g in ranked[:5] for g in gold) / len(gold),
+        "rec10": sum(g in ranked[:10] for g in gold) / len(gold),
+        "mrr": 1.0 / min(ranks) if ranks else 0.0,
+    }
+
+def table(per_repo, out):
     def summary(ms):
         n = len(ms)
         pct = lambda k: 100.0 * sum(m[k] for m in ms) / n
@@ -153,10 +183,6 @@ def main():
         print(f"| {repo} | {n} | {a1:.1f} | {a3:.1f} | {a5:.1f} | {r5:.1f} | {r10:.1f} | {mrr:.1f} |")
     n, a1, a3, a5, r5, r10, mrr = summary(out)
     print(f"| **all** | {n} | **{a1:.1f}** | {a3:.1f} | **{a5:.1f}** | {r5:.1f} | {r10:.1f} | {mrr:.1f} |")
-    secs = sorted(m["seconds"] for m in out)
-    print(f"\nper instance (cold index + localize, wall): median {secs[len(secs)//2]:.2f}s, max {secs[-1]:.2f}s")
-    with open(os.path.join(args.work, "results.json"), "w") as f:
-        json.dump(out, f, indent=1)
 
 def train(rows):
     import numpy as np
