@@ -20,8 +20,8 @@
 //! comparable across signals or across queries, and a linear model fitted over
 //! them generalized worse to held-out repositories (docs/BENCHMARKS.md,
 //! "Localization"). The fused score is multiplied by a prior on the file's role:
-//! tests, docs and examples are rarely where a change belongs. No rule names a
-//! project; everything is a function of the text and the index.
+//! tests, docs, examples and vendored code are rarely where a change belongs. No
+//! rule names a project; everything is a function of the text and the index.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -91,7 +91,7 @@ pub const FEATURES: [&str; NF] = [
     "central",     // global PageRank (0..1 of the most central file)
     "size",        // log of its line count (0..1 of the largest file)
     "init",        // it is a package's __init__
-    "role",        // 1 for source, lower for tests (0.35) and docs or examples (0.5)
+    "role",        // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored code
     "title_rr",    // 1 / rank of the file by title_text
     "code_rr",     // 1 / rank of the file by code_text
     "def_rr",      // 1 / rank of the file by def
@@ -155,19 +155,22 @@ pub struct LocalizeOptions {
     pub explain: bool,
 }
 
-/// The role of a file, from its path: tests, docs and examples are rarely where a
-/// change belongs.
+/// The role of a file, from its path: tests, docs, examples and vendored
+/// third-party code are rarely where a change belongs.
 pub(crate) fn role_prior(path: &str) -> f64 {
     if is_test_path(path) {
         0.35
-    } else if is_doc_or_example(path) {
+    } else if is_aside(path) {
         0.5
     } else {
         1.0
     }
 }
 
-fn is_doc_or_example(path: &str) -> bool {
+/// Docs, examples, benchmarks, and code copied in from elsewhere (`extern/`,
+/// `vendor/`, `third_party/`): a bundled jQuery matches an issue's words by its
+/// sheer size, and a fix goes upstream, not into the copy.
+fn is_aside(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     lower.split('/').take(lower.split('/').count().saturating_sub(1)).any(|d| {
         matches!(
@@ -181,6 +184,17 @@ fn is_doc_or_example(path: &str) -> bool {
                 | "demo"
                 | "demos"
                 | "samples"
+                | "extern"
+                | "externals"
+                | "cextern"
+                | "vendor"
+                | "vendored"
+                | "_vendor"
+                | "third_party"
+                | "third-party"
+                | "thirdparty"
+                | "3rdparty"
+                | "node_modules"
         )
     })
 }
@@ -896,6 +910,10 @@ mod tests {
             ("src/test/java/FooTest.java", 0.35),
             ("docs/conf.py", 0.5),
             ("examples/demo.py", 0.5),
+            ("astropy/extern/jquery/data/js/jquery-3.1.1.js", 0.5),
+            ("cextern/expat/lib/expat.h", 0.5),
+            ("src/pip/_vendor/requests/api.py", 0.5),
+            ("src/vendors.py", 1.0),
             ("src/contest.py", 1.0),
             ("src/attestation.py", 1.0),
         ];

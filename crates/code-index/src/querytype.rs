@@ -211,7 +211,8 @@ pub fn analyze_query(query: &str) -> QueryFeatures {
 }
 
 /// Removes what issue trackers add that says nothing about the code: HTML comments
-/// (issue templates), package listings (`pip list`, `pip freeze`, `conda list`) and
+/// (issue templates), package listings (`pip list`, `pip freeze`, `conda list`),
+/// environment reports (`xr.show_versions()`: `numpy: 1.18.1`, `OS: Darwin`) and
 /// URLs.
 pub fn clean(query: &str) -> String {
     let mut text = String::with_capacity(query.len());
@@ -226,9 +227,11 @@ pub fn clean(query: &str) -> String {
         }
     }
     text.push_str(rest);
+    let lines: Vec<&str> = text.lines().collect();
+    let report = environment_report_lines(&lines);
     let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        if is_package_listing(line) {
+    for (i, line) in lines.iter().enumerate() {
+        if is_package_listing(line) || report[i] {
             continue;
         }
         let kept: Vec<&str> = line
@@ -239,6 +242,89 @@ pub fn clean(query: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Which lines belong to an environment report. Such reports
+/// (`xr.show_versions()`, `sklearn.show_versions()`, the "Versions" section of
+/// issue templates) list the platform and every dependency, and their keys are the
+/// string constants of the module that prints them, which the text signals would
+/// otherwise rank first.
+///
+/// A block is a run of `key: value` lines; blocks apart by blank lines or by one
+/// other line (`[Clang 9.0.1 ]`) form a group. A group is a report when its values
+/// hold at least three versions or `None`s and a key names the platform or the
+/// language (`python`, `OS`, `Python version`); its blocks that name the platform
+/// or whose values are at least half versions are dropped.
+fn environment_report_lines(lines: &[&str]) -> Vec<bool> {
+    struct Block {
+        start: usize,
+        end: usize,
+        entries: usize,
+        versions: usize,
+        platform: bool,
+    }
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut b = Block { start: i, end: i, entries: 0, versions: 0, platform: false };
+        while let Some((key, value)) = lines.get(b.end).and_then(|l| report_entry(l.trim())) {
+            b.entries += 1;
+            b.versions += usize::from(is_version_value(value));
+            let key = key.to_ascii_lowercase();
+            b.platform |= key.contains("python")
+                || key.contains("version")
+                || matches!(key.as_str(), "os" | "platform" | "system" | "machine");
+            b.end += 1;
+        }
+        i = b.end.max(i + 1);
+        if b.entries > 0 {
+            blocks.push(b);
+        }
+    }
+    let mut report = vec![false; lines.len()];
+    let mut first = 0;
+    while first < blocks.len() {
+        let mut last = first;
+        while last + 1 < blocks.len()
+            && lines[blocks[last].end..blocks[last + 1].start]
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .count()
+                <= 1
+        {
+            last += 1;
+        }
+        let group = &blocks[first..=last];
+        if group.iter().map(|b| b.versions).sum::<usize>() >= 3 && group.iter().any(|b| b.platform)
+        {
+            for b in group.iter().filter(|b| b.platform || 2 * b.versions >= b.entries) {
+                report[b.start..b.end].iter_mut().for_each(|r| *r = true);
+            }
+        }
+        first = last + 1;
+    }
+    report
+}
+
+/// `numpy: 1.18.1`, `Python version: 3.9`, `LANG: en_US.UTF-8`: a key of at most
+/// three words, not an exception's name (`ValueError: 1.5 is not valid`).
+fn report_entry(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(": ")?;
+    let key = key.trim();
+    let valid = !key.is_empty()
+        && key.len() <= 40
+        && key.split_whitespace().count() <= 3
+        && key.starts_with(|c: char| c.is_ascii_alphabetic())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-. ".contains(c))
+        && !["Error", "Exception", "Warning"].iter().any(|s| key.ends_with(s));
+    valid.then_some((key, value.trim()))
+}
+
+fn is_version_value(value: &str) -> bool {
+    let first = value.split_whitespace().next().unwrap_or("");
+    let v = first.trim_start_matches('v');
+    (v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
+        || matches!(first, "None" | "none" | "null" | "unknown" | "N/A" | "n/a")
 }
 
 /// `name   1.2.3   [location]`, `name==1.2.3`, `name=1.2.3=build`, `---- ----`.
@@ -682,6 +768,24 @@ mod tests {
         );
         let ids = analyze_query(q).identifiers;
         assert!(!ids.iter().any(|m| m.text == "aiohttp" || m.text == "checklist"), "{ids:?}");
+    }
+
+    #[test]
+    fn cleaning_drops_environment_reports() {
+        let q = "Precision lost in `encode_cf_datetime`\n\nINSTALLED VERSIONS\n------------------\ncommit: None\npython: 3.7.6 | packaged by conda-forge\npython-bits: 64\nOS: Darwin\nLANG: en_US.UTF-8\n\nxarray: 0.15.1\nnetCDF4: 1.5.3\npydap: None\n\nExpected: 2\n";
+        let c = clean(q);
+        for gone in ["python-bits", "Darwin", "LANG", "netCDF4", "pydap"] {
+            assert!(!c.contains(gone), "{gone} in {c}");
+        }
+        assert!(c.contains("encode_cf_datetime") && c.contains("Expected: 2"), "{c}");
+        // Not a report: no platform key, or an exception among the lines, or too few.
+        for kept in [
+            "width: 1.5\nheight: 2.5\ndepth: 3.5\n",
+            "python: 3.8\nValueError: 1.5 is not valid\nnumpy: 1.2\n",
+            "Python version: 3.8\nnumpy: 1.2\n",
+        ] {
+            assert_eq!(clean(kept), kept, "{kept}");
+        }
     }
 
     #[test]
