@@ -300,6 +300,26 @@ fn environment_report_lines(lines: &[&str]) -> Vec<bool> {
             for b in group.iter().filter(|b| b.platform || 2 * b.versions >= b.entries) {
                 report[b.start..b.end].iter_mut().for_each(|r| *r = true);
             }
+            // The report's own heading goes with it: `#### Output of xr.show_versions()`,
+            // `<details>`, `INSTALLED VERSIONS` name the module that prints it. The
+            // first line (the title) always stays.
+            let mut above = group[0].start;
+            let mut headings = 0;
+            while above > 1 && headings < 4 {
+                above -= 1;
+                let t = lines[above].trim();
+                if t.is_empty() || report[above] || is_package_listing(t) {
+                    continue; // `------` rules are dropped anyway
+                }
+                let heading = t.starts_with('#')
+                    || t.starts_with('<')
+                    || t.to_ascii_lowercase().contains("version");
+                if !heading {
+                    break;
+                }
+                report[above] = true;
+                headings += 1;
+            }
         }
         first = last + 1;
     }
@@ -772,12 +792,19 @@ mod tests {
 
     #[test]
     fn cleaning_drops_environment_reports() {
-        let q = "Precision lost in `encode_cf_datetime`\n\nINSTALLED VERSIONS\n------------------\ncommit: None\npython: 3.7.6 | packaged by conda-forge\npython-bits: 64\nOS: Darwin\nLANG: en_US.UTF-8\n\nxarray: 0.15.1\nnetCDF4: 1.5.3\npydap: None\n\nExpected: 2\n";
+        let q = "Precision lost in `encode_cf_datetime`\n\nThe docs say so.\n#### Output of `xr.show_versions()`\n<details>\nINSTALLED VERSIONS\n------------------\ncommit: None\npython: 3.7.6 | packaged by conda-forge\npython-bits: 64\nOS: Darwin\nLANG: en_US.UTF-8\n\nxarray: 0.15.1\nnetCDF4: 1.5.3\npydap: None\n\nExpected: 2\n";
         let c = clean(q);
-        for gone in ["python-bits", "Darwin", "LANG", "netCDF4", "pydap"] {
+        for gone in
+            ["python-bits", "Darwin", "LANG", "netCDF4", "pydap", "show_versions", "details"]
+        {
             assert!(!c.contains(gone), "{gone} in {c}");
         }
-        assert!(c.contains("encode_cf_datetime") && c.contains("Expected: 2"), "{c}");
+        assert!(
+            c.contains("encode_cf_datetime")
+                && c.contains("The docs say")
+                && c.contains("Expected: 2"),
+            "{c}"
+        );
         // Not a report: no platform key, or an exception among the lines, or too few.
         for kept in [
             "width: 1.5\nheight: 2.5\ndepth: 3.5\n",
