@@ -805,12 +805,11 @@ mod tests {
                 && c.contains("Expected: 2"),
             "{c}"
         );
-        // Not a report: no platform key, or an exception among the lines, or too few.
-        for kept in [
-            "width: 1.5\nheight: 2.5\ndepth: 3.5\n",
-            "python: 3.8\nValueError: 1.5 is not valid\nnumpy: 1.2\n",
-            "Python version: 3.8\nnumpy: 1.2\n",
-        ] {
+        // An exception's message is never a report entry, even inside a report.
+        let c = clean("Bug\npython: 3.8\nValueError: 1.5 is not valid\nnumpy: 1.2\nscipy: 1.1\n");
+        assert_eq!(c, "Bug\nValueError: 1.5 is not valid\n");
+        // Not a report: no platform key, or too few versions.
+        for kept in ["width: 1.5\nheight: 2.5\ndepth: 3.5\n", "Python version: 3.8\nnumpy: 1.2\n"] {
             assert_eq!(clean(kept), kept, "{kept}");
         }
     }
