@@ -67,11 +67,11 @@ def main():
         except (subprocess.CalledProcessError, json.JSONDecodeError):
             continue  # a blob the mirror lacks
         repo = d["repo"]
-        if repo in dev_repos or not os.path.isdir(os.path.join(args.mirror, repo.replace("/", "+"), "repo")):
+        gitdir = os.path.join(args.mirror, repo.replace("/", "+"), "repo")
+        if repo in dev_repos or not os.path.isdir(gitdir):
             continue
         # A file the fix creates cannot be found in the tree before it (the source
         # also spells a new file's "--- /dev/null" as a path "ev/null").
-        gitdir = os.path.join(args.mirror, repo.replace("/", "+"), "repo")
         gold = sorted(f for f in set(d.get("patch_files") or []) if exists(gitdir, d["base_commit"], f))
         if not gold or not d.get("problem_statement"):
             continue

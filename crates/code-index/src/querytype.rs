@@ -340,11 +340,19 @@ fn report_entry(line: &str) -> Option<(&str, &str)> {
     valid.then_some((key, value.trim()))
 }
 
+/// A report's value that says a version (`3.7.6 | packaged by conda-forge`) or its
+/// absence (`None`).
 fn is_version_value(value: &str) -> bool {
     let first = value.split_whitespace().next().unwrap_or("");
-    let v = first.trim_start_matches('v');
-    (v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
+    starts_like_version(first)
         || matches!(first, "None" | "none" | "null" | "unknown" | "N/A" | "n/a")
+}
+
+/// `1.2.3`, `v2.0`, `0.12.3+88.g69c7e01e.dirty`, `1.0.1,`: digits and a dot after
+/// an optional `v`.
+fn starts_like_version(word: &str) -> bool {
+    let v = word.trim_start_matches('v');
+    v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.')
 }
 
 /// `name   1.2.3   [location]`, `name==1.2.3`, `name=1.2.3=build`, `---- ----`.
@@ -363,10 +371,10 @@ fn is_package_listing(line: &str) -> bool {
             && t.split("==").nth(1).is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()));
     };
     let version_like = |v: &str| {
-        let v = v.trim_start_matches('v');
-        v.starts_with(|c: char| c.is_ascii_digit())
-            && v.contains('.')
-            && v.chars().all(|c| c.is_ascii_alphanumeric() || ".+-_".contains(c))
+        starts_like_version(v)
+            && v.trim_start_matches('v')
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".+-_".contains(c))
     };
     let name_like = name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c));
     name_like && version_like(second) && t.split_whitespace().count() <= 4
