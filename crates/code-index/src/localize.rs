@@ -20,8 +20,9 @@
 //! comparable across signals or across queries, and a linear model fitted over
 //! them generalized worse to held-out repositories (docs/BENCHMARKS.md,
 //! "Localization"). The fused score is multiplied by a prior on the file's role:
-//! tests, docs, examples and vendored code are rarely where a change belongs. No
-//! rule names a project; everything is a function of the text and the index.
+//! tests, docs, examples, vendored and generated code are rarely where a change
+//! belongs. No rule names a project; everything is a function of the text and the
+//! index.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -37,7 +38,7 @@ use crate::{
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
     search::SearchIndex,
-    testfiles::is_test_path,
+    testfiles::{is_generated, is_test_path},
 };
 
 /// Why a file is in the result.
@@ -91,14 +92,14 @@ pub const FEATURES: [&str; NF] = [
     "central",     // global PageRank (0..1 of the most central file)
     "size",        // log of its line count (0..1 of the largest file)
     "init",        // it is a package's __init__
-    "role",        // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored code
-    "title_rr",    // 1 / rank of the file by title_text
-    "code_rr",     // 1 / rank of the file by code_text
-    "def_rr",      // 1 / rank of the file by def
-    "graph_rr",    // 1 / rank of the file by graph
-    "sum_rr",      // 1 / rank of the file by text_sum
-    "file_text",   // whole-file BM25 for the whole text (0..1 of the best file)
-    "tested",      // best text score of the test files named after it (test_foo.py → foo.py)
+    "role", // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored or generated code
+    "title_rr", // 1 / rank of the file by title_text
+    "code_rr", // 1 / rank of the file by code_text
+    "def_rr", // 1 / rank of the file by def
+    "graph_rr", // 1 / rank of the file by graph
+    "sum_rr", // 1 / rank of the file by text_sum
+    "file_text", // whole-file BM25 for the whole text (0..1 of the best file)
+    "tested", // best text score of the test files named after it (test_foo.py → foo.py)
 ];
 
 /// Each signal's vote in the reciprocal-rank fusion; `role` (> 0) turns the role
@@ -156,16 +157,20 @@ pub struct LocalizeOptions {
 }
 
 /// The role of a file, from its path: tests, docs, examples and vendored
-/// third-party code are rarely where a change belongs.
+/// third-party code are rarely where a change belongs. (Generated code, known by
+/// its header rather than its path, gets the docs prior in [`features`].)
 pub(crate) fn role_prior(path: &str) -> f64 {
     if is_test_path(path) {
         0.35
     } else if is_aside(path) {
-        0.5
+        ASIDE
     } else {
         1.0
     }
 }
+
+/// The prior of docs, examples, vendored and generated code.
+const ASIDE: f64 = 0.5;
 
 /// Docs, examples, benchmarks, and code copied in from elsewhere (`extern/`,
 /// `vendor/`, `third_party/`): a bundled jQuery matches an issue's words by its
@@ -363,7 +368,7 @@ fn features(
             snapshot.file_rank[f] / central_max,
             f64::from(file.lines + 1).ln() / f64::from(max_lines + 1).ln(),
             f64::from(u8::from(file.path.ends_with("__init__.py"))),
-            role_prior(&file.path),
+            if s.generated[f] { role_prior(&file.path).min(ASIDE) } else { role_prior(&file.path) },
             title_rr[f],
             code_rr[f],
             def_rr[f],
@@ -491,6 +496,8 @@ struct Signals {
     path: Vec<f64>,
     stem_title: Vec<f64>,
     stem_body: Vec<f64>,
+    /// The file's header says a tool wrote it (read with the content signals).
+    generated: Vec<bool>,
     evidence: Vec<Vec<Evidence>>,
 }
 
@@ -510,6 +517,7 @@ impl Signals {
             path: z(),
             stem_title: z(),
             stem_body: z(),
+            generated: vec![false; n],
             evidence: vec![Vec::new(); n],
         }
     }
@@ -752,6 +760,7 @@ fn content_signals(
     for (i, file) in snapshot.project.files.iter().enumerate() {
         let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
         let text = String::from_utf8_lossy(&bytes);
+        s.generated[i] = is_generated(&text);
         for lit in &q.literals {
             if let Some(pos) = text.find(lit.as_str()) {
                 lit_hits.entry(lit.as_str()).or_default().push((i, line_at(&text, pos)));

@@ -212,8 +212,8 @@ pub fn analyze_query(query: &str) -> QueryFeatures {
 
 /// Removes what issue trackers add that says nothing about the code: HTML comments
 /// (issue templates), package listings (`pip list`, `pip freeze`, `conda list`),
-/// environment reports (`xr.show_versions()`: `numpy: 1.18.1`, `OS: Darwin`) and
-/// URLs.
+/// environment reports (`xr.show_versions()`: `numpy: 1.18.1`, `OS: Darwin`),
+/// interpreter banners and URLs.
 pub fn clean(query: &str) -> String {
     let mut text = String::with_capacity(query.len());
     let mut rest = query;
@@ -231,7 +231,7 @@ pub fn clean(query: &str) -> String {
     let report = environment_report_lines(&lines);
     let mut out = String::with_capacity(text.len());
     for (i, line) in lines.iter().enumerate() {
-        if is_package_listing(line) || report[i] {
+        if is_package_listing(line) || report[i] || is_interpreter_banner(line) {
             continue;
         }
         let kept: Vec<&str> = line
@@ -353,6 +353,26 @@ fn is_version_value(value: &str) -> bool {
 fn starts_like_version(word: &str) -> bool {
     let v = word.trim_start_matches('v');
     v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.')
+}
+
+/// The lines Python and IPython print when they start, pasted with a session:
+/// `Python 3.6.4 |Anaconda custom (64-bit)| (default, Dec 21 2017, 15:39:08)`,
+/// `[GCC 7.2.0] on linux`, `Type "help", "copyright", "credits" or "license" …`,
+/// `IPython 6.2.1 -- An enhanced Interactive Python.` Their words (copyright,
+/// credits, license, IPython, interactive) are the vocabulary of the project's
+/// own REPL and session helpers, which they would rank first.
+fn is_interpreter_banner(line: &str) -> bool {
+    let t = line.trim_start_matches(['>', ' ', '\t']);
+    let has_clock = t.as_bytes().windows(8).any(|w| {
+        w.iter()
+            .enumerate()
+            .all(|(i, b)| if i == 2 || i == 5 { *b == b':' } else { b.is_ascii_digit() })
+    });
+    (t.strip_prefix("Python ").is_some_and(starts_like_version) && has_clock)
+        || (["[GCC ", "[Clang ", "[MSC "].iter().any(|p| t.starts_with(p)) && t.contains("] on "))
+        || t.contains("\"credits\" or \"license\"")
+        || t.contains("'credits' or 'license'")
+        || t.contains("An enhanced Interactive Python")
 }
 
 /// `name   1.2.3   [location]`, `name==1.2.3`, `name=1.2.3=build`, `---- ----`.
@@ -818,6 +838,16 @@ mod tests {
         assert_eq!(c, "Bug\nValueError: 1.5 is not valid\n");
         // Not a report: no platform key, or too few versions.
         for kept in ["width: 1.5\nheight: 2.5\ndepth: 3.5\n", "Python version: 3.8\nnumpy: 1.2\n"] {
+            assert_eq!(clean(kept), kept, "{kept}");
+        }
+    }
+
+    #[test]
+    fn cleaning_drops_interpreter_banners() {
+        let q = "Issue with a substitution\n```\nPython 3.6.4 |Anaconda custom (64-bit)| (default, Dec 21 2017, 15:39:08)\nType 'copyright', 'credits' or 'license' for more information\nIPython 6.2.1 -- An enhanced Interactive Python. Type '?' for help.\n\nIn [4]: r.subs(b,a)\n```\n>>> Python 3.9.7 (default, Sep 16 2021, 08:50:36)\n[GCC 7.5.0] on linux\nType \"help\", \"copyright\", \"credits\" or \"license\" for more information.\n";
+        assert_eq!(clean(q), "Issue with a substitution\n```\n\nIn [4]: r.subs(b,a)\n```\n");
+        // Prose about a Python version, or a compiler in a sentence, stays.
+        for kept in ["Since Python 3.8 `subs` is slow\n", "built with [GCC 9] flags\n"] {
             assert_eq!(clean(kept), kept, "{kept}");
         }
     }
