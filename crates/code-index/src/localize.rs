@@ -272,7 +272,8 @@ fn features(
     let mut s = Signals::new(n);
 
     path_signal(snapshot, &q, &mut s);
-    definition_signal(snapshot, &q, &mut s);
+    let imported = imported_names(snapshot, &cleaned);
+    definition_signal(snapshot, &q, &imported, &mut s);
     content_signals(snapshot, root, &q, &cleaned, &mut s);
     stem_signals(snapshot, &cleaned, &mut s);
 
@@ -668,7 +669,103 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
     }
 }
 
-fn definition_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
+/// Names the text imports from the project (`from sympy.physics.units import ohm,
+/// voltage`), each with the file that binds it, found as Python would: through
+/// the package's `__init__.py` and its re-exports. A re-exported name is defined
+/// elsewhere than the module the user imports it from, and a module-level
+/// variable (`ohm = Quantity("ohm")`) is no definition of the index at all, so
+/// the definition signal alone finds the first in every file that defines the
+/// name and the second nowhere.
+fn imported_names(snapshot: &Snapshot, cleaned: &str) -> HashMap<String, FileId> {
+    let mut out = HashMap::new();
+    for line in cleaned.lines() {
+        // Interpreter prompts: `>>> `, `... `, `In [3]: `.
+        let mut t = line.trim_start().trim_start_matches(['>', '.', ' ']);
+        if let Some(rest) = t.strip_prefix("In [")
+            && let Some((_, code)) = rest.split_once("]:")
+        {
+            t = code.trim_start();
+        }
+        let Some((module, _)) = t.strip_prefix("from ").and_then(|r| r.split_once(" import "))
+        else {
+            continue;
+        };
+        let module = module.trim();
+        if module.is_empty() || module.starts_with('.') {
+            continue;
+        }
+        let as_path = module.replace('.', "/");
+        let Some(file) = [format!("{as_path}/__init__.py"), format!("{as_path}.py")]
+            .iter()
+            .map(|p| files_by_suffix(snapshot, p))
+            .find(|found| found.len() == 1)
+            .map(|found| found[0])
+        else {
+            continue;
+        };
+        for (name, _) in crate::resolve::python_import_names(t) {
+            let bound = binding_file(snapshot, file, &name, 0);
+            out.insert(name, bound);
+        }
+    }
+    out
+}
+
+/// The file that binds `name` for `from <module of file> import name`: the file
+/// itself when it defines the name at module level or imports it from nowhere in
+/// the project, else wherever its import of the name leads.
+fn binding_file(snapshot: &Snapshot, file: FileId, name: &str, depth: usize) -> FileId {
+    let project = &snapshot.project;
+    let defines = |f: FileId| {
+        project
+            .defs_named_str(name)
+            .iter()
+            .any(|&d| d.file == f && project.def(d).qualified_name == name)
+    };
+    if depth >= 6 || defines(file) {
+        return file;
+    }
+    let imports = &snapshot.graphs.imports[file as usize];
+    for imp in imports {
+        let crate::resolve::ImportTarget::Files(targets) = &imp.target else { continue };
+        let Some((original, _)) = imp.names.iter().find(|(_, local)| local == name) else {
+            continue;
+        };
+        // `from . import sub` binds the submodule itself.
+        if let Some(&sub) = targets.iter().find(|&&t| module_stem(&project.file(t).path) == name) {
+            return sub;
+        }
+        if let Some(&target) = targets.first() {
+            return binding_file(snapshot, target, original, depth + 1);
+        }
+    }
+    // `from .definitions import *`: the first module it reaches that defines it.
+    for imp in imports.iter().filter(|i| i.names.is_empty()) {
+        let crate::resolve::ImportTarget::Files(targets) = &imp.target else { continue };
+        for &t in targets.iter().filter(|&&t| t != file) {
+            let bound = binding_file(snapshot, t, name, depth + 1);
+            if bound != t || defines(t) {
+                return bound;
+            }
+        }
+    }
+    file
+}
+
+/// `pkg/mod.py` → `mod`, `pkg/sub/__init__.py` → `sub`.
+fn module_stem(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let stem = name.strip_suffix(".py").unwrap_or(name);
+    if stem == "__init__" { parts.next().unwrap_or(stem) } else { stem }
+}
+
+fn definition_signal(
+    snapshot: &Snapshot,
+    features: &QueryFeatures,
+    imported: &HashMap<String, FileId>,
+    s: &mut Signals,
+) {
     let project = &snapshot.project;
     let mut raw = vec![0.0; s.def.len()];
     for m in &features.identifiers {
@@ -697,6 +794,21 @@ fn definition_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Sign
                 continue; // `np.array` and the like: not ours
             }
             defs = qualified;
+        }
+        // An imported name counts where the import leads: its definition there, or
+        // the module that binds it as a variable. A chain that stops at a package's
+        // `__init__.py` that does not define it is one the resolver could not
+        // follow; the name's definitions elsewhere count as usual then.
+        if let (None, Some(&bound)) = (qualifier, imported.get(name)) {
+            let there: Vec<_> = defs.iter().copied().filter(|d| d.file == bound).collect();
+            if !there.is_empty() {
+                defs = there;
+            } else if !project.file(bound).path.ends_with("__init__.py") || defs.is_empty() {
+                raw[bound as usize] += m.strength * 0.6;
+                s.evidence[bound as usize]
+                    .push(Evidence::PathMentioned { text: format!("import {name}") });
+                continue;
+            }
         }
         if defs.is_empty() {
             continue;
@@ -880,6 +992,48 @@ fn strongest_neighbor(snapshot: &Snapshot, f: FileId, direct: &[f64]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imported_names_lead_to_the_binding_file() {
+        let f = crate::fixture::fixture(
+            r#"
+//- units/__init__.py
+from .definitions import ohm, volt
+from .quantities import Quantity
+from . import systems
+//- units/definitions.py
+from .quantities import Quantity
+ohm = Quantity("ohm")
+def volt():
+    pass
+//- units/quantities.py
+class Quantity:
+    pass
+//- units/systems/__init__.py
+from .si import *
+//- units/systems/si.py
+SI = 1
+def dimsys():
+    pass
+"#,
+        );
+        let text = ">>> from units import ohm, Quantity, volt, systems\nIn [2]: from units.systems import dimsys\nfrom numpy import array\nfrom .local import x\n";
+        let mut got: Vec<(String, String)> = imported_names(&f.snapshot, text)
+            .into_iter()
+            .map(|(name, file)| (name, f.snapshot.project.file(file).path.clone()))
+            .collect();
+        got.sort();
+        let want = [
+            ("Quantity", "units/quantities.py"),
+            ("dimsys", "units/systems/si.py"),
+            ("ohm", "units/definitions.py"),
+            ("systems", "units/systems/__init__.py"),
+            ("volt", "units/definitions.py"),
+        ];
+        let want: Vec<(String, String)> =
+            want.iter().map(|(n, p)| (n.to_string(), p.to_string())).collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn string_fragments_split_at_placeholders() {
