@@ -19,6 +19,9 @@ Repositories come from git mirrors: $IRONBEES_MIRROR/<owner>+<name>/repo (what t
 `--data` takes another set in the same format: scripts/heldout_localize.py builds one
 from repositories the dev set does not contain, with another retriever's rankings
 for `--peer`, which scores them on the same instances in a second table.
+`--fuse-peer W` scores, in a third, our ranking and the peer's fused by reciprocal
+rank (K = 10, the peer's vote weighted W): what adding such a retriever to
+`localize` would be worth, measured before building one.
 
 `--train` fits the weights of `ironbees localize`'s linear model instead (needs numpy):
 every candidate file's features (`--explain`), pairwise logistic regression (each
@@ -90,6 +93,7 @@ def main():
     ap.add_argument("--train", action="store_true", help="fit the feature weights (leave-one-repository-out)")
     ap.add_argument("--features", help="with --train: cache of the candidates' features (read if present, else written)")
     ap.add_argument("--peer", help="JSON lines of another retriever's rankings ({instance_id, files}), scored side by side")
+    ap.add_argument("--fuse-peer", type=float, metavar="W", help="with --peer: also score ours and the peer's fused by reciprocal rank, the peer's vote weighted W")
     args = ap.parse_args()
     if args.train and args.features and os.path.exists(args.features):
         train(json.load(open(args.features)))
@@ -107,6 +111,8 @@ def main():
         peer = {p["instance_id"]: p["files"] for p in map(json.loads, open(args.peer))}
     peer_repo = collections.defaultdict(list)
     peer_out = []
+    fused_repo = collections.defaultdict(list)
+    fused_out = []
     train_rows = []
     for r in rows:
         gitdir = git_dir(r["repo"], args.mirror, args.work)
@@ -136,6 +142,10 @@ def main():
         out.append(m)
         if r["instance_id"] in peer:
             pm = score(r, peer[r["instance_id"]][:20])
+            if args.fuse_peer is not None:
+                fm = score(r, rrf([(1.0, ranked), (args.fuse_peer, peer[r["instance_id"]][:50])]))
+                fused_repo[r["repo"]].append(fm)
+                fused_out.append(fm)
             peer_repo[r["repo"]].append(pm)
             peer_out.append(pm)
         if args.json:
@@ -154,10 +164,21 @@ def main():
     if peer_out:
         print(f"\npeer ({args.peer}), the same instances:\n")
         table(peer_repo, peer_out)
+    if fused_out:
+        print(f"\nours and the peer fused (reciprocal rank, K = 10, peer weight {args.fuse_peer}):\n")
+        table(fused_repo, fused_out)
     secs = sorted(m["seconds"] for m in out)
     print(f"\nper instance (cold index + localize, wall): median {secs[len(secs)//2]:.2f}s, max {secs[-1]:.2f}s")
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(out, f, indent=1)
+
+def rrf(rankings, k=10):
+    """Weighted reciprocal-rank fusion of (weight, ranked paths) lists; the top 20."""
+    votes = collections.defaultdict(float)
+    for w, ranked in rankings:
+        for i, path in enumerate(ranked):
+            votes[path] += w / (k + i + 1)
+    return sorted(votes, key=lambda p: (-votes[p], p))[:20]
 
 def score(r, ranked):
     """Acc@k, Recall@k and MRR of one ranking against the instance's gold files."""
