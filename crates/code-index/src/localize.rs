@@ -695,9 +695,18 @@ fn imported_names(snapshot: &Snapshot, cleaned: &str) -> HashMap<String, FileId>
             continue;
         }
         let as_path = module.replace('.', "/");
+        // The module's file under a source root (the project root, `src/`, `lib/`),
+        // not a same-named module inside some package: `from numpy import array`
+        // is not `pkg/compat/numpy.py`.
+        let at_root = |f: &FileId| {
+            let path = &snapshot.project.file(*f).path;
+            let suffix_at = path.rfind(&as_path).unwrap_or(0);
+            let dir = path[..suffix_at].trim_end_matches('/');
+            dir.is_empty() || snapshot.project.file_id(&format!("{dir}/__init__.py")).is_none()
+        };
         let Some(file) = [format!("{as_path}/__init__.py"), format!("{as_path}.py")]
             .iter()
-            .map(|p| files_by_suffix(snapshot, p))
+            .map(|p| files_by_suffix(snapshot, p).into_iter().filter(at_root).collect::<Vec<_>>())
             .find(|found| found.len() == 1)
             .map(|found| found[0])
         else {
@@ -1011,6 +1020,9 @@ class Quantity:
     pass
 //- units/systems/__init__.py
 from .si import *
+//- units/numpy.py
+def array():
+    pass
 //- units/systems/si.py
 SI = 1
 def dimsys():
