@@ -273,7 +273,7 @@ fn features(
 
     path_signal(snapshot, &q, &mut s);
     let imported = imported_names(snapshot, &cleaned);
-    definition_signal(snapshot, &q, &imported, &mut s);
+    definition_signal(snapshot, &q, &imported, &word_set(&cleaned), &mut s);
     content_signals(snapshot, root, &q, &cleaned, &mut s);
     stem_signals(snapshot, &cleaned, &mut s);
 
@@ -773,6 +773,7 @@ fn definition_signal(
     snapshot: &Snapshot,
     features: &QueryFeatures,
     imported: &HashMap<String, FileId>,
+    text_words: &HashSet<String>,
     s: &mut Signals,
 ) {
     let project = &snapshot.project;
@@ -850,8 +851,92 @@ fn definition_signal(
             }
         }
     }
+    handler_definitions(snapshot, features, text_words, &mut raw, &mut s.evidence);
     for (d, r) in s.def.iter_mut().zip(raw) {
         *d = saturate(r);
+    }
+}
+
+/// Files with a handler for a class the text mentions, for what the text says is
+/// done to it: a method named after the class behind a verb, the dispatch-by-name
+/// convention of printers, visitors and evaluators (`_print_FormalPowerSeries` in
+/// each printer, `visit_Call`, `_eval_Integral`). An issue about how `Quantity`
+/// prints is in the printers' `_print_Quantity`, not in `Quantity` — but only if
+/// it is about printing: the verb (`print`) must start a word of the text
+/// ("prints", "printing"), or every issue that mentions a printable class would
+/// point at the printers. Counted like a definition, at half a class's weight and
+/// by the same rarity.
+fn handler_definitions(
+    snapshot: &Snapshot,
+    features: &QueryFeatures,
+    text_words: &HashSet<String>,
+    raw: &mut [f64],
+    evidence: &mut [Vec<Evidence>],
+) {
+    let project = &snapshot.project;
+    // Class-like mentions only: `Quantity`, `HadamardPower`; a lower-case word
+    // would find every `get_x` and `is_x`.
+    let classes: HashMap<&str, f64> = features
+        .identifiers
+        .iter()
+        .filter(|m| {
+            m.text.len() >= 3
+                && m.text.starts_with(|c: char| c.is_ascii_uppercase())
+                && m.text.chars().any(|c| c.is_ascii_lowercase())
+                && m.text.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+        .map(|m| (m.text.as_str(), m.strength))
+        .collect();
+    if classes.is_empty() {
+        return;
+    }
+    let mut handlers: HashMap<&str, Vec<crate::project::DefId>> = HashMap::new();
+    for id in 0..project.names.len() as crate::project::NameId {
+        let name = project.names.name(id);
+        let bytes = name.as_bytes();
+        for (i, _) in name.match_indices('_') {
+            if i == 0 || !bytes.get(i + 1).is_some_and(u8::is_ascii_uppercase) {
+                continue;
+            }
+            let verb_said = || {
+                name[..i].split('_').filter(|w| w.len() >= 3).any(|verb| {
+                    let verb = verb.to_ascii_lowercase();
+                    text_words.iter().any(|w| w.starts_with(&verb))
+                })
+            };
+            if let Some((class, _)) = classes.get_key_value(&name[i + 1..])
+                && verb_said()
+            {
+                let defs = project.defs_named(id).iter().filter(|&&d| {
+                    project.def(d).kind.is_callable() && !is_test_path(&project.file(d.file).path)
+                });
+                handlers.entry(class).or_default().extend(defs);
+            }
+        }
+    }
+    for (class, defs) in handlers {
+        let mut files: Vec<FileId> = defs.iter().map(|d| d.file).collect();
+        files.sort_unstable();
+        files.dedup();
+        // A handler in every printer (`_print_NaN`, `_print_Integer`) says nothing
+        // about which one is meant: past five files, as for a path that names
+        // more than five, the mention is left to the other signals.
+        if files.is_empty() || files.len() > 5 {
+            continue;
+        }
+        let rarity = 1.0 / (1.0 + (files.len() as f64).ln() * 1.5);
+        for f in files {
+            raw[f as usize] += classes[class] * rarity * 0.5;
+            let d = defs.iter().find(|d| d.file == f).expect("a handler in this file");
+            if evidence[f as usize].len() < 6 {
+                let def = project.def(*d);
+                evidence[f as usize].push(Evidence::Defines {
+                    symbol: def.qualified_name.clone(),
+                    line: def.line,
+                    mention: class.to_owned(),
+                });
+            }
+        }
     }
 }
 
@@ -1045,6 +1130,51 @@ def dimsys():
         let want: Vec<(String, String)> =
             want.iter().map(|(n, p)| (n.to_string(), p.to_string())).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn handlers_count_for_the_class_when_the_text_says_the_verb() {
+        let f = crate::fixture::fixture(
+            r#"
+//- units/quantity.py
+class Quantity:
+    pass
+//- printing/str.py
+class StrPrinter:
+    def _print_Quantity(self, e):
+        pass
+//- printing/latex.py
+class LatexPrinter:
+    def _print_Quantity(self, e):
+        pass
+    def _print_Integer(self, e):
+        pass
+//- printing/tests/test_str.py
+def _print_Quantity():
+    pass
+"#,
+        );
+        let handled = |text: &str| -> Vec<String> {
+            let q = analyze_query(text);
+            let n = f.snapshot.project.files.len();
+            let (mut raw, mut evidence) = (vec![0.0; n], vec![Vec::new(); n]);
+            handler_definitions(&f.snapshot, &q, &word_set(text), &mut raw, &mut evidence);
+            let mut files: Vec<String> = (0..n)
+                .filter(|&i| raw[i] > 0.0)
+                .map(|i| f.snapshot.project.files[i].path.clone())
+                .collect();
+            files.sort();
+            files
+        };
+        // The printers, not the tests' helper, not the class itself.
+        assert_eq!(
+            handled("`Quantity` is printed in full"),
+            ["printing/latex.py", "printing/str.py"]
+        );
+        // Not about printing: the printers say nothing.
+        assert!(handled("Dividing a `Quantity` by another is wrong").is_empty());
+        // A lower-case mention finds no handler (`get_x`, `is_x` would be everywhere).
+        assert!(handled("print the integer").is_empty());
     }
 
     #[test]
