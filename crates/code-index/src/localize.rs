@@ -92,14 +92,14 @@ pub const FEATURES: [&str; NF] = [
     "central",     // global PageRank (0..1 of the most central file)
     "size",        // log of its line count (0..1 of the largest file)
     "init",        // it is a package's __init__
-    "role", // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored or generated code
-    "title_rr", // 1 / rank of the file by title_text
-    "code_rr", // 1 / rank of the file by code_text
-    "def_rr", // 1 / rank of the file by def
-    "graph_rr", // 1 / rank of the file by graph
-    "sum_rr", // 1 / rank of the file by text_sum
-    "file_text", // whole-file BM25 for the whole text (0..1 of the best file)
-    "tested", // best text score of the test files named after it (test_foo.py → foo.py)
+    "role",        // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored, generated
+    "title_rr",    // 1 / rank of the file by title_text
+    "code_rr",     // 1 / rank of the file by code_text
+    "def_rr",      // 1 / rank of the file by def
+    "graph_rr",    // 1 / rank of the file by graph
+    "sum_rr",      // 1 / rank of the file by text_sum
+    "file_text",   // whole-file BM25 for the whole text (0..1 of the best file)
+    "tested",      // best text score of the test files named after it (test_foo.py → foo.py)
 ];
 
 /// Each signal's vote in the reciprocal-rank fusion; `role` (> 0) turns the role
