@@ -273,9 +273,11 @@ fn features(
 
     path_signal(snapshot, &q, &mut s);
     let imported = imported_names(snapshot, &cleaned);
-    definition_signal(snapshot, &q, &imported, &word_set(&cleaned), &mut s);
-    content_signals(snapshot, root, &q, &cleaned, &mut s);
-    stem_signals(snapshot, &cleaned, &mut s);
+    // The text's words, once for the three signals that look words up.
+    let text_words = word_set(&cleaned);
+    definition_signal(snapshot, &q, &imported, &text_words, &mut s);
+    content_signals(snapshot, root, &q, &cleaned, &text_words, &mut s);
+    stem_signals(snapshot, &cleaned, &text_words, &mut s);
 
     // BM25 over chunks: the whole text, the title, the code identifiers.
     let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
@@ -538,13 +540,12 @@ fn word_set(text: &str) -> HashSet<String> {
 /// Files the title or the body names by their file name: `junitxml` for
 /// `junitxml.py`, `pastebin` for `pastebin.py`; a package by its directory. The
 /// title may spell a name as two words ("JUnit XML" for `junitxml.py`).
-fn stem_signals(snapshot: &Snapshot, cleaned: &str, s: &mut Signals) {
+fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>, s: &mut Signals) {
     let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let ordered: Vec<String> = words(title).collect();
     let mut title_words: HashSet<String> =
         ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])).collect();
     title_words.extend(ordered);
-    let body_words = word_set(cleaned);
     let stem_of = |path: &str| -> String {
         let mut parts = path.rsplit('/');
         let name = parts.next().unwrap_or(path);
@@ -573,7 +574,7 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, s: &mut Signals) {
         if hit(&title_words) {
             s.stem_title[f] = rarity;
             s.evidence[f].push(Evidence::PathMentioned { text: format!("{bare} (title)") });
-        } else if hit(&body_words) {
+        } else if hit(body_words) {
             s.stem_body[f] = rarity;
         }
     }
@@ -741,7 +742,9 @@ fn binding_file(snapshot: &Snapshot, file: FileId, name: &str, depth: usize) -> 
             continue;
         };
         // `from . import sub` binds the submodule itself.
-        if let Some(&sub) = targets.iter().find(|&&t| module_stem(&project.file(t).path) == name) {
+        if let Some(&sub) =
+            targets.iter().find(|&&t| python_module_name(&project.file(t).path) == name)
+        {
             return sub;
         }
         if let Some(&target) = targets.first() {
@@ -761,8 +764,10 @@ fn binding_file(snapshot: &Snapshot, file: FileId, name: &str, depth: usize) -> 
     file
 }
 
-/// `pkg/mod.py` → `mod`, `pkg/sub/__init__.py` → `sub`.
-fn module_stem(path: &str) -> &str {
+/// The name Python imports a file by, exactly: `pkg/mod.py` → `mod`,
+/// `pkg/sub/__init__.py` → `sub`. (Not `testfiles::module_stem`, which normalizes
+/// case and underscores to match test files to their subjects.)
+fn python_module_name(path: &str) -> &str {
     let mut parts = path.rsplit('/');
     let name = parts.next().unwrap_or(path);
     let stem = name.strip_suffix(".py").unwrap_or(name);
@@ -958,9 +963,9 @@ fn content_signals(
     root: &Path,
     q: &QueryFeatures,
     cleaned: &str,
+    words: &HashSet<String>,
     s: &mut Signals,
 ) {
-    let words: HashSet<String> = word_set(cleaned);
     let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
     let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
     for (i, file) in snapshot.project.files.iter().enumerate() {
