@@ -691,6 +691,10 @@ fn supervise(spec: &Spec, status: &mut File, kill: Kill, pid_max: Option<u32>) -
         unsafe { libc::kill(child, libc::SIGKILL) };
     } else {
         leftovers = tree(kill).len() as u32;
+        // What the command left behind is a sample of the tree too, and on a
+        // loaded machine the only one: a spawner that hits pid_max or
+        // RLIMIT_NPROC can fail and exit between two ticks, its children alive.
+        peak_procs = peak_procs.max(leftovers);
         if leftovers > 0 {
             kill_all(kill);
         }
