@@ -16,7 +16,8 @@ use crate::{
     openai,
     retry::{RetryDecision, RetryPolicy, decide},
     settings::{
-        ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, OPENAI_BASE_URL, OPENAI_MODEL, ProviderKind, Settings,
+        ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, EmbeddingSettings, OPENAI_BASE_URL,
+        OPENAI_EMBEDDING_MODEL, OPENAI_MODEL, ProviderKind, Settings,
     },
     types::{Request, Response, StreamEvent, Usage},
 };
@@ -31,6 +32,16 @@ pub struct CallOptions {
     pub workflow: Option<String>,
     /// Use only this provider: no fallback.
     pub provider: Option<String>,
+}
+
+/// What [`Llm::embed`] returns: one vector per input text, in order.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    pub provider: String,
+    /// The model asked for (vectors of two models never mix).
+    pub model: String,
+    pub vectors: Vec<Vec<f32>>,
+    pub usage: Usage,
 }
 
 /// A configured provider as `ironbees config show` / `llm check` describe it.
@@ -66,6 +77,7 @@ pub struct Llm {
     retry: RetryPolicy,
     prices: PriceTable,
     ledger: Arc<Ledger>,
+    embeddings: EmbeddingSettings,
 }
 
 impl std::fmt::Debug for Llm {
@@ -163,6 +175,7 @@ impl Llm {
             retry: settings.retry.clone(),
             prices,
             ledger: Arc::new(Ledger::new(settings.budget.clone())),
+            embeddings: settings.embeddings.clone(),
         })
     }
 
@@ -225,6 +238,132 @@ impl Llm {
         let mut sink = |_: StreamEvent| Ok(());
         let a = slot.http.attempt(req, false, &mut sink, cancel).await?;
         Ok(self.finish(provider, &slot, req, a, None, 1))
+    }
+
+    /// The provider and model [`Llm::embed`] uses (`llm.embeddings`), or why
+    /// there is none.
+    pub fn embedding_model(&self) -> Result<(String, String)> {
+        let speaks_openai =
+            |n: &String| self.slots.get(n).is_some_and(|s| s.http.kind != ProviderKind::Anthropic);
+        let name = match &self.embeddings.provider {
+            Some(n) => {
+                let slot = self.slot(n)?;
+                if slot.http.kind == ProviderKind::Anthropic {
+                    return Err(Error::Config(format!(
+                        "llm.embeddings.provider {n:?} is an Anthropic provider, which has no embeddings API; \
+                         name an openai or openai-compatible provider"
+                    )));
+                }
+                n.clone()
+            }
+            None => self
+                .chain
+                .iter()
+                .chain(self.slots.keys())
+                .find(|n| speaks_openai(n))
+                .cloned()
+                .ok_or_else(|| {
+                    Error::Config(
+                        "embeddings need an openai or openai-compatible provider \
+                         (OPENAI_API_KEY, or OPENAI_BASE_URL for a local server); \
+                         Anthropic has no embeddings API"
+                            .into(),
+                    )
+                })?,
+        };
+        let kind = self.slots[&name].http.kind;
+        let model = match (&self.embeddings.model, kind) {
+            (Some(m), _) => m.clone(),
+            (None, ProviderKind::Openai) => OPENAI_EMBEDDING_MODEL.to_owned(),
+            (None, _) => {
+                return Err(Error::Config(format!(
+                    "provider {name:?} (openai-compatible) needs an embedding model: \
+                     set llm.embeddings.model (e.g. nomic-embed-text on Ollama)"
+                )));
+            }
+        };
+        Ok((name, model))
+    }
+
+    /// Inputs per embeddings request (`llm.embeddings.batch`, at least 1).
+    pub fn embedding_batch(&self) -> usize {
+        self.embeddings.batch.max(1)
+    }
+
+    /// The vectors of `texts`, in order, from the `llm.embeddings` model. Retries
+    /// and the circuit breaker apply as to any call; the fallback chain does not,
+    /// because vectors from two models cannot be compared with each other.
+    pub async fn embed(&self, texts: &[String], opts: &CallOptions) -> Result<Embeddings> {
+        let (name, model) = self.embedding_model()?;
+        if texts.is_empty() {
+            return Ok(Embeddings {
+                provider: name,
+                model,
+                vectors: Vec::new(),
+                usage: Usage::default(),
+            });
+        }
+        let slot = self.slot(&name)?;
+        let workflow = opts.workflow.as_deref();
+        let mut attempt = 0u32;
+        let mut previous: Option<Error> = None;
+        loop {
+            attempt += 1;
+            match slot.breaker.admit(Instant::now()) {
+                Admit::No(_) if previous.is_some() => {
+                    return Err(previous.take().expect("checked"));
+                }
+                Admit::No(retry_in) => return Err(Error::CircuitOpen { provider: name, retry_in }),
+                Admit::Probe => info!(provider = %name, "circuit half-open: probing"),
+                Admit::Yes => {}
+            }
+            if let Err(e) = self.ledger.check(workflow, 0, 0.0) {
+                slot.breaker.release(Instant::now());
+                return Err(e);
+            }
+            let err = match slot.http.embed(&model, texts, &opts.cancel).await {
+                Ok(p) => {
+                    slot.breaker.record(false, Instant::now());
+                    let usage = match p.prompt_tokens {
+                        Some(n) => Usage { input_tokens: n, ..Usage::default() },
+                        None => Usage {
+                            input_tokens: estimate_tokens(texts.iter().map(String::len).sum()),
+                            estimated: true,
+                            ..Usage::default()
+                        },
+                    };
+                    let cost = self.prices.lookup(&model).map(|pr| pr.cost(&usage));
+                    self.ledger.record(workflow, &usage, cost);
+                    return Ok(Embeddings { provider: name, model, vectors: p.vectors, usage });
+                }
+                Err(e) => e,
+            };
+            match err.class() {
+                ErrorClass::Stop => {
+                    slot.breaker.release(Instant::now());
+                    return Err(err);
+                }
+                ErrorClass::Caller => {
+                    slot.breaker.record(false, Instant::now());
+                    return Err(err);
+                }
+                _ => {
+                    slot.breaker.record(true, Instant::now());
+                }
+            }
+            match decide(&err, attempt, &self.retry, fastrand::f64()) {
+                RetryDecision::RetryAfter(delay) => {
+                    warn!(provider = %name, attempt, delay_ms = delay.as_millis() as u64, error = %err, "retrying embeddings");
+                    tokio::select! {
+                        biased;
+                        () = opts.cancel.cancelled() => return Err(Error::Cancelled),
+                        () = tokio::time::sleep(delay) => {}
+                    }
+                    previous = Some(err);
+                }
+                RetryDecision::NextProvider | RetryDecision::Stop => return Err(err),
+            }
+        }
     }
 
     fn slot(&self, name: &str) -> Result<Arc<Slot>> {

@@ -273,6 +273,42 @@ impl HttpProvider {
         decoder.finish().map_err(|e| self.decode_error(e))
     }
 
+    /// One `POST /embeddings` attempt (OpenAI's format): the vectors of `texts`, in
+    /// order. Only the total timeout applies, as to any answer sent all at once.
+    pub async fn embed(
+        &self,
+        model: &str,
+        texts: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<openai::ParsedEmbeddings> {
+        let total = secs(self.timeouts.total_secs);
+        let work = async {
+            let body = serde_json::to_vec(&openai::embeddings_body(model, texts))
+                .expect("a JSON value serializes");
+            debug!(provider = %self.name, model, inputs = texts.len(), "sending embeddings request");
+            let resp = self
+                .client
+                .post(openai::embeddings_url(&self.base_url))
+                .headers(self.headers(false)?)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| self.transport_error(&e))?;
+            let status = resp.status();
+            let retry_after = retry_after(resp.headers());
+            let bytes = resp.bytes().await.map_err(|e| self.transport_error(&e))?;
+            if !status.is_success() {
+                return Err(self.status_error(status.as_u16(), retry_after, &bytes));
+            }
+            openai::parse_embeddings(&bytes, texts.len()).map_err(|e| self.decode_error(e))
+        };
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(Error::Cancelled),
+            r = tokio::time::timeout(total, work) => r.unwrap_or_else(|_| Err(self.timeout(TimeoutPhase::Total, self.timeouts.total_secs))),
+        }
+    }
+
     fn timeout(&self, phase: TimeoutPhase, limit: f64) -> Error {
         Error::Timeout { provider: self.name.clone(), phase, after: secs(limit) }
     }

@@ -58,11 +58,13 @@ mod wire;
 pub use crate::{
     accounting::{Budget, Budgets, Ledger, Price, PriceTable, Spend},
     breaker::{BreakerPolicy, BreakerState},
-    client::{CallOptions, Llm, ProviderInfo},
+    client::{CallOptions, Embeddings, Llm, ProviderInfo},
     error::{Error, Result, TimeoutPhase},
     retry::RetryPolicy,
     secret::Secret,
-    settings::{ProviderKind, ProviderSettings, Settings, StandardEnv, Timeouts},
+    settings::{
+        EmbeddingSettings, ProviderKind, ProviderSettings, Settings, StandardEnv, Timeouts,
+    },
     types::{
         Content, Message, OutputSchema, Request, Response, Role, StopReason, StreamEvent,
         ToolChoice, ToolDef, Usage,

@@ -15,6 +15,74 @@ pub(crate) fn url(base: &str) -> String {
     format!("{}/chat/completions", base.trim_end_matches('/'))
 }
 
+pub(crate) fn embeddings_url(base: &str) -> String {
+    format!("{}/embeddings", base.trim_end_matches('/'))
+}
+
+pub(crate) fn embeddings_body(model: &str, texts: &[String]) -> Value {
+    json!({"model": model, "input": texts, "encoding_format": "float"})
+}
+
+/// What `POST /embeddings` answered: one vector per input, in input order.
+#[derive(Debug, Clone)]
+pub(crate) struct ParsedEmbeddings {
+    pub vectors: Vec<Vec<f32>>,
+    pub prompt_tokens: Option<u64>,
+}
+
+/// `{"data": [{"index": i, "embedding": [...]}, ...], "usage": {...}}`. Servers
+/// may answer out of order (the API says `index` is what counts); a missing,
+/// duplicated or extra index, vectors of different lengths, or a non-number are
+/// a broken answer, not something to guess around: a vector paired with the
+/// wrong text would silently rank the wrong code.
+pub(crate) fn parse_embeddings(bytes: &[u8], n: usize) -> Result<ParsedEmbeddings, DecodeError> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| DecodeError::Bad(format!("response is not JSON ({e})")))?;
+    if let Some(e) = server_error(&v) {
+        return Err(e);
+    }
+    let data = json(&v, &["data"])
+        .and_then(Value::as_array)
+        .ok_or_else(|| DecodeError::Bad("response has no `data` array".into()))?;
+    if data.len() != n {
+        return Err(DecodeError::Bad(format!("{} embeddings for {n} inputs", data.len())));
+    }
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (pos, item) in data.iter().enumerate() {
+        let index = item.get("index").map_or(Some(pos), |i| i.as_u64().map(|i| i as usize));
+        let index = index.filter(|&i| i < n && vectors[i].is_none()).ok_or_else(|| {
+            DecodeError::Bad(format!("embedding {pos} has a bad or repeated `index`"))
+        })?;
+        let numbers = item.get("embedding").and_then(Value::as_array).ok_or_else(|| {
+            DecodeError::Bad(format!(
+                "embedding {index} is not an array of numbers (was `encoding_format` ignored?)"
+            ))
+        })?;
+        let vector = numbers
+            .iter()
+            .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))
+            .collect::<Option<Vec<f32>>>()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| {
+                DecodeError::Bad(format!("embedding {index} is empty or not all numbers"))
+            })?;
+        vectors[index] = Some(vector);
+    }
+    let vectors: Vec<Vec<f32>> =
+        vectors.into_iter().map(|v| v.expect("every index filled")).collect();
+    if let Some(d) = vectors.iter().find(|v| v.len() != vectors[0].len()) {
+        return Err(DecodeError::Bad(format!(
+            "embeddings of different lengths ({} and {})",
+            vectors[0].len(),
+            d.len()
+        )));
+    }
+    Ok(ParsedEmbeddings {
+        vectors,
+        prompt_tokens: json(&v, &["usage", "prompt_tokens"]).and_then(Value::as_u64),
+    })
+}
+
 pub(crate) fn body(req: &Request, shape: &CallShape<'_>) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &req.system {

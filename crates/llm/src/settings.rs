@@ -71,6 +71,30 @@ impl ProviderSettings {
     }
 }
 
+/// `llm.embeddings`: the model that turns code and requests into vectors, for
+/// `search --embeddings` and `localize --embeddings`. Only OpenAI's
+/// `/embeddings` API is spoken (OpenAI itself, Ollama, vLLM, llama.cpp server,
+/// LM Studio, text-embeddings-inference): Anthropic has no embeddings endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSettings {
+    /// A key of `providers`; default: the first of the chain that speaks OpenAI's API.
+    pub provider: Option<String>,
+    /// Default on OpenAI itself: `text-embedding-3-small`; a compatible server
+    /// needs one named.
+    pub model: Option<String>,
+    /// Inputs per request.
+    pub batch: usize,
+}
+
+impl Default for EmbeddingSettings {
+    fn default() -> Self {
+        EmbeddingSettings { provider: None, model: None, batch: 64 }
+    }
+}
+
+pub const OPENAI_EMBEDDING_MODEL: &str = "text-embedding-3-small";
+
 /// `llm.timeouts`, in seconds (fractions allowed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -106,6 +130,7 @@ pub struct Settings {
     /// Overrides and additions to the built-in price table (USD per million tokens).
     pub prices: BTreeMap<String, Price>,
     pub budget: Budgets,
+    pub embeddings: EmbeddingSettings,
     /// An HTTP(S) proxy for every provider. The binary fills it from `HTTPS_PROXY` /
     /// `ALL_PROXY` when unset.
     pub proxy: Option<String>,

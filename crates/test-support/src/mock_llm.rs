@@ -1,7 +1,9 @@
 //! A mock model server at the wire level, with fault injection.
 //!
 //! It listens on `127.0.0.1` and answers `POST /v1/messages` in the Anthropic
-//! Messages format and `POST …/chat/completions` in the OpenAI Chat Completions
+//! Messages format, `POST …/embeddings` in OpenAI's embeddings format (vectors
+//! from [`mock_embedding`]; a scripted status or malformed reply applies too),
+//! and `POST …/chat/completions` in the OpenAI Chat Completions
 //! format, as JSON or, when the request says `"stream": true`, as server-sent
 //! events exactly as those APIs send them (tool-call arguments split across
 //! several deltas, usage in `message_start`/`message_delta` or in the final
@@ -363,7 +365,41 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let req_path_is_embeddings = req.path.ends_with("/embeddings");
+    let inputs: Vec<String> = match req.body.get("input") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect(),
+        _ => Vec::new(),
+    };
     shared.requests.lock().unwrap().push(req);
+    if format.is_none() && req_path_is_embeddings {
+        let reply = {
+            let next = shared.script.lock().unwrap().pop_front();
+            next.unwrap_or_else(|| shared.default.lock().unwrap().clone())
+        };
+        if !reply.first_byte_delay.is_zero() {
+            tokio::time::sleep(reply.first_byte_delay).await;
+        }
+        let (status, body, retry_after) = match &reply.answer {
+            Answer::Status { status, retry_after, body } => (
+                *status,
+                body.clone().unwrap_or_else(|| error_body(Format::OpenAi, *status)),
+                retry_after.clone(),
+            ),
+            Answer::Malformed => {
+                (200, "{\"object\": \"list\", \"data\": [{\"embe".to_owned(), None)
+            }
+            _ => (200, embeddings_body(&inputs, &requested_model).to_string(), None),
+        };
+        let extra: Vec<(&str, &str)> =
+            retry_after.as_deref().map(|r| vec![("retry-after", r)]).unwrap_or_default();
+        let mut bytes = head(status, "application/json", Some(body.len()), &extra);
+        bytes.extend_from_slice(body.as_bytes());
+        if !write_all(&mut sock, &bytes, reply.write_size).await {
+            shared.disconnects.fetch_add(1, Ordering::SeqCst);
+        }
+        return;
+    }
     let Some(format) = format else {
         let body = json!({"error": {"message": "not found", "type": "not_found"}}).to_string();
         let _ =
@@ -531,6 +567,53 @@ fn head(status: u16, content_type: &str, len: Option<usize>, extra: &[(&str, &st
     }
     h.push_str("\r\n");
     h.into_bytes()
+}
+
+/// Dimensions of the mock's embeddings.
+pub const MOCK_EMBEDDING_DIMS: usize = 256;
+
+/// The mock's embedding of a text: a bag of its lower-cased words (split at
+/// non-alphanumerics, `snake_case` and `camelCase`), hashed into
+/// [`MOCK_EMBEDDING_DIMS`] counts and normalized. Texts sharing words are close,
+/// so tests can predict what a dense retriever ranks first.
+pub fn mock_embedding(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; MOCK_EMBEDDING_DIMS];
+    let mut words = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let mut word = String::new();
+        let mut prev_lower = false;
+        for c in token.chars() {
+            if c.is_uppercase() && prev_lower {
+                words.push(std::mem::take(&mut word));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.extend(c.to_lowercase());
+        }
+        words.push(word);
+    }
+    for w in words.iter().filter(|w| w.len() > 1) {
+        // FNV-1a: stable across runs and platforms.
+        let h = w.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        v[(h % MOCK_EMBEDDING_DIMS as u64) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+fn embeddings_body(inputs: &[String], model: &str) -> Value {
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": mock_embedding(t)}))
+        .collect();
+    let tokens: usize = inputs.iter().map(|t| t.split_whitespace().count()).sum();
+    json!({"object": "list", "data": data, "model": model,
+           "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 }
 
 fn error_body(format: Format, status: u16) -> String {

@@ -1,6 +1,7 @@
 //! Shared helpers: settings pointing at mock servers, with short delays so the
 //! fault scenarios run quickly.
 
+mod embeddings;
 mod faults;
 mod ledger;
 mod wire;
