@@ -46,6 +46,10 @@ pub enum Error {
         candidates.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
         if candidates.len() > 5 { "; ..." } else { "" })]
     AmbiguousTarget { target: String, candidates: Vec<String> },
+    /// Something the caller plugged in failed (an [`crate::Embedder`] calling a
+    /// model API); `code` is that failure's machine code (`LLM_RATE_LIMITED`...).
+    #[error("{source}")]
+    External { code: ErrorCode, source: Box<dyn std::error::Error + Send + Sync> },
 }
 
 impl Error {
@@ -61,6 +65,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
             Error::TargetNotFound { .. } => ErrorCode::NotFound,
             Error::AmbiguousTarget { .. } => ErrorCode::AmbiguousMatch,
+            Error::External { code, .. } => *code,
         }
     }
 

@@ -139,6 +139,10 @@ impl<E: Embedder> Retriever for EmbeddingRetriever<E> {
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    // Vectors of two models (a cache from before a model change) do not compare.
+    if a.len() != b.len() {
+        return 0.0;
+    }
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -1118,6 +1122,43 @@ mod tests {
         assert_eq!(r.hits[0].matched, [Matched { retriever: "oracle".into(), rank: 1 }]);
     }
 
+    #[test]
+    fn localize_fuses_an_extra_retriever_as_one_more_whole_ranking() {
+        let s = searchable(SHOP);
+        let p = &s.snapshot.project;
+        let def = |name: &str| p.all_defs().find(|&d| p.def(d).qualified_name == name).unwrap();
+        let run = |query: &str, extra: Option<&dyn Retriever>| {
+            let opts = crate::LocalizeOptions { k: 5, extra, ..Default::default() };
+            crate::localize(&s.snapshot, &s.search, std::path::Path::new("."), query, &opts)
+                .unwrap()
+        };
+        let paths = |r: &[crate::FileResult]| r.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        let query = "the quantity must be positive when adding to the cart";
+        let alone = run(query, None);
+        assert_eq!(alone[0].path, "shop/cart.py", "{:?}", paths(&alone));
+        assert!(!paths(&alone).contains(&"shop/shipping.py".to_owned()), "{:?}", paths(&alone));
+
+        // A file only the extra retriever finds: its first place is worth the
+        // signals' first place, and the tie keeps the signals' file ahead.
+        let oracle = Oracle(Item::Def(def("estimate_delivery")));
+        let fused = run(query, Some(&oracle));
+        assert_eq!(paths(&fused)[..2], ["shop/cart.py", "shop/shipping.py"], "{fused:?}");
+        assert!(
+            fused[1].evidence.iter().any(|e| matches!(e,
+                crate::Evidence::Similar { retriever, symbol, rank: 1, .. }
+                    if retriever == "oracle" && symbol == "estimate_delivery")),
+            "{:?}",
+            fused[1].evidence
+        );
+        // Both rankings agreeing on a file lifts it over the signals' own first.
+        let second = alone[1].path.clone();
+        let in_second = p.all_defs().find(|&d| p.file(d.file).path == second).unwrap();
+        let fused = run(query, Some(&Oracle(Item::Def(in_second))));
+        assert_eq!(fused[0].path, second, "{:?}", paths(&fused));
+        assert_eq!(fused[1].path, "shop/cart.py");
+        assert_eq!(fused.len(), alone.len(), "no file lost or repeated");
+    }
+
     /// A deterministic embedder: letter-trigram counts hashed into 64 dimensions.
     struct Trigrams;
     impl Embedder for Trigrams {
@@ -1167,7 +1208,7 @@ mod tests {
         let err = hybrid_search(&s.snapshot, &s.search, &s.sources, &dump, &opts).unwrap_err();
         assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
         assert!(err.to_string().contains("byte limit"), "{err}");
-        let lopts = crate::LocalizeOptions { k: 5, weights: None, explain: false };
+        let lopts = crate::LocalizeOptions { k: 5, ..Default::default() };
         let err = crate::localize(&s.snapshot, &s.search, std::path::Path::new("."), &dump, &lopts);
         assert!(err.unwrap_err().to_string().contains("byte limit"));
     }

@@ -34,6 +34,7 @@ use serde::Serialize;
 use crate::{
     Snapshot,
     error::Result,
+    hybrid::Retriever,
     project::FileId,
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
@@ -58,6 +59,10 @@ pub enum Evidence {
     Text { symbol: String, line: u32, score: f32 },
     /// The file is close in the dependency graph to files found by other signals.
     Graph { near: String },
+    /// An extra retriever (embeddings) ranked one of its definitions high: the
+    /// file's best one (`symbol` empty for the file's top level) and its rank
+    /// among the files that retriever found.
+    Similar { retriever: String, symbol: String, line: u32, rank: u32 },
 }
 
 /// One ranked file.
@@ -147,13 +152,27 @@ pub fn parse_weights(spec: &str) -> std::result::Result<[f64; NF], String> {
 }
 
 /// How [`localize`] runs.
-#[derive(Debug, Clone, Default)]
-pub struct LocalizeOptions {
+#[derive(Clone, Default)]
+pub struct LocalizeOptions<'a> {
     pub k: usize,
     /// Override of [`DEFAULT_WEIGHTS`] (`parse_weights` syntax).
     pub weights: Option<String>,
     /// Include each file's feature values in the result.
     pub explain: bool,
+    /// A retriever of another kind (embeddings), fused with the ranking the
+    /// signals make as one more vote of equal weight (see [`fuse_extra`]).
+    pub extra: Option<&'a dyn Retriever>,
+}
+
+impl std::fmt::Debug for LocalizeOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalizeOptions")
+            .field("k", &self.k)
+            .field("weights", &self.weights)
+            .field("explain", &self.explain)
+            .field("extra", &self.extra.map(Retriever::name))
+            .finish()
+    }
 }
 
 /// The role of a file, from its path: tests, docs, examples and vendored
@@ -210,7 +229,7 @@ pub fn localize(
     search: &SearchIndex,
     root: &Path,
     query: &str,
-    opts: &LocalizeOptions,
+    opts: &LocalizeOptions<'_>,
 ) -> Result<Vec<FileResult>> {
     crate::querytype::check_query_size(query)?;
     let weights = match &opts.weights {
@@ -252,8 +271,95 @@ pub fn localize(
         })
         .collect();
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    if let Some(extra) = opts.extra {
+        results = fuse_extra(snapshot, query, results, extra)?;
+    }
     results.truncate(opts.k);
     Ok(results)
+}
+
+/// How many of the signals' files, and of the extra retriever's, vote in
+/// [`fuse_extra`]; the weight of the extra vote. These are what
+/// `scripts/bench_localize.py --fuse-peer` measured with an embedding
+/// retriever's rankings (docs/BENCHMARKS.md, "Held-out repositories").
+const OURS_DEPTH: usize = 20;
+const EXTRA_DEPTH: usize = 50;
+const EXTRA_WEIGHT: f64 = 1.0;
+/// Definitions asked of the extra retriever: enough to reach `EXTRA_DEPTH` files
+/// when a few files hold many near definitions.
+const EXTRA_ITEMS: usize = 500;
+/// The request text an embedding sees, at most: the title and the first
+/// paragraphs say what the issue is about, and embedding models refuse inputs
+/// past their context (8k tokens for OpenAI's, 2k for many local ones).
+const EXTRA_QUERY_CHARS: usize = 6000;
+
+/// Reciprocal-rank fusion of the signals' file ranking (its first
+/// [`OURS_DEPTH`]) with the extra retriever's (files in order of their best
+/// item, the first [`EXTRA_DEPTH`]): `1 / (K + rank) + w / (K + rank')`.
+/// A second stage rather than one more signal inside the first: measured as a
+/// whole-ranking vote, an embedding retriever added ~8 Acc@5 on held-out
+/// repositories; as one of a dozen signals it would be outvoted by the lexical
+/// ones that agree with each other. Files neither ranking reaches keep their
+/// order after the fused ones.
+fn fuse_extra(
+    snapshot: &Snapshot,
+    query: &str,
+    mut ours: Vec<FileResult>,
+    extra: &dyn Retriever,
+) -> Result<Vec<FileResult>> {
+    let project = &snapshot.project;
+    let mut text = crate::querytype::clean(query);
+    if text.len() > EXTRA_QUERY_CHARS {
+        let mut end = EXTRA_QUERY_CHARS;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    let items = extra.retrieve(snapshot, &text, &analyze_query(&text), EXTRA_ITEMS)?;
+    // Each file's rank by its best item, and that item as evidence.
+    let mut dense: HashMap<FileId, (u32, Evidence)> = HashMap::new();
+    for item in items {
+        if dense.len() >= EXTRA_DEPTH {
+            break;
+        }
+        let (file, symbol, line) = match item {
+            crate::hybrid::Item::Def(d) => {
+                let def = project.def(d);
+                (d.file, def.qualified_name.clone(), def.line)
+            }
+            crate::hybrid::Item::File(f) => (f, String::new(), 1),
+        };
+        let rank = dense.len() as u32 + 1;
+        dense.entry(file).or_insert_with(|| {
+            (rank, Evidence::Similar { retriever: extra.name().to_owned(), symbol, line, rank })
+        });
+    }
+    let vote = |rank: u32, w: f64| w / (RRF_K + f64::from(rank));
+    for (i, r) in ours.iter_mut().enumerate() {
+        let ours_vote = if i < OURS_DEPTH { vote(i as u32 + 1, 1.0) } else { 0.0 };
+        let id = project.file_id(&r.path);
+        let extra_vote = match id.and_then(|id| dense.remove(&id)) {
+            Some((rank, ev)) => {
+                r.evidence.push(ev);
+                vote(rank, EXTRA_WEIGHT)
+            }
+            None => 0.0,
+        };
+        r.score = ours_vote + extra_vote;
+    }
+    // Files only the extra retriever found.
+    for (id, (rank, ev)) in dense {
+        ours.push(FileResult {
+            path: project.files[id as usize].path.clone(),
+            score: vote(rank, EXTRA_WEIGHT),
+            evidence: vec![ev],
+            features: None,
+        });
+    }
+    // Stable: the files with no vote (score 0) keep the signals' order.
+    ours.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(ours)
 }
 
 type Table = Vec<[f64; NF]>;

@@ -421,7 +421,7 @@ impl Workspace {
         }
         let root = self.root.clone();
         let search = self.search()?;
-        let opts = code_index::LocalizeOptions { k: limit, weights: None, explain: false };
+        let opts = code_index::LocalizeOptions { k: limit, ..Default::default() };
         let files = code_index::localize(&snap, search, &root, query, &opts)?
             .into_iter()
             .map(|r| protocol::RankedFile {

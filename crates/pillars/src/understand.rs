@@ -188,7 +188,7 @@ impl Workspace {
                     resp.resolved_as = TargetKind::Question;
                     let root = self.root.clone();
                     let search = self.search()?;
-                    let opts = code_index::LocalizeOptions { k: 8, weights: None, explain: false };
+                    let opts = code_index::LocalizeOptions { k: 8, ..Default::default() };
                     let results = code_index::localize(&snap, search, &root, target, &opts)?;
                     resp.ranked = results
                         .iter()

@@ -27,6 +27,11 @@ pub struct LocalizeArgs {
     /// Include every file's feature values in the JSON.
     #[arg(long)]
     pub explain: bool,
+    /// Add an embedding model's ranking (`llm.embeddings`: OpenAI, or an
+    /// OpenAI-compatible server such as Ollama) as one more vote. Definitions are
+    /// embedded once and cached under .ironbees/embeddings/. Off by default.
+    #[arg(long)]
+    pub embeddings: bool,
 }
 
 /// The request text, from `--query`, a file, or stdin (`-`). A file that is not
@@ -84,10 +89,13 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
     let search = index.search_index(&snapshot)?;
+    let dense =
+        if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };
     let opts = code_index::LocalizeOptions {
         k: args.k,
         weights: args.weights.clone(),
         explain: args.explain,
+        extra: dense.as_ref().map(|d| d as &dyn code_index::Retriever),
     };
     let results = code_index::localize(&snapshot, &search, index.root(), &query, &opts)?;
     if out.json {
@@ -126,6 +134,12 @@ pub fn describe(e: &Evidence) -> String {
             format!("text matches {symbol} (line {line}, bm25 {score:.1})")
         }
         Evidence::Graph { near } => format!("close to {near}"),
+        Evidence::Similar { retriever, symbol, line, rank } if symbol.is_empty() => {
+            format!("{retriever} #{rank}: the file's top level (line {line})")
+        }
+        Evidence::Similar { retriever, symbol, line, rank } => {
+            format!("{retriever} #{rank}: {symbol} (line {line})")
+        }
         _ => String::new(),
     }
 }

@@ -5,6 +5,7 @@ pub mod ask;
 pub mod build;
 pub mod change;
 pub mod config;
+pub mod embed;
 pub mod exec;
 pub mod graph;
 pub mod history;

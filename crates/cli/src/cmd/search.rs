@@ -17,7 +17,12 @@ parts of camelCase/snake_case names), by path, by the query's phrases verbatim (
 messages), and by their neighbours in the reference graph; the rankings are fused (reciprocal-rank fusion) with weights that depend on the
 kind of query. Each hit lists the retrievers that found it and at what rank. A query
 without words or identifiers is INVALID_ARGUMENT (exit 2); a query that matches nothing
-prints nothing (an empty `hits` list with --json) and exits 0.";
+prints nothing (an empty `hits` list with --json) and exits 0.
+
+--embeddings adds a dense retriever: the model of `llm.embeddings` in the config
+(provider, model, batch), over OpenAI's /embeddings API (OpenAI itself, or an
+OpenAI-compatible server at OPENAI_BASE_URL: Ollama, vLLM, llama.cpp, LM Studio).
+Nothing is downloaded; without it no model is used.";
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -27,6 +32,11 @@ pub struct SearchArgs {
     /// Number of results.
     #[arg(short = 'k', long, default_value_t = 10)]
     pub k: usize,
+    /// Add an embedding model as one more retriever (`llm.embeddings`: OpenAI, or
+    /// an OpenAI-compatible server such as Ollama). Definitions are embedded once
+    /// and cached under .ironbees/embeddings/. Off by default.
+    #[arg(long)]
+    pub embeddings: bool,
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
@@ -37,7 +47,10 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
     let search = index.search_index(&snapshot)?;
-    let opts = HybridOptions { k: args.k, extra: None };
+    let dense =
+        if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };
+    let opts =
+        HybridOptions { k: args.k, extra: dense.as_ref().map(|d| d as &dyn code_index::Retriever) };
     let results = hybrid_search(&snapshot, &search, &index.sources(), &query, &opts)?;
     if out.json {
         out.json(&results)?;

@@ -392,3 +392,148 @@ fn a_closed_stdout_ends_quietly() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `localize --embeddings` and `search --embeddings` against the wire-level mock
+/// of an OpenAI-compatible server (vectors: bag of words, so predictable).
+mod embeddings {
+    use test_support::mock_llm::{MockLlm, Reply};
+
+    use super::*;
+
+    fn with_server(dir: &Path, mock: &MockLlm) -> Command {
+        std::fs::create_dir_all(dir.join(".ironbees")).unwrap();
+        std::fs::write(
+            dir.join(".ironbees/config.yaml"),
+            "llm:\n  embeddings:\n    model: nomic-embed-text\n    batch: 8\n  retry:\n    base_delay_ms: 10\n",
+        )
+        .unwrap();
+        let mut c = ironbees(dir);
+        c.env("OPENAI_BASE_URL", mock.openai_url()).env("OPENAI_MODEL", "llama3.2");
+        c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
+        c
+    }
+
+    fn embedded_inputs(mock: &MockLlm) -> usize {
+        mock.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/embeddings"))
+            .map(|r| r.body["input"].as_array().map_or(0, Vec::len))
+            .sum()
+    }
+
+    #[test]
+    fn the_embedding_vote_lifts_the_file_the_model_finds_and_is_cached() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        // Words alone rank the files the request names first (checkout, the cart's
+        // total); the mock's vectors see "packaging" and "total" together in
+        // parcel_weight's doc, which is where the packaging is added.
+        let query = "the total at checkout ignores packaging";
+        let (plain, _) = localize(p.root(), query);
+        assert_eq!(plain[..3], ["shop/checkout.py", "shop/cart.py", "shop/shipping.py"]);
+        let o = with_server(p.root(), &mock)
+            .args(["localize", "-q", query, "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let arr = v.as_array().unwrap();
+        let paths: Vec<&str> = arr.iter().map(|r| r["path"].as_str().unwrap()).collect();
+        assert_eq!(paths[..3], ["shop/checkout.py", "shop/shipping.py", "shop/cart.py"]);
+        let shipping = &arr[1];
+        assert!(evidence_kinds(shipping).contains(&"similar".to_owned()), "{shipping}");
+        let defs = embedded_inputs(&mock);
+        assert!(defs > 10, "every definition and the request embedded: {defs}");
+        let requests = mock.request_count();
+        assert!(requests >= defs / 8, "batches of 8: {requests} requests");
+        assert!(
+            mock.requests().iter().all(|r| r.body["model"] == "nomic-embed-text"),
+            "the configured model"
+        );
+
+        // Again: the definitions come from the cache; only the new request is sent.
+        let o = with_server(p.root(), &mock)
+            .args(["search", "weight of a parcel in grams", "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(embedded_inputs(&mock), defs + 1, "only the query is new");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let hits = v["hits"].as_array().unwrap();
+        assert!(
+            hits.iter().any(|h| h["matched"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["retriever"] == "embedding")),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn server_failures_exit_with_their_code_and_leave_a_readable_cache() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        // The first batch is embedded, then the server breaks for good.
+        mock.push(Reply::text("ok"));
+        mock.set_default(Reply::malformed());
+        let o = with_server(p.root(), &mock)
+            .args(["localize", "-q", "parcel weight", "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "LLM_BAD_RESPONSE", "{err}");
+        assert!(err["error"]["message"].as_str().unwrap().contains("nomic-embed-text"), "{err}");
+
+        // What was embedded before the failure is kept: the next run (server
+        // healthy) sends only what is missing.
+        let first_batch = 8;
+        mock.set_default(Reply::text("ok"));
+        let before = embedded_inputs(&mock);
+        let o = with_server(p.root(), &mock)
+            .args(["localize", "-q", "parcel weight", "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let fresh = embedded_inputs(&mock) - before;
+        let cold = TempProject::with_fixture(SHOP);
+        let mock2 = MockLlm::start();
+        let o = with_server(cold.root(), &mock2)
+            .args(["localize", "-q", "parcel weight", "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_eq!(
+            fresh,
+            embedded_inputs(&mock2) - first_batch,
+            "the cached batch was not sent again"
+        );
+
+        // A rate limit that does not end is LLM_RATE_LIMITED (exit code of its own).
+        let mock3 = MockLlm::start();
+        mock3.set_default(Reply::status(429));
+        let o = with_server(cold.root(), &mock3)
+            .args(["localize", "-q", "a new request", "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "LLM_RATE_LIMITED", "{err}");
+    }
+
+    #[test]
+    fn without_an_embedding_model_the_flag_is_refused_before_any_request() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        let mut c = ironbees(p.root());
+        c.env("OPENAI_BASE_URL", mock.openai_url()).env("OPENAI_MODEL", "llama3.2");
+        let o = c.args(["localize", "-q", "parcel", "--embeddings", "--json"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert!(
+            err["error"]["message"].as_str().unwrap().contains("llm.embeddings.model"),
+            "{err}"
+        );
+        assert_eq!(mock.request_count(), 0);
+    }
+}

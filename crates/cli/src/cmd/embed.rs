@@ -1,0 +1,242 @@
+//! `--embeddings` for `search` and `localize`: the model of `llm.embeddings`
+//! (`llm::Llm::embed`) behind code_index's [`Embedder`], and a vector cache so
+//! a project's definitions are embedded once, not on every query.
+//!
+//! The cache is one append-only file per provider and model under
+//! `.ironbees/embeddings/`: records of (SHA-256 of the text, dimensions, the
+//! floats). Appending means a run that is killed or cancelled loses at most the
+//! record it was writing; a torn last record is cut off when the file is next
+//! opened. Texts are keyed by content, so an edited definition is embedded again
+//! and the rest are not; stale records are only wasted space (delete the
+//! directory to reclaim it).
+
+use std::{
+    cell::RefCell,
+    collections::HashMap,
+    fs::{File, OpenOptions},
+    io::{BufReader, BufWriter, Read, Write},
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, Result};
+use code_index::{Embedder, EmbeddingRetriever, Snapshot};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::{Ctx, cancel_token, env_pairs, runtime};
+use crate::{config, output::Output};
+
+/// The retriever `--embeddings` adds: every definition of `snapshot` embedded
+/// (from the cache when it can), with a progress bar on a terminal.
+pub fn retriever(
+    ctx: &Ctx,
+    out: &Output,
+    snapshot: &Snapshot,
+) -> Result<EmbeddingRetriever<CachedEmbedder>> {
+    let settings = config::llm_settings(&ctx.config, &env_pairs())?;
+    let llm = llm::Llm::new(&settings)?;
+    let (provider, model) = llm.embedding_model()?;
+    let dir = ctx.root.join(code_index::STATE_DIR).join("embeddings");
+    let file = dir.join(format!(
+        "{}.vec",
+        &stdx::sha256_hex(format!("{provider}\0{model}").as_bytes())[..16]
+    ));
+    let cache = VectorCache::open(&file)?;
+    let rt = runtime()?;
+    let cancel = rt.block_on(async { cancel_token(ctx) });
+    let total = snapshot.project.all_defs().count() as u64;
+    let bar = (out.stderr_is_tty && !out.json).then(|| {
+        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{spinner} embedding {wide_bar} {pos}/{len} ({eta})")
+                .expect("valid template"),
+        );
+        b
+    });
+    let batch = llm.embedding_batch();
+    let embedder = CachedEmbedder { llm, rt, cancel, cache: RefCell::new(cache), bar, batch };
+    let built = EmbeddingRetriever::build(embedder, snapshot, 256);
+    built.with_context(|| format!("embedding the definitions with {model} ({provider})"))
+}
+
+/// [`llm::Llm::embed`] as an [`Embedder`], through the cache.
+pub struct CachedEmbedder {
+    llm: llm::Llm,
+    rt: tokio::runtime::Runtime,
+    cancel: llm::CancellationToken,
+    cache: RefCell<VectorCache>,
+    bar: Option<ProgressBar>,
+    batch: usize,
+}
+
+impl Embedder for CachedEmbedder {
+    fn embed(&self, texts: &[&str]) -> code_index::Result<Vec<Vec<f32>>> {
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| key(t)).collect();
+        let mut cache = self.cache.borrow_mut();
+        let missing: Vec<usize> =
+            (0..texts.len()).filter(|&i| cache.get(&keys[i]).is_none()).collect();
+        for chunk in missing.chunks(self.batch) {
+            let input: Vec<String> = chunk.iter().map(|&i| texts[i].to_owned()).collect();
+            let opts = llm::CallOptions { cancel: self.cancel.clone(), ..Default::default() };
+            let got = self
+                .rt
+                .block_on(self.llm.embed(&input, &opts))
+                .map_err(|e| code_index::Error::External { code: e.code(), source: Box::new(e) })?;
+            for (&i, v) in chunk.iter().zip(got.vectors) {
+                cache
+                    .put(keys[i], v)
+                    .map_err(|e| code_index::Error::Io { path: cache.path.clone(), source: e })?;
+            }
+        }
+        if let Some(b) = &self.bar {
+            // Queries come one at a time after the definitions; the bar is for those.
+            if b.position() < b.length().unwrap_or(0) {
+                b.inc(texts.len() as u64);
+                if b.position() >= b.length().unwrap_or(0) {
+                    b.finish_and_clear();
+                }
+            }
+        }
+        Ok(keys.iter().map(|k| cache.get(k).expect("embedded above").to_vec()).collect())
+    }
+}
+
+fn key(text: &str) -> [u8; 32] {
+    let hex = stdx::sha256_hex(text.as_bytes());
+    let mut k = [0u8; 32];
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex digest");
+    }
+    k
+}
+
+/// Header of every record: key, then the number of floats.
+const RECORD_HEAD: usize = 32 + 4;
+/// Larger is not a vector any model makes: a damaged length field.
+const MAX_DIMS: u32 = 1 << 16;
+
+/// Vectors by text hash, backed by an append-only file.
+struct VectorCache {
+    path: PathBuf,
+    vectors: HashMap<[u8; 32], Vec<f32>>,
+    writer: Option<BufWriter<File>>,
+}
+
+impl VectorCache {
+    /// Reads every whole record; a torn or damaged tail (a killed run) is cut off
+    /// so that appends start on a record boundary.
+    fn open(path: &Path) -> Result<VectorCache> {
+        let mut vectors = HashMap::new();
+        let mut good: u64 = 0;
+        let len = match File::open(path) {
+            Ok(f) => {
+                let len = f.metadata()?.len();
+                let mut r = BufReader::new(f);
+                let mut head = [0u8; RECORD_HEAD];
+                while r.read_exact(&mut head).is_ok() {
+                    let dims = u32::from_le_bytes(head[32..].try_into().expect("4 bytes"));
+                    if dims == 0 || dims > MAX_DIMS {
+                        break;
+                    }
+                    let mut floats = vec![0u8; dims as usize * 4];
+                    if r.read_exact(&mut floats).is_err() {
+                        break;
+                    }
+                    let v: Vec<f32> = floats
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                        .collect();
+                    vectors.insert(head[..32].try_into().expect("32 bytes"), v);
+                    good += (RECORD_HEAD + floats.len()) as u64;
+                }
+                len
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e).with_context(|| format!("{}", path.display())),
+        };
+        if good < len {
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(good))
+                .with_context(|| format!("{}: cutting off a torn record", path.display()))?;
+        }
+        Ok(VectorCache { path: path.to_owned(), vectors, writer: None })
+    }
+
+    fn get(&self, key: &[u8; 32]) -> Option<&[f32]> {
+        self.vectors.get(key).map(Vec::as_slice)
+    }
+
+    fn put(&mut self, key: [u8; 32], v: Vec<f32>) -> std::io::Result<()> {
+        if self.writer.is_none() {
+            std::fs::create_dir_all(self.path.parent().expect("a file in a directory"))?;
+            let f = OpenOptions::new().create(true).append(true).open(&self.path)?;
+            self.writer = Some(BufWriter::new(f));
+        }
+        let w = self.writer.as_mut().expect("opened above");
+        let mut rec = Vec::with_capacity(RECORD_HEAD + v.len() * 4);
+        rec.extend_from_slice(&key);
+        rec.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        for x in &v {
+            rec.extend_from_slice(&x.to_le_bytes());
+        }
+        // One write per record: a kill tears at most this one.
+        w.write_all(&rec)?;
+        self.vectors.insert(key, v);
+        Ok(())
+    }
+}
+
+impl Drop for VectorCache {
+    fn drop(&mut self) {
+        if let Some(w) = &mut self.writer {
+            let _ = w.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_survives_a_torn_record_and_keeps_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/m.vec");
+        {
+            let mut c = VectorCache::open(&path).unwrap();
+            c.put(key("a"), vec![1.0, 2.0]).unwrap();
+            c.put(key("b"), vec![3.0, 4.0]).unwrap();
+        }
+        // A run killed while writing a third record.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let whole = bytes.len();
+        bytes.extend_from_slice(&key("c"));
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        bytes.extend_from_slice(&5.0f32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+
+        let mut c = VectorCache::open(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, whole, "torn tail cut off");
+        assert_eq!(c.get(&key("a")), Some(&[1.0, 2.0][..]));
+        assert_eq!(c.get(&key("c")), None);
+        c.put(key("c"), vec![5.0, 6.0]).unwrap();
+        drop(c);
+        let c = VectorCache::open(&path).unwrap();
+        assert_eq!(c.get(&key("b")), Some(&[3.0, 4.0][..]));
+        assert_eq!(c.get(&key("c")), Some(&[5.0, 6.0][..]));
+    }
+
+    #[test]
+    fn a_damaged_length_ends_the_readable_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.vec");
+        let mut bytes = key("a").to_vec();
+        bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+        bytes.extend_from_slice(&[0u8; 64]);
+        std::fs::write(&path, &bytes).unwrap();
+        let c = VectorCache::open(&path).unwrap();
+        assert!(c.vectors.is_empty());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    }
+}
