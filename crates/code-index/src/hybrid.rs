@@ -18,8 +18,9 @@
 //!   graph (what they call and what calls them), so the helper a found function
 //!   leans on comes along;
 //! - optionally one **extra** [`Retriever`] the caller brings, e.g. an
-//!   [`EmbeddingRetriever`] over any [`Embedder`]. None is built in: no model is
-//!   needed to build, test or run.
+//!   [`EmbeddingRetriever`] over any [`Embedder`]. None is built in here: no
+//!   model is needed to build, test or run (the binary's `--embeddings` plugs in
+//!   an embeddings API).
 //!
 //! Ranks are fused by reciprocal-rank fusion, `Σ w_r / (60 + rank_r)`: scores of
 //! different retrievers are not comparable, ranks are. The weights depend on what
