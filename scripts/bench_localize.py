@@ -21,7 +21,9 @@ from repositories the dev set does not contain, with another retriever's ranking
 for `--peer`, which scores them on the same instances in a second table.
 `--fuse-peer W` scores, in a third, our ranking and the peer's fused by reciprocal
 rank (K = 10, the peer's vote weighted W): what adding such a retriever to
-`localize` would be worth, measured before building one.
+`localize` would be worth, measured before building one. `--embeddings` runs
+`localize --embeddings`, which does that fusion (W = 1) with the model of
+`llm.embeddings` (each exported tree keeps its own vector cache).
 
 `--train` fits the weights of `ironbees localize`'s linear model instead (needs numpy):
 every candidate file's features (`--explain`), pairwise logistic regression (each
@@ -89,6 +91,7 @@ def main():
     ap.add_argument("--instance", action="append", help="only these instance ids")
     ap.add_argument("--keep-trees", action="store_true", help="keep exported trees (default: delete after use)")
     ap.add_argument("--json", action="store_true", help="print per-instance results as JSON lines")
+    ap.add_argument("--embeddings", action="store_true", help="run `localize --embeddings` (needs llm.embeddings and a server: OPENAI_BASE_URL, ...)")
     ap.add_argument("--weights", help="signal weights for an ablation, e.g. only=text (see `ironbees localize --weights`)")
     ap.add_argument("--train", action="store_true", help="fit the feature weights (leave-one-repository-out)")
     ap.add_argument("--features", help="with --train: cache of the candidates' features (read if present, else written)")
@@ -127,6 +130,8 @@ def main():
             cmd.append("--explain")
         if args.weights:
             cmd += ["--weights", args.weights]
+        if args.embeddings:
+            cmd.append("--embeddings")
         res = subprocess.run(cmd, capture_output=True, text=True)
         secs = time.perf_counter() - t
         if res.returncode != 0:

@@ -14,7 +14,7 @@ use std::{
     cell::RefCell,
     collections::HashMap,
     fs::{File, OpenOptions},
-    io::{BufReader, BufWriter, Read, Write},
+    io::{BufReader, Read, Write},
     path::{Path, PathBuf},
 };
 
@@ -118,7 +118,7 @@ const MAX_DIMS: u32 = 1 << 16;
 struct VectorCache {
     path: PathBuf,
     vectors: HashMap<[u8; 32], Vec<f32>>,
-    writer: Option<BufWriter<File>>,
+    writer: Option<File>,
 }
 
 impl VectorCache {
@@ -170,8 +170,7 @@ impl VectorCache {
     fn put(&mut self, key: [u8; 32], v: Vec<f32>) -> std::io::Result<()> {
         if self.writer.is_none() {
             std::fs::create_dir_all(self.path.parent().expect("a file in a directory"))?;
-            let f = OpenOptions::new().create(true).append(true).open(&self.path)?;
-            self.writer = Some(BufWriter::new(f));
+            self.writer = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
         }
         let w = self.writer.as_mut().expect("opened above");
         let mut rec = Vec::with_capacity(RECORD_HEAD + v.len() * 4);
@@ -180,18 +179,11 @@ impl VectorCache {
         for x in &v {
             rec.extend_from_slice(&x.to_le_bytes());
         }
-        // One write per record: a kill tears at most this one.
+        // One unbuffered append per record: a kill tears at most this one, and two
+        // runs appending at once (O_APPEND) do not interleave inside a record.
         w.write_all(&rec)?;
         self.vectors.insert(key, v);
         Ok(())
-    }
-}
-
-impl Drop for VectorCache {
-    fn drop(&mut self) {
-        if let Some(w) = &mut self.writer {
-            let _ = w.flush();
-        }
     }
 }
 
