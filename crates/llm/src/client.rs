@@ -63,6 +63,68 @@ struct Slot {
     price: Option<Price>,
 }
 
+/// The breaker's part of every attempt on a provider, for completions and
+/// embeddings alike.
+impl Slot {
+    /// Asks the breaker before an attempt; `Err` means no attempt. A circuit
+    /// opened by this call's own failures reports the last of them, which says
+    /// more than "circuit open".
+    fn admit(&self, name: &str, previous: &mut Option<Error>) -> Result<()> {
+        match self.breaker.admit(Instant::now()) {
+            Admit::No(_) if previous.is_some() => Err(previous.take().expect("checked")),
+            Admit::No(retry_in) => Err(Error::CircuitOpen { provider: name.to_owned(), retry_in }),
+            Admit::Probe => {
+                info!(provider = %name, "circuit half-open: probing");
+                Ok(())
+            }
+            Admit::Yes => Ok(()),
+        }
+    }
+
+    /// Checks the budget before an attempt the breaker admitted; a refusal hands
+    /// the admission back.
+    fn within_budget(&self, ledger: &Ledger, workflow: Option<&str>) -> Result<()> {
+        ledger.check(workflow, 0, 0.0).inspect_err(|_| self.breaker.release(Instant::now()))
+    }
+
+    fn succeeded(&self, name: &str) {
+        if let Some(s) = self.breaker.record(false, Instant::now()) {
+            info!(provider = %name, state = ?s, "circuit closed");
+        }
+    }
+
+    /// Books a failed attempt with the breaker. True when `err` ends the call
+    /// (stopped, or the caller's fault): no retry and no fallback.
+    fn failed(&self, name: &str, err: &Error) -> bool {
+        match err.class() {
+            ErrorClass::Stop => {
+                self.breaker.release(Instant::now());
+                true
+            }
+            // The server answered, so it is up.
+            ErrorClass::Caller => {
+                self.breaker.record(false, Instant::now());
+                true
+            }
+            _ => {
+                if let Some(s) = self.breaker.record(true, Instant::now()) {
+                    warn!(provider = %name, state = ?s, "circuit opened after repeated failures");
+                }
+                false
+            }
+        }
+    }
+}
+
+/// Waits out a retry delay, or ends at once with `Cancelled`.
+async fn backoff(delay: std::time::Duration, cancel: &CancellationToken) -> Result<()> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Error::Cancelled),
+        () = tokio::time::sleep(delay) => Ok(()),
+    }
+}
+
 /// The model client: every call goes through the chain `default → fallback…`.
 ///
 /// For each provider in turn: the breaker is asked first (an open circuit skips
@@ -309,21 +371,11 @@ impl Llm {
         let mut previous: Option<Error> = None;
         loop {
             attempt += 1;
-            match slot.breaker.admit(Instant::now()) {
-                Admit::No(_) if previous.is_some() => {
-                    return Err(previous.take().expect("checked"));
-                }
-                Admit::No(retry_in) => return Err(Error::CircuitOpen { provider: name, retry_in }),
-                Admit::Probe => info!(provider = %name, "circuit half-open: probing"),
-                Admit::Yes => {}
-            }
-            if let Err(e) = self.ledger.check(workflow, 0, 0.0) {
-                slot.breaker.release(Instant::now());
-                return Err(e);
-            }
+            slot.admit(&name, &mut previous)?;
+            slot.within_budget(&self.ledger, workflow)?;
             let err = match slot.http.embed(&model, texts, &opts.cancel).await {
                 Ok(p) => {
-                    slot.breaker.record(false, Instant::now());
+                    slot.succeeded(&name);
                     let usage = match p.prompt_tokens {
                         Some(n) => Usage { input_tokens: n, ..Usage::default() },
                         None => Usage {
@@ -338,27 +390,13 @@ impl Llm {
                 }
                 Err(e) => e,
             };
-            match err.class() {
-                ErrorClass::Stop => {
-                    slot.breaker.release(Instant::now());
-                    return Err(err);
-                }
-                ErrorClass::Caller => {
-                    slot.breaker.record(false, Instant::now());
-                    return Err(err);
-                }
-                _ => {
-                    slot.breaker.record(true, Instant::now());
-                }
+            if slot.failed(&name, &err) {
+                return Err(err);
             }
             match decide(&err, attempt, &self.retry, fastrand::f64()) {
                 RetryDecision::RetryAfter(delay) => {
                     warn!(provider = %name, attempt, delay_ms = delay.as_millis() as u64, error = %err, "retrying embeddings");
-                    tokio::select! {
-                        biased;
-                        () = opts.cancel.cancelled() => return Err(Error::Cancelled),
-                        () = tokio::time::sleep(delay) => {}
-                    }
+                    backoff(delay, &opts.cancel).await?;
                     previous = Some(err);
                 }
                 RetryDecision::NextProvider | RetryDecision::Stop => return Err(err),
@@ -419,19 +457,10 @@ impl Llm {
             let mut previous: Option<Error> = None;
             let err = loop {
                 attempt += 1;
-                match slot.breaker.admit(Instant::now()) {
-                    // Opened by this call's own failures: the last real error says more.
-                    Admit::No(_) if previous.is_some() => break previous.take().expect("checked"),
-                    Admit::No(retry_in) => {
-                        break Error::CircuitOpen { provider: name.clone(), retry_in };
-                    }
-                    Admit::Probe => info!(provider = %name, "circuit half-open: probing"),
-                    Admit::Yes => {}
+                if let Err(e) = slot.admit(name, &mut previous) {
+                    break e;
                 }
-                if let Err(e) = self.ledger.check(workflow, 0, 0.0) {
-                    slot.breaker.release(Instant::now());
-                    return Err(e);
-                }
+                slot.within_budget(&self.ledger, workflow)?;
                 attempts_total += 1;
                 let model = req.model.clone().unwrap_or_else(|| slot.http.model.clone());
                 on_event(&StreamEvent::Started { provider: name.clone(), model });
@@ -449,33 +478,18 @@ impl Llm {
                 let result = result.and_then(|a| check_structured(name, slot.http.kind, req, a));
                 let err = match result {
                     Ok(a) => {
-                        if let Some(s) = slot.breaker.record(false, Instant::now()) {
-                            info!(provider = %name, state = ?s, "circuit closed");
-                        }
+                        slot.succeeded(name);
                         return Ok(self.finish(name, &slot, req, a, workflow, attempts_total));
                     }
                     Err(e) => e,
                 };
-                match err.class() {
-                    ErrorClass::Stop => {
-                        slot.breaker.release(Instant::now());
-                        if matches!(err, Error::BudgetExceeded { .. }) {
-                            // The stream was stopped part-way: book what it used.
-                            let (usage, cost) = meter.estimate();
-                            self.ledger.record(workflow, &usage, cost);
-                        }
-                        return Err(err);
+                if slot.failed(name, &err) {
+                    if matches!(err, Error::BudgetExceeded { .. }) {
+                        // The stream was stopped part-way: book what it used.
+                        let (usage, cost) = meter.estimate();
+                        self.ledger.record(workflow, &usage, cost);
                     }
-                    // The server answered, so it is up.
-                    ErrorClass::Caller => {
-                        slot.breaker.record(false, Instant::now());
-                        return Err(err);
-                    }
-                    _ => {
-                        if let Some(s) = slot.breaker.record(true, Instant::now()) {
-                            warn!(provider = %name, state = ?s, "circuit opened after repeated failures");
-                        }
-                    }
+                    return Err(err);
                 }
                 if emitted {
                     on_event(&StreamEvent::Reset { reason: err.to_string() });
@@ -489,11 +503,7 @@ impl Llm {
                             delay_ms: delay.as_millis() as u64,
                             reason: err.to_string(),
                         });
-                        tokio::select! {
-                            biased;
-                            () = opts.cancel.cancelled() => return Err(Error::Cancelled),
-                            () = tokio::time::sleep(delay) => {}
-                        }
+                        backoff(delay, &opts.cancel).await?;
                         previous = Some(err);
                     }
                     RetryDecision::NextProvider => break err,

@@ -36,11 +36,7 @@ pub(crate) struct ParsedEmbeddings {
 /// a broken answer, not something to guess around: a vector paired with the
 /// wrong text would silently rank the wrong code.
 pub(crate) fn parse_embeddings(bytes: &[u8], n: usize) -> Result<ParsedEmbeddings, DecodeError> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| DecodeError::Bad(format!("response is not JSON ({e})")))?;
-    if let Some(e) = server_error(&v) {
-        return Err(e);
-    }
+    let v = answer(bytes)?;
     let data = json(&v, &["data"])
         .and_then(Value::as_array)
         .ok_or_else(|| DecodeError::Bad("response has no `data` array".into()))?;
@@ -199,6 +195,16 @@ fn usage(u: &Value) -> Usage {
     }
 }
 
+/// A whole JSON answer, unless it is not JSON or is an `{"error": ...}`.
+fn answer(bytes: &[u8]) -> Result<Value, DecodeError> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| DecodeError::Bad(format!("response is not JSON ({e})")))?;
+    match server_error(&v) {
+        Some(e) => Err(e),
+        None => Ok(v),
+    }
+}
+
 fn server_error(v: &Value) -> Option<DecodeError> {
     let e = v.get("error")?;
     let msg = str_at(e, &["message"]).or_else(|| e.as_str()).unwrap_or("error");
@@ -206,11 +212,7 @@ fn server_error(v: &Value) -> Option<DecodeError> {
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed, DecodeError> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| DecodeError::Bad(format!("response is not JSON ({e})")))?;
-    if let Some(e) = server_error(&v) {
-        return Err(e);
-    }
+    let v = answer(bytes)?;
     let choice = json(&v, &["choices"])
         .and_then(Value::as_array)
         .and_then(|c| c.first())
