@@ -353,6 +353,17 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
     let stream = req.body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let requested_model =
         req.body.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned();
+    if req.path.ends_with("/embeddings") {
+        let inputs: Vec<String> = match req.body.get("input") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => {
+                a.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect()
+            }
+            _ => Vec::new(),
+        };
+        shared.requests.lock().unwrap().push(req);
+        return serve_embeddings(sock, &shared, &inputs, &requested_model).await;
+    }
     let forced_tool = req
         .body
         .get("tool_choice")
@@ -365,41 +376,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let req_path_is_embeddings = req.path.ends_with("/embeddings");
-    let inputs: Vec<String> = match req.body.get("input") {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect(),
-        _ => Vec::new(),
-    };
     shared.requests.lock().unwrap().push(req);
-    if format.is_none() && req_path_is_embeddings {
-        let reply = {
-            let next = shared.script.lock().unwrap().pop_front();
-            next.unwrap_or_else(|| shared.default.lock().unwrap().clone())
-        };
-        if !reply.first_byte_delay.is_zero() {
-            tokio::time::sleep(reply.first_byte_delay).await;
-        }
-        let (status, body, retry_after) = match &reply.answer {
-            Answer::Status { status, retry_after, body } => (
-                *status,
-                body.clone().unwrap_or_else(|| error_body(Format::OpenAi, *status)),
-                retry_after.clone(),
-            ),
-            Answer::Malformed => {
-                (200, "{\"object\": \"list\", \"data\": [{\"embe".to_owned(), None)
-            }
-            _ => (200, embeddings_body(&inputs, &requested_model).to_string(), None),
-        };
-        let extra: Vec<(&str, &str)> =
-            retry_after.as_deref().map(|r| vec![("retry-after", r)]).unwrap_or_default();
-        let mut bytes = head(status, "application/json", Some(body.len()), &extra);
-        bytes.extend_from_slice(body.as_bytes());
-        if !write_all(&mut sock, &bytes, reply.write_size).await {
-            shared.disconnects.fetch_add(1, Ordering::SeqCst);
-        }
-        return;
-    }
     let Some(format) = format else {
         let body = json!({"error": {"message": "not found", "type": "not_found"}}).to_string();
         let _ =
@@ -407,10 +384,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         let _ = write_all(&mut sock, body.as_bytes(), None).await;
         return;
     };
-    let reply = {
-        let next = shared.script.lock().unwrap().pop_front();
-        next.unwrap_or_else(|| shared.default.lock().unwrap().clone())
-    };
+    let reply = next_reply(&shared);
     let n = shared.counter.fetch_add(1, Ordering::SeqCst);
     if !reply.first_byte_delay.is_zero() {
         tokio::time::sleep(reply.first_byte_delay).await;
@@ -425,25 +399,16 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
     let ok = match &reply.answer {
         Answer::Status { status, retry_after, body } => {
             let body = body.clone().unwrap_or_else(|| error_body(format, *status));
-            let mut extra = Vec::new();
-            if let Some(r) = retry_after {
-                extra.push(("retry-after", r.as_str()));
-            }
-            let mut bytes = head(*status, "application/json", Some(body.len()), &extra);
-            bytes.extend_from_slice(body.as_bytes());
+            let bytes = json_response(*status, &body, retry_after.as_deref());
             write_all(&mut sock, &bytes, reply.write_size).await
         }
         Answer::Malformed if !stream => {
             let body = "{\"id\": \"broken\", \"content\": [{\"type\": \"text\", \"te";
-            let mut bytes = head(200, "application/json", Some(body.len()), &[]);
-            bytes.extend_from_slice(body.as_bytes());
-            write_all(&mut sock, &bytes, reply.write_size).await
+            write_all(&mut sock, &json_response(200, body, None), reply.write_size).await
         }
         _ if !stream => {
             let body = ctx.json_body(&reply).to_string();
-            let mut bytes = head(200, "application/json", Some(body.len()), &[]);
-            bytes.extend_from_slice(body.as_bytes());
-            write_all(&mut sock, &bytes, reply.write_size).await
+            write_all(&mut sock, &json_response(200, &body, None), reply.write_size).await
         }
         _ => send_stream(&mut sock, &ctx, &reply).await,
     };
@@ -466,6 +431,40 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         if closed.is_ok() {
             shared.disconnects.fetch_add(1, Ordering::SeqCst);
         }
+    }
+}
+
+/// The scripted reply for the next request, else the default one.
+fn next_reply(shared: &Shared) -> Reply {
+    let next = shared.script.lock().unwrap().pop_front();
+    next.unwrap_or_else(|| shared.default.lock().unwrap().clone())
+}
+
+/// A whole JSON answer: head and body.
+fn json_response(status: u16, body: &str, retry_after: Option<&str>) -> Vec<u8> {
+    let extra: Vec<(&str, &str)> = retry_after.map(|r| ("retry-after", r)).into_iter().collect();
+    let mut bytes = head(status, "application/json", Some(body.len()), &extra);
+    bytes.extend_from_slice(body.as_bytes());
+    bytes
+}
+
+/// `POST …/embeddings`: vectors from [`mock_embedding`], or the scripted status
+/// or malformed body.
+async fn serve_embeddings(mut sock: TcpStream, shared: &Shared, inputs: &[String], model: &str) {
+    let reply = next_reply(shared);
+    if !reply.first_byte_delay.is_zero() {
+        tokio::time::sleep(reply.first_byte_delay).await;
+    }
+    let bytes = match &reply.answer {
+        Answer::Status { status, retry_after, body } => {
+            let body = body.clone().unwrap_or_else(|| error_body(Format::OpenAi, *status));
+            json_response(*status, &body, retry_after.as_deref())
+        }
+        Answer::Malformed => json_response(200, "{\"object\": \"list\", \"data\": [{\"embe", None),
+        _ => json_response(200, &embeddings_body(inputs, model).to_string(), None),
+    };
+    if !write_all(&mut sock, &bytes, reply.write_size).await {
+        shared.disconnects.fetch_add(1, Ordering::SeqCst);
     }
 }
 

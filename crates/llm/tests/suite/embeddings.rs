@@ -3,29 +3,23 @@
 
 use std::time::Duration;
 
-use llm::{CallOptions, EmbeddingSettings, Error, Llm, ProviderKind, ProviderSettings};
+use llm::{CallOptions, EmbeddingSettings, Error, Llm, Settings};
 use protocol::ErrorCode;
 use test_support::mock_llm::{MockLlm, Reply, mock_embedding};
 
-use super::{OPENAI_KEY, anthropic, base, compatible, openai};
+use super::{OPENAI_KEY, anthropic, compatible, compatible_settings, openai};
 
 fn texts(t: &[&str]) -> Vec<String> {
     t.iter().map(|s| (*s).to_owned()).collect()
 }
 
 fn compatible_with_model(mock: &MockLlm, model: &str) -> Llm {
-    let mut s = base();
-    s.providers.insert(
-        "local".into(),
-        ProviderSettings {
-            kind: Some(ProviderKind::OpenaiCompatible),
-            base_url: Some(mock.openai_url()),
-            model: Some("llama3.2".into()),
-            ..ProviderSettings::default()
-        },
-    );
+    Llm::new(&with_model(compatible_settings(mock), model)).unwrap()
+}
+
+fn with_model(mut s: Settings, model: &str) -> Settings {
     s.embeddings = EmbeddingSettings { model: Some(model.into()), ..EmbeddingSettings::default() };
-    Llm::new(&s.with_standard_env(&llm::StandardEnv::default())).unwrap()
+    s
 }
 
 #[tokio::test]
@@ -135,20 +129,10 @@ async fn rate_limits_that_persist_end_with_the_rate_limit_code() {
 async fn a_silent_server_times_out() {
     let mock = MockLlm::start();
     mock.set_default(Reply::text("").first_byte_delay(Duration::from_secs(30)));
-    let mut s = base();
+    let mut s = with_model(compatible_settings(&mock), "m");
     s.timeouts.total_secs = 0.3;
     s.retry.max_attempts = 1;
-    s.providers.insert(
-        "local".into(),
-        ProviderSettings {
-            kind: Some(ProviderKind::OpenaiCompatible),
-            base_url: Some(mock.openai_url()),
-            model: Some("m".into()),
-            ..ProviderSettings::default()
-        },
-    );
-    s.embeddings.model = Some("m".into());
-    let llm = Llm::new(&s.with_standard_env(&llm::StandardEnv::default())).unwrap();
+    let llm = Llm::new(&s).unwrap();
     let err = llm.embed(&texts(&["x"]), &CallOptions::default()).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err}");
     assert_eq!(err.code(), ErrorCode::LlmUnavailable);

@@ -74,6 +74,11 @@ pub fn openai(mock: &MockLlm) -> Llm {
 }
 
 pub fn compatible(mock: &MockLlm) -> Llm {
+    Llm::new(&compatible_settings(mock)).unwrap()
+}
+
+/// One OpenAI-compatible provider, `local`, at the mock's URL.
+pub fn compatible_settings(mock: &MockLlm) -> Settings {
     let mut s = base();
     s.providers.insert(
         "local".into(),
@@ -85,7 +90,7 @@ pub fn compatible(mock: &MockLlm) -> Llm {
             ..ProviderSettings::default()
         },
     );
-    Llm::new(&s.with_standard_env(&StandardEnv::default())).unwrap()
+    s.with_standard_env(&StandardEnv::default())
 }
 
 /// Collects stream events as text for assertions.
