@@ -309,13 +309,7 @@ fn fuse_extra(
 ) -> Result<Vec<FileResult>> {
     let project = &snapshot.project;
     let mut text = crate::querytype::clean(query);
-    if text.len() > EXTRA_QUERY_CHARS {
-        let mut end = EXTRA_QUERY_CHARS;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    text.truncate(text.floor_char_boundary(EXTRA_QUERY_CHARS));
     let items = extra.retrieve(snapshot, &text, &analyze_query(&text), EXTRA_ITEMS)?;
     // Each file's rank by its best item, and that item as evidence.
     let mut dense: HashMap<FileId, (u32, Evidence)> = HashMap::new();

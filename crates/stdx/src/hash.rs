@@ -6,7 +6,12 @@ use sha2::{Digest, Sha256};
 /// edit engine's `expectedHash` precondition, which clients compute themselves with
 /// whatever their platform offers; every platform offers SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    hex::encode(sha256(bytes))
+}
+
+/// SHA-256 of `bytes`, the 32 raw bytes (a key stored in binary).
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
 }
 
 /// Incremental SHA-256 for content that arrives in pieces.

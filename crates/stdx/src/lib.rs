@@ -17,6 +17,6 @@ mod path;
 
 pub use crate::{
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
-    hash::{ContentHasher, sha256_hex},
+    hash::{ContentHasher, sha256, sha256_hex},
     path::{normalize_rel, to_slash},
 };

@@ -101,12 +101,7 @@ impl Embedder for CachedEmbedder {
 }
 
 fn key(text: &str) -> [u8; 32] {
-    let hex = stdx::sha256_hex(text.as_bytes());
-    let mut k = [0u8; 32];
-    for (i, b) in k.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex digest");
-    }
-    k
+    stdx::sha256(text.as_bytes())
 }
 
 /// Header of every record: key, then the number of floats.
