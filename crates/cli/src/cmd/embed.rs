@@ -33,6 +33,16 @@ pub fn retriever(
     snapshot: &Snapshot,
 ) -> Result<EmbeddingRetriever<CachedEmbedder>> {
     let settings = config::llm_settings(&ctx.config, &env_pairs())?;
+    // The generic "no provider" advice names Anthropic, which has no embeddings API.
+    if settings.providers.is_empty() {
+        return Err(llm::Error::Config(
+            "--embeddings needs an embedding model and none is configured: set OPENAI_API_KEY \
+             (text-embedding-3-small), or OPENAI_BASE_URL and llm.embeddings.model for a local \
+             OpenAI-compatible server (e.g. nomic-embed-text on Ollama)"
+                .into(),
+        )
+        .into());
+    }
     let llm = llm::Llm::new(&settings)?;
     let (provider, model) = llm.embedding_model()?;
     let dir = ctx.root.join(code_index::STATE_DIR).join("embeddings");

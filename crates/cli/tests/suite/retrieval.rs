@@ -522,6 +522,27 @@ mod embeddings {
     }
 
     #[test]
+    fn without_any_provider_the_flag_says_how_to_get_an_embedding_model() {
+        let p = TempProject::with_fixture(SHOP);
+        let mut c = ironbees(p.root());
+        for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
+        {
+            c.env_remove(var);
+        }
+        let o = c.args(["search", "parcel", "--embeddings", "--json"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "INVALID_ARGUMENT", "{err}");
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("OPENAI_API_KEY") && message.contains("llm.embeddings.model"),
+            "{err}"
+        );
+        assert!(!message.contains("ANTHROPIC"), "Anthropic has no embeddings API: {err}");
+        assert!(o.stdout.is_empty());
+    }
+
+    #[test]
     fn without_an_embedding_model_the_flag_is_refused_before_any_request() {
         let p = TempProject::with_fixture(SHOP);
         let mock = MockLlm::start();
