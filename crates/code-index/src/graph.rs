@@ -361,6 +361,13 @@ fn resolve_ref(
     // C++ a bare call does reach the class's and its bases' methods.)
     let lang = project.file(file).language;
     let bare = kind == RefKind::Call && bare_calls_skip_members(lang);
+    // C++ reaches them only from a method: from a free function, `helper()` is
+    // no class's `helper`, declared in the class body or defined out of line.
+    let cpp_class = (lang == Language::Cpp).then(|| cpp_method_class(project, file, enclosing));
+    let cpp_free = kind == RefKind::Call && cpp_class == Some(None);
+    let out_of_line_method = |d: &DefId| {
+        owner_of(&project.def(*d).qualified_name).is_some_and(|o| is_class_name(project, o))
+    };
     // The other way round, `self.save()` means a method, of this class or a base
     // (maybe in another file), never the module-level `save` next to the class.
     // (Only where every method has its class as parent: not Rust's `impl` in
@@ -380,6 +387,7 @@ fn resolve_ref(
     let is_compatible = |d: &DefId| {
         compatible(kind, project.def(*d).kind)
             && !(bare && is_member(project, *d))
+            && !(cpp_free && (is_member(project, *d) || out_of_line_method(d)))
             && (!on_self || is_member(project, *d))
             && (d.file == file
                 || (lang.links_with(project.file(d.file).language)
@@ -488,6 +496,16 @@ fn resolve_ref(
         (scope.is_some() && p == scope) || (enclosing.is_some() && p == enclosing)
     }) {
         return one(d, Resolution::Local);
+    }
+    // C++'s `helper()` and `this->helper()` in a method are looked up in the
+    // method's class and its bases before the namespace: `Foo::helper`, or
+    // `Base::flush` that `Foo` inherits, never another class's `Bar::helper` that
+    // happens to be defined first in the file.
+    if matches!(kind, RefKind::Call | RefKind::SelfCall)
+        && let Some(Some(class)) = cpp_class
+        && let Some(found) = typed(vec![class])
+    {
+        return found;
     }
     // `self.m()` that the class does not define: its bases' (as its header names
     // them, nearest first), before any same-file method of another class.
@@ -645,6 +663,30 @@ fn enclosing_class(project: &Project, file: FileId, enclosing: Option<u32>) -> O
         cur = def.parent;
     }
     None
+}
+
+/// The class a C++ definition belongs to, for the methods a bare call in it may
+/// mean: the class whose body holds it, or the one its out-of-line name spells
+/// (`void Foo::run() {..}`, in a namespace or not, → `Foo`, when the project has
+/// a class `Foo`; `ns::helper()` in `namespace ns` has none).
+fn cpp_method_class(project: &Project, file: FileId, enclosing: Option<u32>) -> Option<&str> {
+    let mut def = project.def(DefId { file, ord: enclosing? });
+    loop {
+        if is_type_container(def.kind) {
+            return Some(project.names.name(def.name));
+        }
+        match def.parent.map(|ord| project.def(DefId { file, ord })) {
+            Some(parent) if is_type_container(parent.kind) => def = parent,
+            // At namespace level (or the file's): a free function, or a method
+            // defined out of line.
+            _ => return owner_of(&def.qualified_name).filter(|o| is_class_name(project, o)),
+        }
+    }
+}
+
+/// Whether the project defines a class (struct, interface, …) named `name`.
+fn is_class_name(project: &Project, name: &str) -> bool {
+    project.defs_named_str(name).iter().any(|c| is_type_container(project.def(*c).kind))
 }
 
 /// Of `candidates` (definitions named like the call), the methods types named

@@ -28,10 +28,12 @@ use crate::{Error, Language, error::Result, extract::FileAnalysis};
 /// 3: receiver types; 4: receivers set from calls and imports; 5: Go, Java and C#
 /// receivers, Java's `obj.m()` a member call; 6: receivers set from method calls;
 /// 7: C++ receivers; 8: C/C++ macros before a return type masked; 9: fields of
-/// classes the file defines; 10: Rust `self.` fields and `impl` types). The test
+/// classes the file defines; 10: Rust `self.` fields and `impl` types; 11: Python's
+/// `cls(..)` constructs the enclosing class, C++'s `std::f()` has `std` as its
+/// receiver). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
-pub(crate) const EXTRACTOR_REVISION: u32 = 10;
+pub(crate) const EXTRACTOR_REVISION: u32 = 11;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

@@ -141,6 +141,15 @@ impl<'s, 't> Receivers<'s, 't> {
             "identifier" if self.lang == Language::Python && is_self(self.text(receiver)) => {
                 self.class_name(open)
             }
+            // C++'s `std::move(x)`, `std::sort(..)`: the standard library's, which
+            // a program may not add to, whatever functions of those names the
+            // project has. (Other namespaces may be the project's, or aliases of
+            // its namespaces: `namespace ll = leveldb;`.)
+            "namespace_identifier"
+                if self.lang == Language::Cpp && self.text(receiver) == "std" =>
+            {
+                Some("std".to_owned())
+            }
             // (C++'s `Status::OK()`: the scope is a `namespace_identifier`.)
             "identifier" | "type_identifier" | "namespace_identifier" => {
                 let var = self.text(receiver);
@@ -644,6 +653,14 @@ impl<'s, 't> Receivers<'s, 't> {
             }
             _ => return None,
         };
+        // Python's `cls(..)`, `type(self)(..)`, `self.__class__(..)`: an
+        // instance of the enclosing class (or a subclass, whose methods the
+        // class's stand in for), the usual factory in a classmethod.
+        if self.lang == Language::Python
+            && matches!(self.text(callee), "cls" | "type(self)" | "self.__class__")
+        {
+            return self.class_name(open);
+        }
         // `f.reader()`, `self.reader()`: what that method of the receiver's type
         // returns. (In Python and JS, `m.Foo()` constructs a `Foo`, below; Go, C#
         // and C++ spell methods like types.)

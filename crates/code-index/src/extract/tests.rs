@@ -1014,6 +1014,15 @@ class Runner:
 
         def inner(linter):
             linter.check()
+
+    @classmethod
+    def create(cls):
+        made = cls(1)
+        made.start()
+        other = type(self)()
+        other.stop()
+        again = self.__class__()
+        again.stop()
 "#,
         expect![[r#"
             3 getLogger: mod
@@ -1039,6 +1048,9 @@ class Runner:
             37 step: ?
             38 go: ?
             41 check: ?
+            46 start: Runner
+            48 stop: Runner
+            50 stop: Runner
         "#]],
     );
 }
@@ -1065,6 +1077,7 @@ class Linter : public Base {
     w.Write();
     std::string name;
     name.size();
+    std::swap(name, name);
     for (auto& rule : rules_) { rule.Apply(); }
     for (const Rule& r2 : rules_) { r2.Apply(); }
     Store::Open();
@@ -1093,15 +1106,16 @@ void Linter::Run(Store* db) {
             15 Writer: Store
             16 Write: Store.Writer()
             18 size: string
-            19 Apply: ?
-            20 Apply: Rule
-            21 Open: Store
+            19 swap: std
+            20 Apply: ?
+            21 Apply: Rule
             22 Open: Store
-            23 Flush: Store.Open()
-            24 OK: Status
-            31 Flush: Store
+            23 Open: Store
+            24 Flush: Store.Open()
+            25 OK: Status
             32 Flush: Store
-            33 Go: Linter.Helper()
+            33 Flush: Store
+            34 Go: Linter.Helper()
         "#]],
     );
 }

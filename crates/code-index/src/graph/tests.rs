@@ -457,6 +457,29 @@ fn member_calls_follow_the_receivers_stated_type() {
             main -> src/lib.rs:Beta::go (Receiver, 1.00)
         "#]],
     );
+    // A classmethod's `cls(..)` makes an instance of its own class, so the
+    // `validate` it calls is the one `Config` inherits, not the first `validate`
+    // of the file (`Schema.validate`, which a name alone would pick).
+    check_calls(
+        r#"
+        //- config.py
+        class Schema:
+            def validate(self):
+                pass
+        class Base:
+            def validate(self):
+                pass
+        class Config(Base):
+            @classmethod
+            def load(cls, path):
+                made = cls()
+                made.validate()
+                return made
+        "#,
+        expect![[r#"
+            Config.load -> config.py:Base.validate (Receiver, 1.00)
+        "#]],
+    );
 }
 
 #[test]
@@ -777,6 +800,55 @@ fn cpp_calls_follow_declared_types() {
             run -> db.cc:Status::ok (Receiver, 1.00)
             run -> db.cc:Base::Open (Receiver, 1.00)
             run -> db.cc:Status::ok (Receiver, 1.00)
+        "#]],
+    );
+}
+
+#[test]
+fn cpp_bare_calls_look_in_the_methods_class_first() {
+    // In `Foo::run`, `helper()` and `this->helper()` are `Foo::helper`, and
+    // `flush()` the `Base::flush` that `Foo` inherits (as the included header
+    // declares it): C++ looks in the class and its bases before the namespace.
+    // By name alone each would be `Bar`'s, defined first in the file. A lambda in
+    // the method looks in the same class; a free function (in a namespace or not)
+    // has no class to look in; `std::flush` is the standard library's.
+    check_calls(
+        r#"
+        //- db.h
+        class Base { public: void flush(); };
+        class Bar { public: void helper(); void flush(); };
+        class Foo : public Base { public: void helper(); void run(); int size(); };
+        //- db.cc
+        #include "db.h"
+        void Bar::helper() {}
+        void Bar::flush() {}
+        void Foo::helper() {}
+        void Foo::run() {
+          helper();
+          this->helper();
+          flush();
+          auto n = size();
+          Bar::helper();
+          [&]() { flush(); }();
+          std::flush();
+        }
+        void free() { helper(); }
+        namespace ns {
+        void Bar::flush() { helper(); }
+        void other() { helper(); }
+        }
+        //- base.cc
+        #include "db.h"
+        void Base::flush() {}
+        "#,
+        expect![[r#"
+            Foo::run -> db.cc:Foo::helper (Receiver, 1.00)
+            Foo::run -> db.cc:Foo::helper (Receiver, 1.00)
+            Foo::run -> db.h:Base::flush (Receiver, 1.00)
+            Foo::run -> db.h:Foo::size (Receiver, 1.00)
+            Foo::run -> db.cc:Bar::helper (Receiver, 1.00)
+            Foo::run -> db.h:Base::flush (Receiver, 1.00)
+            ns::Bar::flush -> db.cc:Bar::helper (Receiver, 1.00)
         "#]],
     );
 }

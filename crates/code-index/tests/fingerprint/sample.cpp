@@ -43,6 +43,7 @@ Linter make(Store* s) {
     l.check({"a"});
     auto other = std::make_unique<Linter>(s);
     other->check({});
+    std::swap(l, *other);
     return l;
 }
 

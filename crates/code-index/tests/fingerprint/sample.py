@@ -45,6 +45,12 @@ class Linter(Base):
         h.write(data)
         return count
 
+    @classmethod
+    def open(cls, path: str):
+        made = cls(Store(path))
+        made.save()
+        return made
+
 
 def main():
     linter = make_linter(".")
