@@ -9,6 +9,9 @@
 //!   code-like the mention is and how rare the name is in the project;
 //! - **literals**: files containing quoted messages, `--options` or backticked
 //!   `kebab-case` names (option and message ids) verbatim;
+//! - **stems**: files the title or body names by file name (`junitxml` for
+//!   `junitxml.py`), unless the title only uses the name as a variable's
+//!   (`expr.atoms()`, where `expr.py` has no `atoms`);
 //! - **text**: BM25 over symbol-level chunks (the best chunk of each file);
 //! - **graph**: personalized PageRank restarted at the files the other signals
 //!   found, so their close dependencies and dependents rise too;
@@ -671,13 +674,47 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>
             words.contains(bare) || (joined != bare && words.contains(&joined))
         };
         let rarity = 1.0 / count[stem.as_str()] as f64;
-        if hit(&title_words) {
+        if hit(&title_words) && !only_a_receiver(snapshot, title, bare, f) {
             s.stem_title[f] = rarity;
             s.evidence[f].push(Evidence::PathMentioned { text: format!("{bare} (title)") });
         } else if hit(body_words) {
             s.stem_body[f] = rarity;
         }
     }
+}
+
+/// Whether every mention of `stem` in the title is the receiver of a lowercase
+/// attribute that file `f` does not define: `expr.atoms()` names a variable
+/// called `expr` (an `Expr`), not the module `expr.py`, which has no `atoms`.
+/// Never for a package, named by its directory (see [`stem_signals`]).
+fn only_a_receiver(snapshot: &Snapshot, title: &str, stem: &str, f: usize) -> bool {
+    // A package (`xarray.open_dataset`) re-exports what its modules define.
+    let path = &snapshot.project.files[f].path;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if ["__init__", "mod", "index"].contains(&name.split('.').next().unwrap_or(name)) {
+        return false;
+    }
+    // (ASCII lowering keeps byte offsets, so `title` can be sliced at `lower`'s.)
+    let lower = title.to_ascii_lowercase();
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut mentions = 0;
+    for (at, _) in lower.match_indices(stem) {
+        let before = lower[..at].chars().next_back();
+        let after = &title[at + stem.len()..];
+        if before.is_some_and(is_ident) || after.chars().next().is_some_and(is_ident) {
+            continue; // part of a longer word
+        }
+        mentions += 1;
+        let Some(rest) = after.strip_prefix('.') else { return false };
+        let attr: String = rest.chars().take_while(|&c| is_ident(c)).collect();
+        // (`unittest.TestCase`: a class of a module, so the stem does name one.)
+        if !attr.starts_with(|c: char| c.is_lowercase())
+            || snapshot.project.defs_named_str(&attr).iter().any(|d| d.file as usize == f)
+        {
+            return false;
+        }
+    }
+    mentions > 0
 }
 
 /// 1 - e^-x: many pieces of evidence approach 1, one strong piece gets most of it.
@@ -1280,6 +1317,49 @@ def _print_Quantity():
         assert!(handled("Dividing a `Quantity` by another is wrong").is_empty());
         // A lower-case mention finds no handler (`get_x`, `is_x` would be everywhere).
         assert!(handled("print the integer").is_empty());
+    }
+
+    #[test]
+    fn a_title_names_a_module_unless_it_is_a_variables_name() {
+        let f = crate::fixture::fixture(
+            r#"
+//- sympy/__init__.py
+from .core.basic import Basic
+//- sympy/core/expr.py
+class Expr:
+    pass
+//- sympy/core/basic.py
+class Basic:
+    def atoms(self):
+        pass
+//- sympy/core/unittest.py
+class Case:
+    pass
+"#,
+        );
+        let named = |text: &str| -> Vec<String> {
+            let n = f.snapshot.project.files.len();
+            let mut s = Signals::new(n);
+            stem_signals(&f.snapshot, text, &word_set(text), &mut s);
+            let mut files: Vec<String> = (0..n)
+                .filter(|&i| s.stem_title[i] > 0.0)
+                .map(|i| f.snapshot.project.files[i].path.clone())
+                .collect();
+            files.sort();
+            files
+        };
+        assert_eq!(named("expr printing is slow"), ["sympy/core/expr.py"]);
+        // `expr` is a variable: `expr.py` has no `atoms`; `basic.py` is not named.
+        assert!(named("expr.atoms() should return objects with no args").is_empty());
+        assert_eq!(named("basic.atoms() is slow"), ["sympy/core/basic.py"]);
+        // Named once plainly is enough, and a capitalized attribute is a
+        // module's class (`unittest.TestCase`).
+        assert_eq!(named("expr.atoms() differs from expr printing"), ["sympy/core/expr.py"]);
+        assert_eq!(named("unittest.TestCase.tearDown runs"), ["sympy/core/unittest.py"]);
+        // A package re-exports what its modules define.
+        assert_eq!(named("sympy.atoms is missing"), ["sympy/__init__.py"]);
+        // Non-ASCII before the mention does not shift the slicing.
+        assert!(named("Größe: expr.atoms() is wrong").is_empty());
     }
 
     #[test]
