@@ -336,7 +336,7 @@ fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
     }
 }
 
-fn is_type_container(kind: SymbolKind) -> bool {
+pub(crate) fn is_type_container(kind: SymbolKind) -> bool {
     kind.is_container() && !matches!(kind, SymbolKind::Module | SymbolKind::Namespace)
 }
 
@@ -692,7 +692,7 @@ fn is_class_name(project: &Project, name: &str) -> bool {
 /// Of `candidates` (definitions named like the call), the methods types named
 /// `owners` have: their own, else those of their nearest bases that define one (up
 /// to four levels; bases as the class headers name them, see [`base_names`]).
-fn methods_of_type<'p>(
+pub(crate) fn methods_of_type<'p>(
     project: &'p Project,
     candidates: &[DefId],
     mut owners: Vec<&'p str>,

@@ -6,7 +6,9 @@
 //!   a file counts by its frame nearest the fault, not by how many frames pass
 //!   through it;
 //! - **definitions**: files defining identifiers the text mentions, weighed by how
-//!   code-like the mention is and how rare the name is in the project;
+//!   code-like the mention is and how rare the name is in the project (a method
+//!   called on a variable named after a class, `expr.atoms()`, is the one that
+//!   class has or inherits);
 //! - **literals**: files containing quoted messages, `--options` or backticked
 //!   `kebab-case` names (option and message ids) verbatim;
 //! - **stems**: files the title or body names by file name (`junitxml` for
@@ -920,6 +922,7 @@ fn definition_signal(
 ) {
     let project = &snapshot.project;
     let mut raw = vec![0.0; s.def.len()];
+    let mut classes_by_lower = None;
     for m in &features.identifiers {
         if m.text.starts_with("__") && m.text.ends_with("__") {
             continue; // dunders: every class has them
@@ -942,10 +945,17 @@ fn definition_signal(
                         || project.def(d).qualified_name.contains(&format!("{last}::"))
                 })
                 .collect();
-            if qualified.is_empty() {
-                continue; // `np.array` and the like: not ours
+            if !qualified.is_empty() {
+                defs = qualified;
+            } else {
+                // `expr.atoms()`: a variable named after a class of ours (`Expr`);
+                // the method is the one that class has or inherits (`Basic.atoms`).
+                let owners = classes_named_like(project, last, &mut classes_by_lower);
+                defs = crate::graph::methods_of_type(project, &defs, owners);
+                if defs.is_empty() {
+                    continue; // `np.array` and the like: not ours
+                }
             }
-            defs = qualified;
         }
         // An imported name counts where the import leads: its definition there, or
         // the module that binds it as a variable. A chain that stops at a package's
@@ -997,6 +1007,34 @@ fn definition_signal(
     for (d, r) in s.def.iter_mut().zip(raw) {
         *d = saturate(r);
     }
+}
+
+/// The classes a lowercase variable name stands for: `expr` → `Expr`,
+/// `data_array` → `DataArray` (the project's classes by lowercased name without
+/// underscores, built on first use). Not a name with capitals: `np`, `Foo`.
+fn classes_named_like<'p>(
+    project: &'p crate::project::Project,
+    variable: &str,
+    index: &mut Option<HashMap<String, Vec<&'p str>>>,
+) -> Vec<&'p str> {
+    if variable.len() < 3 || variable.chars().any(|c| !(c.is_ascii_lowercase() || c == '_')) {
+        return Vec::new();
+    }
+    let index = index.get_or_insert_with(|| {
+        let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
+        for d in project.all_defs() {
+            let def = project.def(d);
+            if crate::graph::is_type_container(def.kind) {
+                let name = project.names.name(def.name);
+                let names = by_lower.entry(name.to_ascii_lowercase()).or_default();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        by_lower
+    });
+    index.get(&variable.replace('_', "")).cloned().unwrap_or_default()
 }
 
 /// Files with a handler for a class the text mentions, for what the text says is
@@ -1360,6 +1398,57 @@ class Case:
         assert_eq!(named("sympy.atoms is missing"), ["sympy/__init__.py"]);
         // Non-ASCII before the mention does not shift the slicing.
         assert!(named("Größe: expr.atoms() is wrong").is_empty());
+    }
+
+    #[test]
+    fn a_method_called_on_a_variable_named_after_a_class_is_that_classs() {
+        let f = crate::fixture::fixture(
+            r#"
+//- core/basic.py
+class Basic:
+    def atoms(self):
+        pass
+//- core/expr.py
+from .basic import Basic
+class Expr(Basic):
+    pass
+class DataArray:
+    def reduce(self):
+        pass
+//- algebra/matrix.py
+class MatrixBase:
+    def atoms(self):
+        pass
+    def reduce(self):
+        pass
+"#,
+        );
+        let defined = |text: &str| -> Vec<String> {
+            let n = f.snapshot.project.files.len();
+            let mut s = Signals::new(n);
+            let q = analyze_query(text);
+            definition_signal(&f.snapshot, &q, &HashMap::new(), &word_set(text), &mut s);
+            // Best first; a tie (the bare name's credit alone) keeps path order.
+            let mut files: Vec<(usize, f64)> =
+                (0..n).filter(|&i| s.def[i] > 0.0).map(|i| (i, s.def[i])).collect();
+            files.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let paths = &f.snapshot.project.files;
+            files.iter().map(|&(i, _)| paths[i].path.clone()).collect::<Vec<_>>()
+        };
+        // `expr` holds an `Expr`, which inherits `atoms` from `Basic`: above the
+        // other `atoms`, which the bare name still finds.
+        assert_eq!(
+            defined("`expr.atoms()` returns subclasses of Atom"),
+            ["core/basic.py", "algebra/matrix.py"]
+        );
+        // snake_case for CamelCase.
+        assert_eq!(
+            defined("`data_array.reduce()` drops attrs"),
+            ["core/expr.py", "algebra/matrix.py"]
+        );
+        // No class of that name: a library's (`np.atoms` is not ours), so only
+        // the bare name counts, equally (path order).
+        assert_eq!(defined("`np.atoms()` fails"), ["algebra/matrix.py", "core/basic.py"]);
     }
 
     #[test]
