@@ -196,7 +196,7 @@ pub(crate) fn role_prior(path: &str) -> f64 {
 /// The prior of docs, examples, vendored and generated code.
 const ASIDE: f64 = 0.5;
 
-/// Docs, examples, benchmarks, and code copied in from elsewhere (`extern/`,
+/// Docs, examples, benchmarks, release scripts, and code copied in from elsewhere (`extern/`,
 /// `vendor/`, `third_party/`): a bundled jQuery matches an issue's words by its
 /// sheer size, and a fix goes upstream, not into the copy.
 fn is_aside(path: &str) -> bool {
@@ -210,6 +210,7 @@ fn is_aside(path: &str) -> bool {
                 | "examples"
                 | "benchmarks"
                 | "bench"
+                | "release"
                 | "demo"
                 | "demos"
                 | "samples"
@@ -1492,6 +1493,8 @@ class MatrixBase:
             ("astropy/extern/jquery/data/js/jquery-3.1.1.js", 0.5),
             ("cextern/expat/lib/expat.h", 0.5),
             ("src/pip/_vendor/requests/api.py", 0.5),
+            ("release/fabfile.py", 0.5),
+            ("src/release.py", 1.0),
             ("src/vendors.py", 1.0),
             ("src/contest.py", 1.0),
             ("src/attestation.py", 1.0),
