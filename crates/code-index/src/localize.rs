@@ -196,9 +196,9 @@ pub(crate) fn role_prior(path: &str) -> f64 {
 /// The prior of docs, examples, vendored and generated code.
 const ASIDE: f64 = 0.5;
 
-/// Docs, examples, benchmarks, release scripts, and code copied in from elsewhere (`extern/`,
-/// `vendor/`, `third_party/`): a bundled jQuery matches an issue's words by its
-/// sheer size, and a fix goes upstream, not into the copy.
+/// Docs, examples, benchmarks, release scripts, and code copied in from elsewhere
+/// (`extern/`, `vendor/`, `third_party/`): a bundled jQuery matches an issue's
+/// words by its sheer size, and a fix goes upstream, not into the copy.
 fn is_aside(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     lower.split('/').take(lower.split('/').count().saturating_sub(1)).any(|d| {
