@@ -363,7 +363,8 @@ fn resolve_ref(
     let bare = kind == RefKind::Call && bare_calls_skip_members(lang);
     // C++ reaches them only from a method: from a free function, `helper()` is
     // no class's `helper`, declared in the class body or defined out of line.
-    let cpp_class = (lang == Language::Cpp).then(|| cpp_method_class(project, file, enclosing));
+    let cpp_class = (lang == Language::Cpp && matches!(kind, RefKind::Call | RefKind::SelfCall))
+        .then(|| cpp_method_class(project, file, enclosing));
     let cpp_free = kind == RefKind::Call && cpp_class == Some(None);
     let out_of_line_method = |d: &DefId| {
         owner_of(&project.def(*d).qualified_name).is_some_and(|o| is_class_name(project, o))
@@ -501,8 +502,7 @@ fn resolve_ref(
     // method's class and its bases before the namespace: `Foo::helper`, or
     // `Base::flush` that `Foo` inherits, never another class's `Bar::helper` that
     // happens to be defined first in the file.
-    if matches!(kind, RefKind::Call | RefKind::SelfCall)
-        && let Some(Some(class)) = cpp_class
+    if let Some(Some(class)) = cpp_class
         && let Some(found) = typed(vec![class])
     {
         return found;
@@ -670,18 +670,13 @@ fn enclosing_class(project: &Project, file: FileId, enclosing: Option<u32>) -> O
 /// (`void Foo::run() {..}`, in a namespace or not, → `Foo`, when the project has
 /// a class `Foo`; `ns::helper()` in `namespace ns` has none).
 fn cpp_method_class(project: &Project, file: FileId, enclosing: Option<u32>) -> Option<&str> {
-    let mut def = project.def(DefId { file, ord: enclosing? });
-    loop {
-        if is_type_container(def.kind) {
-            return Some(project.names.name(def.name));
-        }
-        match def.parent.map(|ord| project.def(DefId { file, ord })) {
-            Some(parent) if is_type_container(parent.kind) => def = parent,
-            // At namespace level (or the file's): a free function, or a method
-            // defined out of line.
-            _ => return owner_of(&def.qualified_name).filter(|o| is_class_name(project, o)),
-        }
+    if let Some(class) = enclosing_class(project, file, enclosing) {
+        return Some(project.names.name(class.name));
     }
+    // At namespace level (or the file's): a free function, or a method defined
+    // out of line.
+    let def = project.def(DefId { file, ord: enclosing? });
+    owner_of(&def.qualified_name).filter(|o| is_class_name(project, o))
 }
 
 /// Whether the project defines a class (struct, interface, …) named `name`.

@@ -652,22 +652,24 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>
     let mut title_words: HashSet<String> =
         ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])).collect();
     title_words.extend(ordered);
-    let stem_of = |path: &str| -> String {
+    // A file's stem, and whether it is a package's (named by its directory).
+    let stem_of = |path: &str| -> (String, bool) {
         let mut parts = path.rsplit('/');
         let name = parts.next().unwrap_or(path);
         let stem = name.split('.').next().unwrap_or(name);
         if stem == "__init__" || stem == "mod" || stem == "index" {
-            parts.next().unwrap_or(stem).to_lowercase()
+            (parts.next().unwrap_or(stem).to_lowercase(), true)
         } else {
-            stem.to_lowercase()
+            (stem.to_lowercase(), false)
         }
     };
-    let stems: Vec<String> = snapshot.project.files.iter().map(|f| stem_of(&f.path)).collect();
+    let stems: Vec<(String, bool)> =
+        snapshot.project.files.iter().map(|f| stem_of(&f.path)).collect();
     let mut count: HashMap<&str, usize> = HashMap::new();
-    for st in &stems {
+    for (st, _) in &stems {
         *count.entry(st.as_str()).or_default() += 1;
     }
-    for (f, stem) in stems.iter().enumerate() {
+    for (f, (stem, package)) in stems.iter().enumerate() {
         if stem.len() < 3 || stem.starts_with("test") {
             continue;
         }
@@ -677,7 +679,8 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>
             words.contains(bare) || (joined != bare && words.contains(&joined))
         };
         let rarity = 1.0 / count[stem.as_str()] as f64;
-        if hit(&title_words) && !only_a_receiver(snapshot, title, bare, f) {
+        // A package (`xarray.open_dataset`) re-exports what its modules define.
+        if hit(&title_words) && (*package || !only_a_receiver(snapshot, title, bare, f)) {
             s.stem_title[f] = rarity;
             s.evidence[f].push(Evidence::PathMentioned { text: format!("{bare} (title)") });
         } else if hit(body_words) {
@@ -689,14 +692,8 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>
 /// Whether every mention of `stem` in the title is the receiver of a lowercase
 /// attribute that file `f` does not define: `expr.atoms()` names a variable
 /// called `expr` (an `Expr`), not the module `expr.py`, which has no `atoms`.
-/// Never for a package, named by its directory (see [`stem_signals`]).
+/// (Not asked for a package, see [`stem_signals`].)
 fn only_a_receiver(snapshot: &Snapshot, title: &str, stem: &str, f: usize) -> bool {
-    // A package (`xarray.open_dataset`) re-exports what its modules define.
-    let path = &snapshot.project.files[f].path;
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if ["__init__", "mod", "index"].contains(&name.split('.').next().unwrap_or(name)) {
-        return false;
-    }
     // (ASCII lowering keeps byte offsets, so `title` can be sliced at `lower`'s.)
     let lower = title.to_ascii_lowercase();
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
