@@ -1310,6 +1310,16 @@ def dimsys():
         assert_eq!(got, want);
     }
 
+    /// The files with a positive score, by path.
+    fn scored_paths(snapshot: &Snapshot, scores: &[f64]) -> Vec<String> {
+        let mut files: Vec<String> = (0..scores.len())
+            .filter(|&i| scores[i] > 0.0)
+            .map(|i| snapshot.project.files[i].path.clone())
+            .collect();
+        files.sort();
+        files
+    }
+
     #[test]
     fn handlers_count_for_the_class_when_the_text_says_the_verb() {
         let f = crate::fixture::fixture(
@@ -1337,12 +1347,7 @@ def _print_Quantity():
             let n = f.snapshot.project.files.len();
             let (mut raw, mut evidence) = (vec![0.0; n], vec![Vec::new(); n]);
             handler_definitions(&f.snapshot, &q, &word_set(text), &mut raw, &mut evidence);
-            let mut files: Vec<String> = (0..n)
-                .filter(|&i| raw[i] > 0.0)
-                .map(|i| f.snapshot.project.files[i].path.clone())
-                .collect();
-            files.sort();
-            files
+            scored_paths(&f.snapshot, &raw)
         };
         // The printers, not the tests' helper, not the class itself.
         assert_eq!(
@@ -1377,12 +1382,7 @@ class Case:
             let n = f.snapshot.project.files.len();
             let mut s = Signals::new(n);
             stem_signals(&f.snapshot, text, &word_set(text), &mut s);
-            let mut files: Vec<String> = (0..n)
-                .filter(|&i| s.stem_title[i] > 0.0)
-                .map(|i| f.snapshot.project.files[i].path.clone())
-                .collect();
-            files.sort();
-            files
+            scored_paths(&f.snapshot, &s.stem_title)
         };
         assert_eq!(named("expr printing is slow"), ["sympy/core/expr.py"]);
         // `expr` is a variable: `expr.py` has no `atoms`; `basic.py` is not named.
