@@ -207,6 +207,28 @@ impl Settings {
         self
     }
 
+    /// The settings of a client that only embeds (`search`/`localize
+    /// --embeddings`): its chain starts at the embedding provider. `llm.default`
+    /// says which provider *chats*; with several providers configured and none
+    /// chosen, [`Settings::chain`] refuses, which should not stop a client that
+    /// never chats. The provider is `llm.embeddings.provider`, else the first
+    /// that speaks OpenAI's API (Anthropic has no embeddings endpoint); a chosen
+    /// default is left alone.
+    pub fn for_embeddings(mut self) -> Settings {
+        if self.default.is_none() {
+            let speaks_openai = |(name, p): &(&String, &ProviderSettings)| {
+                matches!(
+                    p.kind_for(name),
+                    Some(ProviderKind::Openai | ProviderKind::OpenaiCompatible)
+                )
+            };
+            self.default = self.embeddings.provider.clone().or_else(|| {
+                self.providers.iter().find(speaks_openai).map(|(name, _)| name.clone())
+            });
+        }
+        self
+    }
+
     /// The providers in the order they are tried: the default, then the fallbacks.
     pub fn chain(&self) -> Result<Vec<String>, Error> {
         let Some(first) = &self.default else {
@@ -317,6 +339,33 @@ mod tests {
         assert_eq!(a.base_url.as_deref(), Some("http://proxy.example"));
         assert_eq!(s.providers["local"].api_key, None, "an empty key is no key");
         assert_eq!(s.chain().unwrap(), vec!["local"]);
+    }
+
+    #[test]
+    fn an_embedding_client_needs_no_chat_default() {
+        let compatible = || ProviderSettings {
+            kind: Some(ProviderKind::OpenaiCompatible),
+            base_url: Some("http://127.0.0.1:11434/v1".into()),
+            ..ProviderSettings::default()
+        };
+        let mut s = Settings::default();
+        s.providers.insert("anthropic".into(), ProviderSettings::default());
+        s.providers.insert("ollama".into(), compatible());
+        s.providers.insert("vllm".into(), compatible());
+        let s = s.with_standard_env(&StandardEnv::default());
+        assert_eq!(s.chain().unwrap(), vec!["anthropic"], "Anthropic chats by default");
+        let mut custom = s.clone();
+        custom.providers.remove("anthropic");
+        custom.default = None;
+        assert!(custom.chain().is_err(), "two custom providers: which one chats is not said");
+
+        // Embedding: the named provider, else the first that speaks OpenAI's API;
+        // a default someone chose stays.
+        let mut named = custom.clone();
+        named.embeddings.provider = Some("vllm".into());
+        assert_eq!(named.for_embeddings().chain().unwrap(), vec!["vllm"]);
+        assert_eq!(custom.clone().for_embeddings().chain().unwrap(), vec!["ollama"]);
+        assert_eq!(s.for_embeddings().chain().unwrap(), vec!["anthropic"]);
     }
 
     #[test]

@@ -7,15 +7,19 @@
 //! floats). Appending means a run that is killed or cancelled loses at most the
 //! record it was writing; a torn last record is cut off when the file is next
 //! opened. Texts are keyed by content, so an edited definition is embedded again
-//! and the rest are not; stale records are only wasted space (delete the
-//! directory to reclaim it).
+//! and the rest are not. The records nothing asked for in a run (edited or deleted
+//! definitions, past requests) are dropped when they make up more than half the
+//! file: it is rewritten beside the old one and renamed over it, so a kill leaves
+//! one or the other whole. (A second run appending to the old file at that moment
+//! loses its records: a cache miss next time, nothing worse.)
 
 use std::{
     cell::RefCell,
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fs::{File, OpenOptions},
     io::{BufReader, Read, Write},
     path::{Path, PathBuf},
+    rc::Rc,
 };
 
 use anyhow::{Context, Result};
@@ -32,7 +36,7 @@ pub fn retriever(
     out: &Output,
     snapshot: &Snapshot,
 ) -> Result<EmbeddingRetriever<CachedEmbedder>> {
-    let settings = config::llm_settings(&ctx.config, &env_pairs())?;
+    let settings = config::llm_settings(&ctx.config, &env_pairs())?.for_embeddings();
     // The generic "no provider" advice names Anthropic, which has no embeddings API.
     if settings.providers.is_empty() {
         return Err(llm::Error::Config(
@@ -50,7 +54,7 @@ pub fn retriever(
         "{}.vec",
         &stdx::sha256_hex(format!("{provider}\0{model}").as_bytes())[..16]
     ));
-    let cache = VectorCache::open(&file)?;
+    let cache = Rc::new(RefCell::new(VectorCache::open(&file)?));
     let rt = runtime()?;
     let cancel = rt.block_on(async { cancel_token(ctx) });
     let total = snapshot.project.all_defs().count() as u64;
@@ -63,9 +67,15 @@ pub fn retriever(
         b
     });
     let batch = llm.embedding_batch();
-    let embedder = CachedEmbedder { llm, rt, cancel, cache: RefCell::new(cache), bar, batch };
-    let built = EmbeddingRetriever::build(embedder, snapshot, 256);
-    built.with_context(|| format!("embedding the definitions with {model} ({provider})"))
+    let embedder = CachedEmbedder { llm, rt, cancel, cache: Rc::clone(&cache), bar, batch };
+    let built = EmbeddingRetriever::build(embedder, snapshot, 256)
+        .with_context(|| format!("embedding the definitions with {model} ({provider})"))?;
+    // Every definition has asked for its vector: what was not asked for is stale.
+    // Failing to drop it costs disk space, not the answer.
+    if let Err(e) = cache.borrow_mut().compact() {
+        out.warn(format!("{e:#}"));
+    }
+    Ok(built)
 }
 
 /// [`llm::Llm::embed`] as an [`Embedder`], through the cache.
@@ -73,7 +83,7 @@ pub struct CachedEmbedder {
     llm: llm::Llm,
     rt: tokio::runtime::Runtime,
     cancel: llm::CancellationToken,
-    cache: RefCell<VectorCache>,
+    cache: Rc<RefCell<VectorCache>>,
     bar: Option<ProgressBar>,
     batch: usize,
 }
@@ -106,6 +116,7 @@ impl Embedder for CachedEmbedder {
                 }
             }
         }
+        cache.used.extend(keys.iter().copied());
         Ok(keys.iter().map(|k| cache.get(k).expect("embedded above").to_vec()).collect())
     }
 }
@@ -124,6 +135,16 @@ struct VectorCache {
     path: PathBuf,
     vectors: HashMap<[u8; 32], Vec<f32>>,
     writer: Option<File>,
+    /// The keys this run asked for: what [`VectorCache::compact`] keeps.
+    used: HashSet<[u8; 32]>,
+}
+
+/// Whether a cache of `live` records that are still asked for and `stale` ones
+/// that are not is worth rewriting: when the stale ones are the larger part, so
+/// a project is rewritten at most once per doubling of its file, not on every
+/// run that embeds one new request.
+fn worth_compacting(live: usize, stale: usize) -> bool {
+    stale > live
 }
 
 impl VectorCache {
@@ -165,11 +186,41 @@ impl VectorCache {
                 .and_then(|f| f.set_len(good))
                 .with_context(|| format!("{}: cutting off a torn record", path.display()))?;
         }
-        Ok(VectorCache { path: path.to_owned(), vectors, writer: None })
+        Ok(VectorCache { path: path.to_owned(), vectors, writer: None, used: HashSet::new() })
     }
 
     fn get(&self, key: &[u8; 32]) -> Option<&[f32]> {
         self.vectors.get(key).map(Vec::as_slice)
+    }
+
+    /// Drops the records this run did not ask for, if [`worth_compacting`]:
+    /// writes the rest to a new file and renames it over the old one.
+    fn compact(&mut self) -> Result<()> {
+        let live = self.vectors.keys().filter(|k| self.used.contains(*k)).count();
+        if !worth_compacting(live, self.vectors.len() - live) {
+            return Ok(());
+        }
+        let tmp = self.path.with_extension("vec.tmp");
+        let written = (|| {
+            let mut f = File::create(&tmp)?;
+            let mut buf = Vec::new();
+            for (k, v) in self.vectors.iter().filter(|(k, _)| self.used.contains(*k)) {
+                buf.extend_from_slice(&record(k, v));
+            }
+            f.write_all(&buf)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e)
+                .with_context(|| format!("{}: dropping stale vectors", self.path.display()));
+        }
+        // Appends go to the new file from now on.
+        self.writer = None;
+        let used = &self.used;
+        self.vectors.retain(|k, _| used.contains(k));
+        Ok(())
     }
 
     fn put(&mut self, key: [u8; 32], v: Vec<f32>) -> std::io::Result<()> {
@@ -178,18 +229,23 @@ impl VectorCache {
             self.writer = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
         }
         let w = self.writer.as_mut().expect("opened above");
-        let mut rec = Vec::with_capacity(RECORD_HEAD + v.len() * 4);
-        rec.extend_from_slice(&key);
-        rec.extend_from_slice(&(v.len() as u32).to_le_bytes());
-        for x in &v {
-            rec.extend_from_slice(&x.to_le_bytes());
-        }
         // One unbuffered append per record: a kill tears at most this one, and two
         // runs appending at once (O_APPEND) do not interleave inside a record.
-        w.write_all(&rec)?;
+        w.write_all(&record(&key, &v))?;
         self.vectors.insert(key, v);
         Ok(())
     }
+}
+
+/// One record as the file holds it: key, number of floats, the floats.
+fn record(key: &[u8; 32], v: &[f32]) -> Vec<u8> {
+    let mut rec = Vec::with_capacity(RECORD_HEAD + v.len() * 4);
+    rec.extend_from_slice(key);
+    rec.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    for x in v {
+        rec.extend_from_slice(&x.to_le_bytes());
+    }
+    rec
 }
 
 #[cfg(test)]
@@ -222,6 +278,47 @@ mod tests {
         let c = VectorCache::open(&path).unwrap();
         assert_eq!(c.get(&key("b")), Some(&[3.0, 4.0][..]));
         assert_eq!(c.get(&key("c")), Some(&[5.0, 6.0][..]));
+    }
+
+    #[test]
+    fn records_no_run_asks_for_are_dropped_once_they_are_most_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.vec");
+        let size = || std::fs::metadata(&path).unwrap().len() as usize;
+        let one = RECORD_HEAD + 2 * 4;
+        {
+            let mut c = VectorCache::open(&path).unwrap();
+            for k in ["a", "b", "c"] {
+                c.put(key(k), vec![1.0, 2.0]).unwrap();
+            }
+        }
+        // A run asks for two of three: one stale record is not worth a rewrite.
+        let mut c = VectorCache::open(&path).unwrap();
+        c.used.extend([key("a"), key("b")]);
+        c.compact().unwrap();
+        assert_eq!(size(), 3 * one);
+        drop(c);
+        // A run asks for one and embeds one more: two of four are live, two stale.
+        let mut c = VectorCache::open(&path).unwrap();
+        c.put(key("d"), vec![3.0, 4.0]).unwrap();
+        c.used.extend([key("a"), key("d")]);
+        c.compact().unwrap();
+        assert_eq!(size(), 4 * one, "half stale is not yet more than half");
+        drop(c);
+        // One of four asked for: the file is rewritten with it alone, and keeps
+        // taking appends.
+        let mut c = VectorCache::open(&path).unwrap();
+        c.used.insert(key("d"));
+        c.compact().unwrap();
+        assert_eq!(size(), one);
+        assert_eq!(c.get(&key("a")), None);
+        c.put(key("e"), vec![5.0, 6.0]).unwrap();
+        drop(c);
+        let c = VectorCache::open(&path).unwrap();
+        assert_eq!(c.get(&key("d")), Some(&[3.0, 4.0][..]));
+        assert_eq!(c.get(&key("e")), Some(&[5.0, 6.0][..]));
+        assert_eq!(c.vectors.len(), 2);
+        assert!(!path.with_extension("vec.tmp").exists());
     }
 
     #[test]

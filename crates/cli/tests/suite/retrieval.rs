@@ -471,6 +471,44 @@ mod embeddings {
     }
 
     #[test]
+    fn vectors_of_deleted_code_leave_the_cache() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        let cache_size = || {
+            let dir = p.root().join(".ironbees/embeddings");
+            let files: Vec<_> =
+                std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+            assert_eq!(
+                files.len(),
+                1,
+                "one cache file per model, nothing left beside it: {files:?}"
+            );
+            std::fs::metadata(&files[0]).unwrap().len()
+        };
+        let localize = |query: &str| {
+            let o = with_server(p.root(), &mock)
+                .args(["localize", "-q", query, "--embeddings", "--json"])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        };
+        localize("parcel weight");
+        let full = cache_size();
+        // Most of the code goes away: its vectors are no longer asked for.
+        for f in ["shop/cart.py", "shop/checkout.py", "shop/pricing.py", "tests/test_pricing.py"] {
+            std::fs::remove_file(p.root().join(f)).unwrap();
+        }
+        let before = embedded_inputs(&mock);
+        localize("parcel weight in grams");
+        assert_eq!(embedded_inputs(&mock), before + 1, "only the new request is embedded");
+        let kept = cache_size();
+        assert!(kept < full / 2, "stale vectors dropped: {full} bytes, then {kept}");
+        // What is kept still serves: a third run embeds nothing but its request.
+        localize("shipping weight");
+        assert_eq!(embedded_inputs(&mock), before + 2);
+    }
+
+    #[test]
     fn server_failures_exit_with_their_code_and_leave_a_readable_cache() {
         let p = TempProject::with_fixture(SHOP);
         let mock = MockLlm::start();
@@ -519,6 +557,43 @@ mod embeddings {
             .unwrap();
         let err: Value = serde_json::from_slice(&o.stderr).unwrap();
         assert_eq!(err["error"]["code"], "LLM_RATE_LIMITED", "{err}");
+    }
+
+    #[test]
+    fn several_providers_without_a_chat_default_still_embed() {
+        // Two servers and no `llm.default`: which one chats is not said, which does
+        // not matter to a command that only embeds.
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        std::fs::create_dir_all(p.root().join(".ironbees")).unwrap();
+        std::fs::write(
+            p.root().join(".ironbees/config.yaml"),
+            format!(
+                "llm:\n  providers:\n    chat:\n      kind: openai-compatible\n      \
+                 base_url: http://127.0.0.1:9/v1\n      model: big\n    embed:\n      \
+                 kind: openai-compatible\n      base_url: {}\n      model: small\n  \
+                 embeddings:\n    provider: embed\n    model: nomic-embed-text\n",
+                mock.openai_url()
+            ),
+        )
+        .unwrap();
+        let run = |args: &[&str]| {
+            let mut c = ironbees(p.root());
+            for var in
+                ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
+            {
+                c.env_remove(var);
+            }
+            c.args(args).output().unwrap()
+        };
+        let o = run(&["localize", "-q", "parcel weight", "--embeddings", "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(embedded_inputs(&mock) > 10, "the definitions went to the embedding server");
+        let o = run(&["ask", "hello", "--json"]);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("llm.default"),
+            "chatting still needs the choice"
+        );
     }
 
     #[test]
