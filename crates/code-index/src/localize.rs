@@ -44,7 +44,7 @@ use crate::{
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
     search::SearchIndex,
-    testfiles::{is_generated, is_test_path},
+    testfiles::{is_generated, is_test_path, is_vendored},
 };
 
 /// Why a file is in the result.
@@ -197,36 +197,27 @@ pub(crate) fn role_prior(path: &str) -> f64 {
 const ASIDE: f64 = 0.5;
 
 /// Docs, examples, benchmarks, release scripts, and code copied in from elsewhere
-/// (`extern/`, `vendor/`, `third_party/`): a bundled jQuery matches an issue's
-/// words by its sheer size, and a fix goes upstream, not into the copy.
+/// ([`is_vendored`]: `extern/`, `vendor/`, `third_party/`): a bundled jQuery
+/// matches an issue's words by its sheer size, and a fix goes upstream, not into
+/// the copy.
 fn is_aside(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    lower.split('/').take(lower.split('/').count().saturating_sub(1)).any(|d| {
-        matches!(
-            d,
-            "doc"
-                | "docs"
-                | "example"
-                | "examples"
-                | "benchmarks"
-                | "bench"
-                | "release"
-                | "demo"
-                | "demos"
-                | "samples"
-                | "extern"
-                | "externals"
-                | "cextern"
-                | "vendor"
-                | "vendored"
-                | "_vendor"
-                | "third_party"
-                | "third-party"
-                | "thirdparty"
-                | "3rdparty"
-                | "node_modules"
-        )
-    })
+    is_vendored(path)
+        || lower.rsplit('/').skip(1).any(|d| {
+            matches!(
+                d,
+                "doc"
+                    | "docs"
+                    | "example"
+                    | "examples"
+                    | "benchmarks"
+                    | "bench"
+                    | "release"
+                    | "demo"
+                    | "demos"
+                    | "samples"
+            )
+        })
 }
 
 /// Ranks the project's files for `query`; the best `opts.k`, with evidence.
@@ -477,7 +468,7 @@ fn features(
             snapshot.file_rank[f] / central_max,
             f64::from(file.lines + 1).ln() / f64::from(max_lines + 1).ln(),
             f64::from(u8::from(file.path.ends_with("__init__.py"))),
-            if s.generated[f] { role_prior(&file.path).min(ASIDE) } else { role_prior(&file.path) },
+            if s.aside[f] { role_prior(&file.path).min(ASIDE) } else { role_prior(&file.path) },
             title_rr[f],
             code_rr[f],
             def_rr[f],
@@ -605,8 +596,10 @@ struct Signals {
     path: Vec<f64>,
     stem_title: Vec<f64>,
     stem_body: Vec<f64>,
-    /// The file's header says a tool wrote it (read with the content signals).
-    generated: Vec<bool>,
+    /// Aside by what the file says rather than where it is (read with the
+    /// content signals): its header says a tool wrote it, or it belongs to a
+    /// copy of another Python package ([`vendored_packages`]).
+    aside: Vec<bool>,
     evidence: Vec<Vec<Evidence>>,
 }
 
@@ -626,7 +619,7 @@ impl Signals {
             path: z(),
             stem_title: z(),
             stem_body: z(),
-            generated: vec![false; n],
+            aside: vec![false; n],
             evidence: vec![Vec::new(); n],
         }
     }
@@ -1118,6 +1111,33 @@ fn handler_definitions(
     }
 }
 
+/// Whether a module assigns `__version__` at its top level.
+fn declares_version(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.strip_prefix("__version__").is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+    })
+}
+
+/// The directories (`requests/packages/urllib3/`) of Python packages copied into
+/// another package: a package inside a package (its parent directory has an
+/// `__init__.py` too) whose `__init__.py` declares a `__version__` of its own.
+/// A subpackage of the project shares its version; a copy of another project
+/// keeps the one it was released with. Path rules ([`is_vendored`]) miss copies
+/// kept under ordinary names (`requests/packages/`), whose modules then match
+/// every issue about what the project uses them for (connections, encodings).
+/// `versioned` are the `__init__.py` files that declare a version.
+fn vendored_packages(project: &crate::Project, versioned: &[usize]) -> Vec<String> {
+    versioned
+        .iter()
+        .filter_map(|&i| {
+            let path = &project.files[i].path;
+            let dir = path.strip_suffix("__init__.py")?;
+            let parent = dir.strip_suffix('/')?.rsplit_once('/')?.0;
+            project.file_id(&format!("{parent}/__init__.py")).is_some().then(|| dir.to_owned())
+        })
+        .collect()
+}
+
 fn kind_rank(kind: protocol::SymbolKind) -> u8 {
     if kind.is_container() {
         2
@@ -1141,10 +1161,14 @@ fn content_signals(
 ) {
     let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
     let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
+    let mut versioned_packages = Vec::new();
     for (i, file) in snapshot.project.files.iter().enumerate() {
         let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
         let text = String::from_utf8_lossy(&bytes);
-        s.generated[i] = is_generated(&text);
+        s.aside[i] = is_generated(&text);
+        if file.path.ends_with("__init__.py") && declares_version(&text) {
+            versioned_packages.push(i);
+        }
         for lit in &q.literals {
             if let Some(pos) = text.find(lit.as_str()) {
                 lit_hits.entry(lit.as_str()).or_default().push((i, line_at(&text, pos)));
@@ -1161,6 +1185,13 @@ fn content_signals(
                 if v.last().map(|l| l.0) != Some(i) {
                     v.push((i, line_at(&text, pos)));
                 }
+            }
+        }
+    }
+    for dir in vendored_packages(&snapshot.project, &versioned_packages) {
+        for (i, file) in snapshot.project.files.iter().enumerate() {
+            if file.path.starts_with(&dir) {
+                s.aside[i] = true;
             }
         }
     }
@@ -1476,6 +1507,24 @@ class MatrixBase:
     }
 
     #[test]
+    fn a_version_is_declared_at_the_top_level() {
+        let cases: &[(&str, bool)] = &[
+            ("__version__ = '1.10.4'\n", true),
+            ("\"\"\"urllib3\"\"\"\n__author__ = 'A. P.'\n__version__ = \"dev\"\n", true),
+            ("__version__: str = \"2.0\"\n", true),
+            ("__version__=VERSION\n", true),
+            // a re-export or a nested assignment is not a release of its own
+            ("from ._version import version as __version__\n", false),
+            ("if True:\n    __version__ = '1'\n", false),
+            ("__version_info__ = (1, 2)\n", false),
+            ("print(__version__)\n", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(declares_version(text), *expected, "{text}");
+        }
+    }
+
+    #[test]
     fn roles() {
         let cases: &[(&str, f64)] = &[
             ("src/_pytest/main.py", 1.0),
@@ -1490,6 +1539,8 @@ class MatrixBase:
             ("astropy/extern/jquery/data/js/jquery-3.1.1.js", 0.5),
             ("cextern/expat/lib/expat.h", 0.5),
             ("src/pip/_vendor/requests/api.py", 0.5),
+            ("seaborn/external/husl.py", 0.5),
+            ("lib/a.min.js", 0.5),
             ("release/fabfile.py", 0.5),
             ("src/release.py", 1.0),
             ("src/vendors.py", 1.0),

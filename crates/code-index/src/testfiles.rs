@@ -181,22 +181,29 @@ pub fn is_test_path(path: &str) -> bool {
 
 /// Third-party or generated code kept in the tree: vendored directories and
 /// minified bundles. Not the project's own design, so maps, hotspots and reports
-/// leave it out.
+/// leave it out, and `localize` ranks it low (a fix goes upstream, not into the
+/// copy).
 pub fn is_vendored(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let mut parts = lower.rsplit('/');
+    let name = parts.next().unwrap_or(&lower);
     name.contains(".min.")
         || name.ends_with(".bundle.js")
-        || lower.split('/').any(|d| {
+        || parts.any(|d| {
             matches!(
                 d,
                 "vendor"
                     | "vendored"
-                    | "third_party"
-                    | "thirdparty"
-                    | "node_modules"
-                    | "external"
                     | "_vendor"
+                    | "third_party"
+                    | "third-party"
+                    | "thirdparty"
+                    | "3rdparty"
+                    | "node_modules"
+                    | "extern"
+                    | "externals"
+                    | "external"
+                    | "cextern"
             )
         })
 }
@@ -354,10 +361,15 @@ mod tests {
             "a/b.min.js",
             "third_party/x.c",
             "node_modules/a/i.js",
+            "cextern/cfitsio/lib/fitscore.c",
+            "astropy/extern/ply/lex.py",
+            "deps/3rdparty/zlib/inflate.c",
+            "seaborn/external/husl.py",
         ] {
             assert!(is_vendored(p), "{p}");
         }
-        for p in ["src/vendors.py", "src/minify.js", "app/external_api.py"] {
+        // A directory's name, not a file's: `extern.py` is the project's own.
+        for p in ["src/vendors.py", "src/minify.js", "app/external_api.py", "pkg/extern.py"] {
             assert!(!is_vendored(p), "{p}");
         }
     }

@@ -211,6 +211,51 @@ fn localize_blames_the_innermost_frame_not_the_file_with_most_frames() {
     assert_eq!(paths[..2], ["shop/shipping.py", "shop/checkout.py"]);
 }
 
+/// A client library with a connection pool copied in from another project under
+/// an ordinary directory name (`web/packages/`, as requests kept urllib3).
+const VENDORED: &str = r#"
+//- web/__init__.py
+__version__ = "2.0.1"
+//- web/sessions.py
+def send(request, timeout=None):
+    """Send the request over a pooled connection."""
+    return request
+//- web/packages/__init__.py
+//- web/packages/pool3/__init__.py
+__version__ = "1.10.4"
+//- web/packages/pool3/connectionpool.py
+class ConnectionPool:
+    def urlopen(self, method, url, timeout=None, retries=3):
+        """Open a pooled connection for the request; the timeout and retries apply."""
+        return method, url, timeout, retries
+"#;
+
+#[test]
+fn a_package_copied_into_the_project_ranks_below_the_projects_own_code() {
+    let query = "The connection pool ignores the request timeout";
+    let roles = |dir: &Path| -> Vec<(String, f64)> {
+        let v = json(dir, &["localize", "-q", query, "--explain"]);
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["path"].as_str().unwrap().into(), r["features"]["role"].as_f64().unwrap()))
+            .collect()
+    };
+    // The copy declares a version of its own: it is someone else's release.
+    let p = TempProject::with_fixture(VENDORED);
+    assert_eq!(
+        roles(p.root())[..2],
+        [("web/sessions.py".into(), 1.0), ("web/packages/pool3/connectionpool.py".into(), 0.5)]
+    );
+    // A subpackage without one is the project's own, and its better match wins.
+    let own = VENDORED.replace("__version__ = \"1.10.4\"", "");
+    let p = TempProject::with_fixture(&own);
+    assert_eq!(
+        roles(p.root())[..2],
+        [("web/packages/pool3/connectionpool.py".into(), 1.0), ("web/sessions.py".into(), 1.0)]
+    );
+}
+
 /// Files the SHOP tests do not need: a module whose name is two words, a payment
 /// module that uses both words, an option table.
 const SHOP_MORE: &str = r#"
