@@ -96,6 +96,16 @@ pub fn churn(root: &Path, opts: &ChurnOptions) -> Result<Churn> {
     numstat_args.extend(["--numstat".into(), "-z".into(), "--".into(), ".".into()]);
     let refs: Vec<&str> = numstat_args.iter().map(String::as_str).collect();
     let commits = parse_numstat(&git_ok(root, &refs)?);
+    if commits.is_empty() && !touched_ever(root)? {
+        // A directory no commit reaches: untracked or ignored inside a repository
+        // (a project copied into a home directory kept under git). Its structure
+        // still ranks; "nothing changed" would say the history was read and was
+        // quiet, which it was not.
+        return Ok(Churn::unavailable(
+            "no commit touches this directory: it is untracked or ignored in the repository around it",
+            window,
+        ));
+    }
 
     let patches = if opts.lines {
         let mut patch_args = args;
@@ -141,6 +151,13 @@ pub fn churn(root: &Path, opts: &ChurnOptions) -> Result<Churn> {
         None
     };
     Ok(aggregate(commits, patches.as_deref(), &boundary, window, head, shallow))
+}
+
+/// Whether any commit of HEAD's history touches a file under `root`, whatever the
+/// window (`--since`, `--max-count`) let through.
+fn touched_ever(root: &Path) -> Result<bool> {
+    let out = git_ok(root, &["log", "-1", "--format=%H", "--", "."])?;
+    Ok(!out.iter().all(u8::is_ascii_whitespace))
 }
 
 /// The hash given to the uncommitted changes' layer.

@@ -64,6 +64,28 @@ fn before_the_first_commit_there_is_no_history() {
 }
 
 #[test]
+fn a_directory_no_commit_touches_has_no_history_but_a_quiet_window_has_one() {
+    let dir = repo();
+    let d = dir.path();
+    write(d, "notes.txt", b"x\n");
+    write(d, ".gitignore", b"scratch/\n");
+    commit(d, "one", "2024-01-01T00:00:00Z", "Ann <ann@example.com>");
+    for sub in ["copied", "scratch"] {
+        write(d, &format!("{sub}/app.py"), b"def f():\n    pass\n");
+        let c = churn(&d.join(sub), &ChurnOptions::default()).unwrap();
+        assert!(!c.available, "{sub}");
+        assert!(c.reason.as_deref().unwrap().contains("no commit touches this directory"), "{c:?}");
+    }
+    // A tracked directory with nothing in the window is a read, quiet history.
+    write(d, "copied/app.py", b"def f():\n    pass\n");
+    commit(d, "two", "2024-02-01T00:00:00Z", "Ann <ann@example.com>");
+    let opts = ChurnOptions { since: Some("2025-01-01".into()), ..ChurnOptions::default() };
+    let c = churn(&d.join("copied"), &opts).unwrap();
+    assert!(c.available, "{c:?}");
+    assert!(c.files.is_empty());
+}
+
+#[test]
 fn churn_follows_renames_counts_binary_files_and_maps_lines() {
     let dir = repo();
     let d = dir.path();
