@@ -23,6 +23,12 @@ pub fn target(
     all: bool,
 ) -> Result<Target> {
     let cwd = index.relative_path(&ctx.cwd, Path::new(".")).unwrap_or_default();
+    // A path that leaves the project (`../x.py`, `/elsewhere/x.py:3`) is refused as
+    // such, existing or not, rather than looked up as a symbol named like it.
+    let path_part = spec.split([':', ' ']).next().unwrap_or(spec);
+    if Path::new(path_part).is_absolute() || path_part == ".." || path_part.starts_with("../") {
+        index.relative_path(&ctx.cwd, Path::new(path_part))?;
+    }
     let on_disk = ctx.cwd.join(spec);
     if !spec.is_empty() && on_disk.exists() {
         let rel = index.relative_path(&ctx.cwd, Path::new(spec))?;

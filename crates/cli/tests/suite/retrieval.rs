@@ -373,6 +373,29 @@ fn impact_of_a_file_nothing_uses_is_zero() {
 }
 
 #[test]
+fn targets_outside_the_project_are_refused_as_such() {
+    let p = TempProject::with_fixture(SHOP);
+    let inside = p.root().join("shop/../shop/cart.py");
+    let cases: &[&[&str]] = &[
+        &["impact", "../outside.py"],
+        &["impact", "../shop/cart.py::Cart"],
+        &["graph", "deps", "/nowhere/x.py"],
+        &["graph", "callers", "../x.py:3"],
+        &["graph", "callees", ".."],
+    ];
+    for args in cases {
+        let o = ironbees(p.root()).args(*args).arg("--json").output().unwrap();
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "PATH_OUTSIDE_ROOT", "{args:?}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    // `..` that stays inside is a path like any other.
+    let v = json(p.root(), &["impact", inside.to_str().unwrap()]);
+    assert_eq!(v["target"]["files"][0], "shop/cart.py", "{v}");
+}
+
+#[test]
 fn graph_callers_walks_up_the_call_tree() {
     let p = TempProject::with_fixture(SHOP);
     let v = json(p.root(), &["graph", "callers", "Discount.apply"]);
