@@ -25,8 +25,8 @@
 //! comparable across signals or across queries, and a linear model fitted over
 //! them generalized worse to held-out repositories (docs/BENCHMARKS.md,
 //! "Localization"). The fused score is multiplied by a prior on the file's role:
-//! tests, docs, examples, vendored and generated code are rarely where a change
-//! belongs. No rule names a project; everything is a function of the text and the
+//! tests, docs, examples, vendored and generated code, and modules of nothing but
+//! exception classes are rarely where a change belongs. No rule names a project; everything is a function of the text and the
 //! index.
 
 use std::{
@@ -102,14 +102,14 @@ pub const FEATURES: [&str; NF] = [
     "central",     // global PageRank (0..1 of the most central file)
     "size",        // log of its line count (0..1 of the largest file)
     "init",        // it is a package's __init__
-    "role",        // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored, generated
-    "title_rr",    // 1 / rank of the file by title_text
-    "code_rr",     // 1 / rank of the file by code_text
-    "def_rr",      // 1 / rank of the file by def
-    "graph_rr",    // 1 / rank of the file by graph
-    "sum_rr",      // 1 / rank of the file by text_sum
-    "file_text",   // whole-file BM25 for the whole text (0..1 of the best file)
-    "tested",      // best text score of the test files named after it (test_foo.py → foo.py)
+    "role", // 1 for source, 0.35 for tests, 0.5 for docs, examples, vendored, generated, exception-only
+    "title_rr", // 1 / rank of the file by title_text
+    "code_rr", // 1 / rank of the file by code_text
+    "def_rr", // 1 / rank of the file by def
+    "graph_rr", // 1 / rank of the file by graph
+    "sum_rr", // 1 / rank of the file by text_sum
+    "file_text", // whole-file BM25 for the whole text (0..1 of the best file)
+    "tested", // best text score of the test files named after it (test_foo.py → foo.py)
 ];
 
 /// Each signal's vote in the reciprocal-rank fusion; `role` (> 0) turns the role
@@ -445,6 +445,9 @@ fn features(
 
     let mut table = Vec::with_capacity(n);
     for (f, file) in project.files.iter().enumerate() {
+        if declares_only_exceptions(project, file) {
+            s.aside[f] = true;
+        }
         if s.evidence[f].is_empty()
             && graph[f] > 0.2
             && let Some(near) = strongest_neighbor(snapshot, f as FileId, &direct)
@@ -596,9 +599,10 @@ struct Signals {
     path: Vec<f64>,
     stem_title: Vec<f64>,
     stem_body: Vec<f64>,
-    /// Aside by what the file says rather than where it is (read with the
-    /// content signals): its header says a tool wrote it, or it belongs to a
-    /// copy of another Python package ([`vendored_packages`]).
+    /// Aside by what the file says rather than where it is: its header says a
+    /// tool wrote it, or it belongs to a copy of another Python package
+    /// ([`vendored_packages`]; both read with the content signals), or it
+    /// declares nothing but exceptions ([`declares_only_exceptions`]).
     aside: Vec<bool>,
     evidence: Vec<Vec<Evidence>>,
 }
@@ -1111,6 +1115,48 @@ fn handler_definitions(
     }
 }
 
+/// Whether every top-level definition of `file` is an exception class: its name
+/// or a base's ends in `Error`, `Exception` or `Warning`, or a base is another
+/// exception class of the file (`InvalidProxyURL(InvalidURL)`). `exceptions.py`,
+/// `polyerrors.py`, Java's `FooException.java`: such a module is where an error's
+/// *name* lives, so an issue that quotes the error points at it by definition,
+/// while the fix goes where the error is raised or handled.
+fn declares_only_exceptions(project: &crate::Project, file: &crate::ProjectFile) -> bool {
+    const SUFFIXES: [&str; 3] = ["Error", "Exception", "Warning"];
+    let top: Vec<(&str, Vec<&str>)> = file
+        .defs
+        .iter()
+        .filter(|d| d.parent.is_none())
+        .map(|d| {
+            let name = project.names.name(d.name);
+            let after_name = d.signature.split_once(name).map_or("", |(_, rest)| rest);
+            let bases = after_name
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            (if d.kind == protocol::SymbolKind::Class { name } else { "" }, bases)
+        })
+        .collect();
+    if top.is_empty() || top.iter().any(|(name, _)| name.is_empty()) {
+        return false;
+    }
+    let named = |w: &str| SUFFIXES.iter().any(|s| w.ends_with(s));
+    let mut known: HashSet<&str> = HashSet::new();
+    // Each pass admits the classes whose base the previous one admitted.
+    loop {
+        let before = known.len();
+        for (name, bases) in &top {
+            if named(name) || bases.iter().any(|b| named(b) || known.contains(b)) {
+                known.insert(name);
+            }
+        }
+        if known.len() == before {
+            break;
+        }
+    }
+    top.iter().all(|(name, _)| known.contains(name))
+}
+
 /// Whether a module assigns `__version__` at its top level.
 fn declares_version(text: &str) -> bool {
     text.lines().any(|l| {
@@ -1504,6 +1550,58 @@ class MatrixBase:
         for (values, expected) in cases {
             assert_eq!(competition_ranks(values), *expected, "{values:?}");
         }
+    }
+
+    #[test]
+    fn modules_that_only_declare_exceptions() {
+        let f = crate::fixture::fixture(
+            r#"
+//- web/exceptions.py
+class RequestException(IOError):
+    def __init__(self, *args, **kwargs):
+        pass
+class InvalidURL(RequestException, ValueError):
+    pass
+class InvalidProxyURL(InvalidURL):
+    pass
+class RequestsWarning(Warning):
+    pass
+//- web/errors.py
+class Error(Exception):
+    pass
+def raise_for(status):
+    pass
+//- web/models.py
+class Response:
+    pass
+class ResponseError(Exception):
+    pass
+//- web/handlers.py
+class ErrorHandler:
+    pass
+//- web/constants.py
+TIMEOUT = 3
+//- src/FooException.java
+public class FooException extends RuntimeException {}
+"#,
+        );
+        let p = &f.snapshot.project;
+        let got: Vec<(&str, bool)> = p
+            .files
+            .iter()
+            .map(|file| (file.path.as_str(), declares_only_exceptions(p, file)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("src/FooException.java", true),
+                ("web/constants.py", false),
+                ("web/errors.py", false),
+                ("web/exceptions.py", true),
+                ("web/handlers.py", false),
+                ("web/models.py", false),
+            ]
+        );
     }
 
     #[test]

@@ -220,6 +220,11 @@ __version__ = "2.0.1"
 def send(request, timeout=None):
     """Send the request over a pooled connection."""
     return request
+//- web/exceptions.py
+class RequestException(IOError):
+    pass
+class Timeout(RequestException):
+    """The request timed out."""
 //- web/packages/__init__.py
 //- web/packages/pool3/__init__.py
 __version__ = "1.10.4"
@@ -231,7 +236,7 @@ class ConnectionPool:
 "#;
 
 #[test]
-fn a_package_copied_into_the_project_ranks_below_the_projects_own_code() {
+fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     let query = "The connection pool ignores the request timeout";
     let roles = |dir: &Path| -> Vec<(String, f64)> {
         let v = json(dir, &["localize", "-q", query, "--explain"]);
@@ -243,10 +248,14 @@ fn a_package_copied_into_the_project_ranks_below_the_projects_own_code() {
     };
     // The copy declares a version of its own: it is someone else's release.
     let p = TempProject::with_fixture(VENDORED);
+    let got = roles(p.root());
     assert_eq!(
-        roles(p.root())[..2],
+        got[..2],
         [("web/sessions.py".into(), 1.0), ("web/packages/pool3/connectionpool.py".into(), 0.5)]
     );
+    // A module of nothing but exception classes is where `Timeout` is named, not
+    // where a timeout goes wrong: ranked like docs.
+    assert!(got.contains(&("web/exceptions.py".into(), 0.5)), "{got:?}");
     // A subpackage without one is the project's own, and its better match wins.
     let own = VENDORED.replace("__version__ = \"1.10.4\"", "");
     let p = TempProject::with_fixture(&own);
