@@ -455,8 +455,15 @@ fn find_paths(query: &str) -> Vec<PathMention> {
     };
     for line in query.lines() {
         let t = line.trim();
-        // Python: File "path", line N, in func
-        if let Some(rest) = t.strip_prefix("File \"")
+        // Python: File "path", line N, in func — also behind what a log or a
+        // runner put in front of each line (`INTERNALERROR>   File …`, a CI
+        // timestamp, `> ` quoting), where `", line N` must follow to be a frame.
+        let frame_rest = t.strip_prefix("File \"").or_else(|| {
+            let (_, rest) = t.split_once(" File \"")?;
+            let (_, after) = rest.split_once('"')?;
+            after.strip_prefix(", line ")?.starts_with(|c: char| c.is_ascii_digit()).then_some(rest)
+        });
+        if let Some(rest) = frame_rest
             && let Some((path, after)) = rest.split_once('"')
         {
             let line_no = after
@@ -778,6 +785,23 @@ mod tests {
             }
         );
         assert_eq!(js[1].path, "src/index.js");
+    }
+
+    #[test]
+    fn frames_behind_a_log_prefix() {
+        let q = "INTERNALERROR>   File \"/venv/site-packages/_pytest/main.py\", line 191, in wrap_session\n\
+                 > [2022-06-09T13:38:24.824Z]   File \"/usr/local/lib/python3.9/dist-packages/pylint/lint/run.py\", line 5, in run\n\
+                 The File \"setup.cfg\" is ignored, line 3 says so\n";
+        let frames: Vec<(String, Option<u32>, bool)> =
+            analyze_query(q).paths.into_iter().map(|p| (p.path, p.line, p.frame)).collect();
+        assert_eq!(
+            frames,
+            [
+                ("_pytest/main.py".to_owned(), Some(191), true),
+                ("pylint/lint/run.py".to_owned(), Some(5), true),
+                ("setup.cfg".to_owned(), None, false),
+            ]
+        );
     }
 
     #[test]
