@@ -23,6 +23,8 @@
 (call_expression function: (identifier) @reference.call)
 (call_expression function: (field_expression field: (field_identifier) @reference.member_call))
 (call_expression function: (qualified_identifier name: (identifier) @reference.member_call))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (identifier) @reference.member_call)))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier name: (identifier) @reference.member_call))))
 (call_expression function: (template_function name: (identifier) @reference.call))
 (new_expression type: (type_identifier) @reference.call)
 (type_identifier) @reference.type

@@ -385,7 +385,7 @@ fn resolve_ref(
         );
     // And a Java call never means a Python function of the same name, nor a Rust
     // call a function of a crate its own crate does not depend on.
-    let is_compatible = |d: &DefId| {
+    let reachable = |d: &DefId| {
         compatible(kind, project.def(*d).kind)
             && !(bare && is_member(project, *d))
             && !(cpp_free && (is_member(project, *d) || out_of_line_method(d)))
@@ -394,7 +394,17 @@ fn resolve_ref(
                 || (lang.links_with(project.file(d.file).language)
                     && crates.may_reach(file, d.file)))
     };
-    if !named.iter().any(is_compatible) {
+    // C++'s `ns::f()` (the receiver is a scope, `ns::`): a class's method is
+    // reached only with the class in the scope (`ns::Foo::f`, matched below
+    // against the qualified names); a scope that matches nothing is a namespace
+    // we cannot place, whose `f` is no class's method.
+    let cpp_scoped = lang == Language::Cpp
+        && kind == RefKind::MemberCall
+        && receiver.is_some_and(|t| project.names.name(t).ends_with("::"));
+    let is_compatible = |d: &DefId| {
+        reachable(d) && !(cpp_scoped && (is_member(project, *d) || out_of_line_method(d)))
+    };
+    if !named.iter().any(reachable) {
         return Vec::new();
     }
     let one = |d: DefId, r: Resolution| vec![(d, r, r.weight())];
@@ -428,62 +438,95 @@ fn resolve_ref(
             .then(|| split(hits, Resolution::Receiver))
     };
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
-        let t_name = written_type(
-            project,
-            file,
-            project.names.name(t),
-            &is_compatible,
-            imported_names,
-            imported_files,
-        );
-        if let Some(t_name) = t_name
-            && let Some(found) = typed(vec![t_name])
-        {
-            return found;
-        }
-        let t = t_name.and_then(|n| project.names.get(n));
-        // `import shop` … `shop.total()`: a function of that module. (Not an
-        // imported class's: `Order.save()` that `Order` inherits from elsewhere is
-        // no module-level `save` next to it.)
-        let module = t_name.is_some_and(|n| !n.starts_with(|c: char| c.is_uppercase()));
-        let files = t.filter(|_| module).and_then(|t| imported_names.get(&t));
-        // Go's imports do not say what name they bind: `store.Open()` is a function
-        // of one of the packages the file imports (and `strings.Split()`, of none).
-        let go_package = module && lang == Language::Go && files.is_none();
-        if files.is_some() || go_package {
-            let hits: Vec<DefId> = named
-                .iter()
-                .copied()
-                .filter(|d| {
-                    is_compatible(d)
-                        && files.map_or(imported_files.contains(&d.file), |fs| fs.contains(&d.file))
-                })
-                .filter(|d| project.def(*d).parent.is_none())
-                .filter(|d| !(go_package && project.def(*d).kind == SymbolKind::Method))
-                .collect();
-            if !hits.is_empty() {
-                return split(hits, Resolution::Imported);
+        'receiver: {
+            let t_name = written_type(
+                project,
+                file,
+                project.names.name(t),
+                &is_compatible,
+                imported_names,
+                imported_files,
+            );
+            if let Some(t_name) = t_name
+                && let Some(found) = typed(vec![t_name])
+            {
+                return found;
             }
+            // C++'s `log::flush()`, `db::impl::open()` (the receiver is the scope and
+            // `::`): the definition qualified by that scope. Failing that, a
+            // namespace of ours (an inline namespace between, a `using`
+            // declaration) or one we cannot place (an alias declared in a header,
+            // a library's) is left to the name, as a call without a scope is.
+            if lang == Language::Cpp
+                && let Some(scope) = t_name.and_then(|s| s.strip_suffix("::"))
+            {
+                if scope == "std" || scope.starts_with("std::") {
+                    return Vec::new();
+                }
+                let tail = format!("{scope}::{}", project.names.name(name));
+                let hits: Vec<DefId> = named
+                    .iter()
+                    .copied()
+                    .filter(reachable)
+                    .filter(|d| {
+                        let q = &project.def(*d).qualified_name;
+                        q.strip_suffix(tail.as_str())
+                            .is_some_and(|head| head.is_empty() || head.ends_with("::"))
+                    })
+                    .collect();
+                if !hits.is_empty() && hits.len() <= MAX_CANDIDATES {
+                    return split(hits, Resolution::Receiver);
+                }
+                break 'receiver;
+            }
+            let t = t_name.and_then(|n| project.names.get(n));
+            // `import shop` … `shop.total()`: a function of that module. (Not an
+            // imported class's: `Order.save()` that `Order` inherits from elsewhere is
+            // no module-level `save` next to it.)
+            let module = t_name.is_some_and(|n| !n.starts_with(|c: char| c.is_uppercase()));
+            let files = t.filter(|_| module).and_then(|t| imported_names.get(&t));
+            // Go's imports do not say what name they bind: `store.Open()` is a function
+            // of one of the packages the file imports (and `strings.Split()`, of none).
+            let go_package = module && lang == Language::Go && files.is_none();
+            if files.is_some() || go_package {
+                let hits: Vec<DefId> = named
+                    .iter()
+                    .copied()
+                    .filter(|d| {
+                        is_compatible(d)
+                            && files
+                                .map_or(imported_files.contains(&d.file), |fs| fs.contains(&d.file))
+                    })
+                    .filter(|d| project.def(*d).parent.is_none())
+                    .filter(|d| !(go_package && project.def(*d).kind == SymbolKind::Method))
+                    .collect();
+                if !hits.is_empty() {
+                    return split(hits, Resolution::Imported);
+                }
+            }
+            if let Some(t_name) = t_name
+                && t.is_none_or(|t| project.defs_named(t).is_empty())
+                && (t.is_some_and(|t| external_names.contains(&t))
+                    || is_builtin_type(lang, t_name)
+                    || matches!(
+                        lang,
+                        Language::Java | Language::CSharp | Language::Go | Language::Cpp
+                    ))
+            {
+                // The receiver is of a type the project does not define and that
+                // comes from elsewhere (`str`, `Vec`, `Object`, an imported
+                // `requests.Session`): its methods are not ours, whatever their names.
+                // (In Python, JS and Rust a name of unknown origin may still be an
+                // alias of one of ours; in Java, C#, Go and C++ a declared type is a
+                // type's own name, or a `typedef`/`using` the project defines. A name
+                // the project defines as something else may be an inherited field:
+                // `Expression.IsMatch()` in C#.)
+                return Vec::new();
+            }
+            // A project type without a method of that name, nor its bases (as far as
+            // their classes' headers name them): a trait's default, a base from
+            // elsewhere, a dynamic attribute. Fall back to the name.
         }
-        if let Some(t_name) = t_name
-            && t.is_none_or(|t| project.defs_named(t).is_empty())
-            && (t.is_some_and(|t| external_names.contains(&t))
-                || is_builtin_type(lang, t_name)
-                || matches!(lang, Language::Java | Language::CSharp | Language::Go | Language::Cpp))
-        {
-            // The receiver is of a type the project does not define and that
-            // comes from elsewhere (`str`, `Vec`, `Object`, an imported
-            // `requests.Session`): its methods are not ours, whatever their names.
-            // (In Python, JS and Rust a name of unknown origin may still be an
-            // alias of one of ours; in Java, C#, Go and C++ a declared type is a
-            // type's own name, or a `typedef`/`using` the project defines. A name
-            // the project defines as something else may be an inherited field:
-            // `Expression.IsMatch()` in C#.)
-            return Vec::new();
-        }
-        // A project type without a method of that name, nor its bases (as far as
-        // their classes' headers name them): a trait's default, a base from
-        // elsewhere, a dynamic attribute. Fall back to the name.
     }
     // The same scope: a sibling of the enclosing definition (a method of the same
     // class), or a definition nested in it. `defs_named` is in (file, ord) order, so

@@ -30,10 +30,11 @@ use crate::{Error, Language, error::Result, extract::FileAnalysis};
 /// 7: C++ receivers; 8: C/C++ macros before a return type masked; 9: fields of
 /// classes the file defines; 10: Rust `self.` fields and `impl` types; 11: Python's
 /// `cls(..)` constructs the enclosing class, C++'s `std::f()` has `std` as its
+/// receiver; 12: C++'s `a::b::f()` is a call, and a lower-case scope its
 /// receiver). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
-pub(crate) const EXTRACTOR_REVISION: u32 = 11;
+pub(crate) const EXTRACTOR_REVISION: u32 = 12;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

@@ -162,6 +162,15 @@ impl<'s, 't> Receivers<'s, 't> {
                 match self.variable(var, open) {
                     Some(bound) => bound,
                     None if is_type_name(var) => Some(var.to_owned()),
+                    // C++'s `log::flush()`, `db::impl::open()`: the scope, whole, as
+                    // written (a namespace, or a class named in lower case), with
+                    // `::` to tell it from a type; the call graph looks for a
+                    // definition qualified by it.
+                    None if self.lang == Language::Cpp
+                        && receiver.kind() == "namespace_identifier" =>
+                    {
+                        Some(format!("{}::", cpp_scope(self.text(receiver_scope(receiver)))))
+                    }
                     // C++'s out-of-line method naming a field of its class (`mem_`),
                     // when the class is defined in this file.
                     None if self.lang == Language::Cpp
@@ -1170,6 +1179,22 @@ fn is_identifier(s: &str) -> bool {
     !s.is_empty()
         && s.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The outermost `qualified_identifier` a C++ scope `receiver` (`b` in
+/// `a::b::f`) belongs to: `a::b::f`.
+fn receiver_scope(receiver: Node<'_>) -> Node<'_> {
+    let mut top = receiver;
+    while let Some(p) = top.parent().filter(|p| p.kind() == "qualified_identifier") {
+        top = p;
+    }
+    top
+}
+
+/// `a::b` of `a::b::f` (template arguments dropped, `::f` global prefix too).
+fn cpp_scope(qualified: &str) -> &str {
+    let flat = strip_generics(qualified);
+    flat.rsplit_once("::").map_or(flat, |(scope, _)| scope).trim_start_matches("::")
 }
 
 fn strip_generics(t: &str) -> &str {

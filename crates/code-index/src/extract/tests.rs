@@ -1093,6 +1093,11 @@ void Linter::Run(Store* db) {
   db->Flush();
   store_.Flush();
   this->Helper().Go();
+  log::flush();
+  db::impl::open();
+  std::chrono::now();
+  ::util::go();
+  leveldb::Status::OK();
 }
 "#,
         expect![[r#"
@@ -1116,6 +1121,11 @@ void Linter::Run(Store* db) {
             32 Flush: Store
             33 Flush: Store
             34 Go: Linter.Helper()
+            35 flush: log::
+            36 open: db::impl::
+            37 now: std::chrono::
+            38 go: util::
+            39 OK: Status
         "#]],
     );
 }

@@ -852,3 +852,47 @@ fn cpp_bare_calls_look_in_the_methods_class_first() {
         "#]],
     );
 }
+
+#[test]
+fn cpp_qualified_calls_follow_their_namespace() {
+    // `logx::format(1)` is the `format` of namespace `logx`, not whichever
+    // `format` comes first (fmt's) nor the method `formatter::format`; nested
+    // scopes count whole (`logx::detail::format`), and a class is reached through
+    // its namespace (`logx::Sink::make`, `logx::registry::instance` in lower
+    // case). A scope we cannot place (`fl::`, an alias from a header we do not
+    // read; fmt's inline `v9` between) is left to the name, but never to a
+    // class's method; `std::chrono::now()` is the standard library's.
+    check_calls(
+        r#"
+        //- log.h
+        namespace fmt { inline namespace v9 { int format(const char* s) { return 0; } } }
+        namespace logx {
+        struct formatter { int format(const char* s); };
+        int format(int x) { return x; }
+        struct Sink { static Sink make(); };
+        struct registry { static registry& instance(); };
+        namespace detail { int format(long y) { return 2; } int now() { return 3; } }
+        }
+        //- use.cc
+        #include "log.h"
+        int use() {
+          logx::format(1);
+          logx::detail::format(2L);
+          logx::Sink::make();
+          logx::registry::instance();
+          fl::format("a");
+          std::chrono::now();
+          return 0;
+        }
+        "#,
+        expect![[r#"
+            use -> log.h:logx::format (Receiver, 1.00)
+            use -> log.h:logx::detail::format (Receiver, 1.00)
+            use -> log.h:logx::Sink::make (Receiver, 1.00)
+            use -> log.h:logx::registry::instance (Receiver, 1.00)
+            use -> log.h:fmt::v9::format (Imported, 0.33)
+            use -> log.h:logx::format (Imported, 0.33)
+            use -> log.h:logx::detail::format (Imported, 0.33)
+        "#]],
+    );
+}

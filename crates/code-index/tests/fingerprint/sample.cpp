@@ -44,6 +44,7 @@ Linter make(Store* s) {
     auto other = std::make_unique<Linter>(s);
     other->check({});
     std::swap(l, *other);
+    lint::detail::reset(l);
     return l;
 }
 
