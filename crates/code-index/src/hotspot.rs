@@ -34,7 +34,7 @@ use crate::{
     project::{DefId, FileId},
     sources::Sources,
     target::SymbolRef,
-    testfiles::{is_vendored, test_convention},
+    testfiles::{test_convention, vendored_files},
 };
 
 /// How hotspots are computed.
@@ -184,13 +184,16 @@ pub fn hotspots(
     let deps = DepGraph::build(snapshot);
     let m = measure(snapshot, &deps, churn, sources, opts);
     let history = history_info(churn);
-    let concentration = churn.filter(|c| c.available).map(|c| concentration(snapshot, c).0);
+    let vendored = vendored_files(&snapshot.project, |p| sources.read(p));
+    let concentration =
+        churn.filter(|c| c.available).map(|c| concentration(snapshot, c, &vendored).0);
+    let copied = |p: &str| snapshot.project.file_id(p).is_some_and(|f| vendored[f as usize]);
     let prefix = opts.under.trim_end_matches('/');
     let under = |p: &str| prefix.is_empty() || p == prefix || p.starts_with(&format!("{prefix}/"));
     let mut files: Vec<FileHotspot> = m
         .files
         .into_iter()
-        .filter(|f| f.score > 0.0 && under(&f.path) && !is_vendored(&f.path))
+        .filter(|f| f.score > 0.0 && under(&f.path) && !copied(&f.path))
         .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
     files.truncate(opts.limit);
@@ -198,7 +201,7 @@ pub fn hotspots(
         .symbols
         .into_iter()
         .map(|(_, s)| s)
-        .filter(|s| s.score > 0.0 && under(&s.symbol.path) && !is_vendored(&s.symbol.path))
+        .filter(|s| s.score > 0.0 && under(&s.symbol.path) && !copied(&s.symbol.path))
         .collect();
     symbols.sort_by(|a, b| {
         b.score
@@ -236,12 +239,17 @@ pub(crate) fn history_info(churn: Option<&Churn>) -> HistoryInfo {
 }
 
 /// Share of changed lines held by the top 10% (at least one) of changed files
-/// that are in the index, and those files.
-pub(crate) fn concentration(snapshot: &Snapshot, churn: &Churn) -> (f64, Vec<String>) {
+/// that are in the index and the project's own (`vendored` is
+/// [`vendored_files`]), and those files.
+pub(crate) fn concentration(
+    snapshot: &Snapshot,
+    churn: &Churn,
+    vendored: &[bool],
+) -> (f64, Vec<String>) {
     let mut amounts: Vec<(u64, &str)> = churn
         .files
         .iter()
-        .filter(|f| snapshot.project.file_id(&f.path).is_some() && !is_vendored(&f.path))
+        .filter(|f| snapshot.project.file_id(&f.path).is_some_and(|id| !vendored[id as usize]))
         .map(|f| {
             let lines = f.added + f.deleted;
             (if lines > 0 { lines } else { u64::from(f.commits) }, f.path.as_str())

@@ -44,7 +44,7 @@ use crate::{
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
     search::SearchIndex,
-    testfiles::{is_generated, is_test_path, is_vendored},
+    testfiles::{is_generated, is_test_path, is_vendored, vendored_files},
 };
 
 /// Why a file is in the result.
@@ -601,7 +601,7 @@ struct Signals {
     stem_body: Vec<f64>,
     /// Aside by what the file says rather than where it is: its header says a
     /// tool wrote it, or it belongs to a copy of another Python package
-    /// ([`vendored_packages`]; both read with the content signals), or it
+    /// ([`vendored_files`]; both read with the content signals), or it
     /// declares nothing but exceptions ([`declares_only_exceptions`]).
     aside: Vec<bool>,
     evidence: Vec<Vec<Evidence>>,
@@ -1157,33 +1157,6 @@ fn declares_only_exceptions(project: &crate::Project, file: &crate::ProjectFile)
     top.iter().all(|(name, _)| known.contains(name))
 }
 
-/// Whether a module assigns `__version__` at its top level.
-fn declares_version(text: &str) -> bool {
-    text.lines().any(|l| {
-        l.strip_prefix("__version__").is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
-    })
-}
-
-/// The directories (`requests/packages/urllib3/`) of Python packages copied into
-/// another package: a package inside a package (its parent directory has an
-/// `__init__.py` too) whose `__init__.py` declares a `__version__` of its own.
-/// A subpackage of the project shares its version; a copy of another project
-/// keeps the one it was released with. Path rules ([`is_vendored`]) miss copies
-/// kept under ordinary names (`requests/packages/`), whose modules then match
-/// every issue about what the project uses them for (connections, encodings).
-/// `versioned` are the `__init__.py` files that declare a version.
-fn vendored_packages(project: &crate::Project, versioned: &[usize]) -> Vec<String> {
-    versioned
-        .iter()
-        .filter_map(|&i| {
-            let path = &project.files[i].path;
-            let dir = path.strip_suffix("__init__.py")?;
-            let parent = dir.strip_suffix('/')?.rsplit_once('/')?.0;
-            project.file_id(&format!("{parent}/__init__.py")).is_some().then(|| dir.to_owned())
-        })
-        .collect()
-}
-
 fn kind_rank(kind: protocol::SymbolKind) -> u8 {
     if kind.is_container() {
         2
@@ -1207,14 +1180,10 @@ fn content_signals(
 ) {
     let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
     let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
-    let mut versioned_packages = Vec::new();
     for (i, file) in snapshot.project.files.iter().enumerate() {
         let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
         let text = String::from_utf8_lossy(&bytes);
         s.aside[i] = is_generated(&text);
-        if file.path.ends_with("__init__.py") && declares_version(&text) {
-            versioned_packages.push(i);
-        }
         for lit in &q.literals {
             if let Some(pos) = text.find(lit.as_str()) {
                 lit_hits.entry(lit.as_str()).or_default().push((i, line_at(&text, pos)));
@@ -1234,12 +1203,9 @@ fn content_signals(
             }
         }
     }
-    for dir in vendored_packages(&snapshot.project, &versioned_packages) {
-        for (i, file) in snapshot.project.files.iter().enumerate() {
-            if file.path.starts_with(&dir) {
-                s.aside[i] = true;
-            }
-        }
+    let vendored = vendored_files(&snapshot.project, |p| std::fs::read(root.join(p)).ok());
+    for (aside, vendored) in s.aside.iter_mut().zip(vendored) {
+        *aside |= vendored;
     }
     let spread = |files: &[(usize, u32)]| -> f64 {
         files.iter().map(|(i, _)| role_prior(&snapshot.project.files[*i].path).max(0.2)).sum()
@@ -1602,24 +1568,6 @@ public class FooException extends RuntimeException {}
                 ("web/models.py", false),
             ]
         );
-    }
-
-    #[test]
-    fn a_version_is_declared_at_the_top_level() {
-        let cases: &[(&str, bool)] = &[
-            ("__version__ = '1.10.4'\n", true),
-            ("\"\"\"urllib3\"\"\"\n__author__ = 'A. P.'\n__version__ = \"dev\"\n", true),
-            ("__version__: str = \"2.0\"\n", true),
-            ("__version__=VERSION\n", true),
-            // a re-export or a nested assignment is not a release of its own
-            ("from ._version import version as __version__\n", false),
-            ("if True:\n    __version__ = '1'\n", false),
-            ("__version_info__ = (1, 2)\n", false),
-            ("print(__version__)\n", false),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(declares_version(text), *expected, "{text}");
-        }
     }
 
     #[test]

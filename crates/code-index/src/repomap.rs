@@ -48,7 +48,7 @@ use crate::{
     search::SearchIndex,
     sources::Sources,
     symrank::SymbolGraph,
-    testfiles::is_vendored,
+    testfiles::vendored_files,
     tokens::count_tokens,
 };
 
@@ -136,7 +136,7 @@ pub fn repo_map(
     let rank = graph.rank(restart.as_deref());
 
     let focus_set: HashSet<FileId> = focus.iter().copied().collect();
-    let vendored: Vec<bool> = project.files.iter().map(|f| is_vendored(&f.path)).collect();
+    let vendored = vendored_files(project, |p| sources.read(p));
     let seed_files: HashSet<&str> = seeds.files.iter().map(String::as_str).collect();
     let mut ranked: Vec<(DefId, f64)> = project
         .all_defs()

@@ -40,7 +40,7 @@ use crate::{
     sources::Sources,
     symrank::SymbolGraph,
     target::{SymbolRef, Target, TargetKind},
-    testfiles::{TestKind, is_vendored, test_convention},
+    testfiles::{TestKind, test_convention, vendored_files},
 };
 
 /// What to put in a report.
@@ -198,8 +198,9 @@ pub fn report(
     let deps = &graph.deps;
     let facts = file_facts(snapshot, deps);
     let roles: Vec<(Role, String)> = facts.iter().map(infer_role).collect();
-    let vendored: Vec<bool> = project.files.iter().map(|f| is_vendored(&f.path)).collect();
+    let vendored = vendored_files(project, |p| sources.read(p));
     let own = |f: usize| !vendored[f];
+    let is_copy = |p: &str| project.file_id(p).is_some_and(|f| vendored[f as usize]);
 
     // Overview.
     let mut langs: BTreeMap<Language, (u32, u64)> = BTreeMap::new();
@@ -261,14 +262,14 @@ pub fn report(
         HotspotOptions { half_life_days: opts.half_life_days, limit: top, under: String::new() };
     let measures = measure(snapshot, deps, churn, sources, &hopts);
     let mut hot: Vec<FileHotspot> =
-        measures.files.into_iter().filter(|h| h.score > 0.0 && !is_vendored(&h.path)).collect();
+        measures.files.into_iter().filter(|h| h.score > 0.0 && !is_copy(&h.path)).collect();
     hot.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
     hot.truncate(top.max(20));
     let clusters = clusters(project, deps, &hot);
     hot.truncate(top);
     let (concentration, concentrated) = match churn.filter(|c| c.available) {
         Some(c) => {
-            let (share, files) = concentration(snapshot, c);
+            let (share, files) = concentration(snapshot, c, &vendored);
             (Some(share), files)
         }
         None => (None, Vec::new()),

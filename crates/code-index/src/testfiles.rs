@@ -208,6 +208,44 @@ pub fn is_vendored(path: &str) -> bool {
         })
 }
 
+/// [`is_vendored`] for every file of the project, and also the files of Python
+/// packages copied into another package: a package inside a package (its parent
+/// directory has an `__init__.py` too) whose `__init__.py` declares a
+/// `__version__` of its own (`requests/packages/urllib3/`). A subpackage of the
+/// project shares its version; a copy of another project keeps the one it was
+/// released with, under whatever directory name (`packages/`) it was put. `read`
+/// gives a file's bytes; only those nested `__init__.py` files are read.
+pub(crate) fn vendored_files(
+    project: &Project,
+    read: impl Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<bool> {
+    let mut out: Vec<bool> = project.files.iter().map(|f| is_vendored(&f.path)).collect();
+    let copies: Vec<&str> = project
+        .files
+        .iter()
+        .filter_map(|f| {
+            let dir = f.path.strip_suffix("__init__.py")?;
+            let parent = dir.strip_suffix('/')?.rsplit_once('/')?.0;
+            project.file_id(&format!("{parent}/__init__.py"))?;
+            let text = read(&f.path)?;
+            declares_version(&String::from_utf8_lossy(&text)).then_some(dir)
+        })
+        .collect();
+    for (i, f) in project.files.iter().enumerate() {
+        if copies.iter().any(|dir| f.path.starts_with(dir)) {
+            out[i] = true;
+        }
+    }
+    out
+}
+
+/// Whether a module assigns `__version__` at its top level.
+fn declares_version(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.strip_prefix("__version__").is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+    })
+}
+
 /// Whether a file's opening lines say a tool wrote it: ANTLR's and PLY's parser
 /// tables, `// Code generated … DO NOT EDIT.`, `@generated`. A fix goes into the
 /// generator or its grammar, not into the output, and the output's size and
@@ -351,6 +389,24 @@ mod tests {
         ];
         for (path, lang, want) in cases {
             assert_eq!(by_path(path, *lang).map(|c| c.1), *want, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_declared_at_the_top_level() {
+        let cases: &[(&str, bool)] = &[
+            ("__version__ = '1.10.4'\n", true),
+            ("\"\"\"urllib3\"\"\"\n__author__ = 'A. P.'\n__version__ = \"dev\"\n", true),
+            ("__version__: str = \"2.0\"\n", true),
+            ("__version__=VERSION\n", true),
+            // a re-export or a nested assignment is not a release of its own
+            ("from ._version import version as __version__\n", false),
+            ("if True:\n    __version__ = '1'\n", false),
+            ("__version_info__ = (1, 2)\n", false),
+            ("print(__version__)\n", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(declares_version(text), *expected, "{text}");
         }
     }
 

@@ -256,6 +256,18 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     // A module of nothing but exception classes is where `Timeout` is named, not
     // where a timeout goes wrong: ranked like docs.
     assert!(got.contains(&("web/exceptions.py".into(), 0.5)), "{got:?}");
+    // Hotspots and the repo map are about the project's own code too.
+    let shown = |dir: &Path| -> (Vec<String>, String) {
+        let hot = json(dir, &["hotspots"]);
+        let files = hot["files"].as_array().unwrap();
+        let paths = files.iter().map(|f| f["path"].as_str().unwrap().to_owned()).collect();
+        let map = json(dir, &["repomap", "--tokens", "400"]);
+        (paths, map.to_string())
+    };
+    let (hot, map) = shown(p.root());
+    assert!(hot.contains(&"web/sessions.py".to_owned()), "{hot:?}");
+    assert!(!hot.iter().any(|h| h.contains("pool3")), "{hot:?}");
+    assert!(map.contains("web/sessions.py") && !map.contains("pool3"), "{map}");
     // A subpackage without one is the project's own, and its better match wins.
     let own = VENDORED.replace("__version__ = \"1.10.4\"", "");
     let p = TempProject::with_fixture(&own);
@@ -263,6 +275,9 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
         roles(p.root())[..2],
         [("web/packages/pool3/connectionpool.py".into(), 1.0), ("web/sessions.py".into(), 1.0)]
     );
+    let (hot, map) = shown(p.root());
+    assert!(hot.contains(&"web/packages/pool3/connectionpool.py".to_owned()), "{hot:?}");
+    assert!(map.contains("pool3/connectionpool.py"), "{map}");
 }
 
 /// Files the SHOP tests do not need: a module whose name is two words, a payment
