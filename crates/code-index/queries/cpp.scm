@@ -26,6 +26,10 @@
 (call_expression function: (qualified_identifier name: (qualified_identifier name: (identifier) @reference.member_call)))
 (call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier name: (identifier) @reference.member_call))))
 (call_expression function: (template_function name: (identifier) @reference.call))
+(call_expression function: (qualified_identifier name: (template_function name: (identifier) @reference.member_call)))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (template_function name: (identifier) @reference.member_call))))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier name: (template_function name: (identifier) @reference.member_call)))))
+(call_expression function: (field_expression field: (template_method name: (field_identifier) @reference.member_call)))
 (new_expression type: (type_identifier) @reference.call)
 (type_identifier) @reference.type
 (identifier) @reference.use

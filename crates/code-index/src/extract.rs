@@ -1038,9 +1038,14 @@ impl<'s> Extractor<'s> {
             // `selector_expression.operand`, `member_access_expression.expression`,
             // `method_invocation.object`; named or not: C#'s `this` is anonymous).
             let java_call = kind == RefKind::Call && self.lang == Language::Java;
+            // C++'s template arguments wrap the name (`a::f<T>()`, `o.get<T>()`):
+            // the receiver belongs to the node around them.
+            let holder = parent.or_else(|| node.parent()).map(|p| match p.kind() {
+                "template_function" | "template_method" => p.parent().unwrap_or(p),
+                _ => p,
+            });
             let receiver = if kind == RefKind::MemberCall || java_call {
-                parent
-                    .or_else(|| node.parent())
+                holder
                     .filter(|p| !java_call || p.kind() == "method_invocation")
                     .and_then(|p| p.child(0))
                     .filter(|r| *r != node)

@@ -31,10 +31,11 @@ use crate::{Error, Language, error::Result, extract::FileAnalysis};
 /// classes the file defines; 10: Rust `self.` fields and `impl` types; 11: Python's
 /// `cls(..)` constructs the enclosing class, C++'s `std::f()` has `std` as its
 /// receiver; 12: C++'s `a::b::f()` is a call, and a lower-case scope its
-/// receiver). The test
+/// receiver; 13: C++ calls with template arguments, `a::f<T>()` and
+/// `o.get<T>()`, are calls with receivers). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
-pub(crate) const EXTRACTOR_REVISION: u32 = 12;
+pub(crate) const EXTRACTOR_REVISION: u32 = 13;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

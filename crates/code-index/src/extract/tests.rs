@@ -1098,6 +1098,8 @@ void Linter::Run(Store* db) {
   std::chrono::now();
   ::util::go();
   leveldb::Status::OK();
+  db::impl::open<Options>();
+  db->Get<int>(1);
 }
 "#,
         expect![[r#"
@@ -1107,6 +1109,7 @@ void Linter::Run(Store* db) {
             8 Validate: Options
             10 Flush: Store
             12 Flush: Store
+            13 make_unique: std
             14 Flush: Store
             15 Writer: Store
             16 Write: Store.Writer()
@@ -1126,6 +1129,8 @@ void Linter::Run(Store* db) {
             37 now: std::chrono::
             38 go: util::
             39 OK: Status
+            40 open: db::impl::
+            41 Get: Store
         "#]],
     );
 }

@@ -896,3 +896,40 @@ fn cpp_qualified_calls_follow_their_namespace() {
         "#]],
     );
 }
+
+#[test]
+fn cpp_template_calls_are_calls() {
+    // A call with explicit template arguments is still a call: unqualified
+    // (`make<int>()`), through a namespace (`conv::to<int>`, nested too), and
+    // on an object (`r.get<int>()`, `p->get<long>()`), typed like the
+    // same call without them.
+    check_calls(
+        r#"
+        //- conv.h
+        namespace conv {
+        template <typename T> T to(const char* s) { return T(); }
+        namespace detail { template <typename T> T parse(const char* s) { return T(); } }
+        }
+        template <typename T> T make() { return T(); }
+        struct Row { template <typename T> T get(int i) const { return T(); } };
+        struct Other { template <typename T> T get(int i) const { return T(); } };
+        //- use.cc
+        #include "conv.h"
+        int use(const Row& r, Row* p) {
+          make<int>();
+          conv::to<int>("1");
+          conv::detail::parse<int>("2");
+          r.get<int>(0);
+          p->get<long>(1);
+          return 0;
+        }
+        "#,
+        expect![[r#"
+            use -> conv.h:make (Imported, 1.00)
+            use -> conv.h:conv::to (Receiver, 1.00)
+            use -> conv.h:conv::detail::parse (Receiver, 1.00)
+            use -> conv.h:Row::get (Receiver, 1.00)
+            use -> conv.h:Row::get (Receiver, 1.00)
+        "#]],
+    );
+}

@@ -45,6 +45,7 @@ Linter make(Store* s) {
     other->check({});
     std::swap(l, *other);
     lint::detail::reset(l);
+    lint::detail::convert<Linter>(l);
     return l;
 }
 
