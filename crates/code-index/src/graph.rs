@@ -443,6 +443,14 @@ fn resolve_ref(
                 project,
                 file,
                 project.names.name(t),
+                // `auto r = make(); r->next()` in a C++ method: `make()` is the
+                // class's (or a base's) before any free function, as the bare
+                // call itself is.
+                if lang == Language::Cpp {
+                    cpp_method_class(project, file, enclosing)
+                } else {
+                    None
+                },
                 &is_compatible,
                 imported_names,
                 imported_files,
@@ -599,11 +607,13 @@ fn split(hits: Vec<DefId>, r: Resolution) -> Resolved {
 /// itself, or what the calls it spells are declared to return (see
 /// [`return_type`]): `make()` a free function, `Foo.make()` a method of `Foo` or
 /// of a base, `shop.make()` a function of the module (or Go package) imported as
-/// `shop`, and chains of them (`make()?.reader().next()`).
+/// `shop`, and chains of them (`make()?.reader().next()`). A leading bare call
+/// in a method of `this_class` (C++) is that class's method first.
 fn written_type<'p>(
     project: &'p Project,
     file: FileId,
     written: &'p str,
+    this_class: Option<&'p str>,
     is_compatible: &impl Fn(&DefId) -> bool,
     imported_names: &HashMap<NameId, Vec<FileId>>,
     imported_files: &HashSet<FileId>,
@@ -616,21 +626,46 @@ fn written_type<'p>(
     let returned = |f: &str, unwrapped: bool| {
         returned_type(project, file, f, unwrapped, is_compatible, imported_names, imported_files)
     };
+    let methods_named = |method: &str| -> Option<Vec<DefId>> {
+        let id = project.names.get(method)?;
+        Some(
+            project
+                .defs_named(id)
+                .iter()
+                .copied()
+                .filter(|d| project.def(*d).kind.is_callable() && is_compatible(d))
+                .collect(),
+        )
+    };
+    // The type the methods `owned` agree they return.
+    let agreed = |owned: &[DefId], unwrapped: bool| -> Option<&'p str> {
+        // Overloads (and a method of several types of that name) must agree.
+        let mut types = owned.iter().map(|d| {
+            let def = project.def(*d);
+            let lang = project.file(d.file).language;
+            return_type(&def.signature, project.names.name(def.name), unwrapped, lang)
+        });
+        let first = types.next()??;
+        types.all(|other| other == Some(first)).then_some(first)
+    };
     let mut segments = written.split('.');
     let first = segments.next()?;
     let mut t = match call(first) {
-        Some((f, unwrapped)) => returned(f, unwrapped)?,
+        Some((f, unwrapped)) => {
+            let own = this_class.and_then(|class| {
+                let owned = methods_of_type(project, &methods_named(f)?, vec![class]);
+                (!owned.is_empty()).then(|| agreed(&owned, unwrapped))
+            });
+            match own {
+                Some(t) => t?,
+                None => returned(f, unwrapped)?,
+            }
+        }
         None => first,
     };
     for segment in segments {
         let (method, unwrapped) = call(segment)?;
-        let id = project.names.get(method)?;
-        let methods: Vec<DefId> = project
-            .defs_named(id)
-            .iter()
-            .copied()
-            .filter(|d| project.def(*d).kind.is_callable() && is_compatible(d))
-            .collect();
+        let methods = methods_named(method)?;
         let mut owned = methods_of_type(project, &methods, vec![t]);
         if owned.is_empty() && t.starts_with(|c: char| c.is_lowercase()) {
             // `shop.make()`, Go's `store.Open()`: a function of the module or
@@ -647,17 +682,7 @@ fn written_type<'p>(
                 })
                 .collect();
         }
-        // Overloads (and a method of several types of that name) must agree.
-        let mut types = owned.iter().map(|d| {
-            let def = project.def(*d);
-            let lang = project.file(d.file).language;
-            return_type(&def.signature, project.names.name(def.name), unwrapped, lang)
-        });
-        let first = types.next()??;
-        if !types.all(|other| other == Some(first)) {
-            return None;
-        }
-        t = first;
+        t = agreed(&owned, unwrapped)?;
     }
     Some(t)
 }

@@ -854,6 +854,37 @@ fn cpp_bare_calls_look_in_the_methods_class_first() {
 }
 
 #[test]
+fn cpp_a_variable_made_by_a_bare_call_in_a_method_has_the_methods_type() {
+    // `auto it = open();` in `Table::scan` is `Table::open`'s `Cursor`, so
+    // `it->next()` is `Cursor::next`; the free `open()` (a `File*`) is what the
+    // same line means in a free function, and in a method of a class without
+    // an `open` of its own.
+    check_calls(
+        r#"
+        //- table.h
+        struct Cursor { bool next(); };
+        struct File { bool next(); };
+        class Table { public: Cursor* open(); void scan(); };
+        class Log { public: void scan(); };
+        //- table.cc
+        #include "table.h"
+        File* open() { return nullptr; }
+        void Table::scan() { auto it = open(); it->next(); }
+        void Log::scan() { auto f = open(); f->next(); }
+        void dump() { auto f = open(); f->next(); }
+        "#,
+        expect![[r#"
+            Table::scan -> table.h:Table::open (Receiver, 1.00)
+            Table::scan -> table.h:Cursor::next (Receiver, 1.00)
+            Log::scan -> table.cc:open (SameFile, 1.00)
+            Log::scan -> table.h:File::next (Receiver, 1.00)
+            dump -> table.cc:open (SameFile, 1.00)
+            dump -> table.h:File::next (Receiver, 1.00)
+        "#]],
+    );
+}
+
+#[test]
 fn cpp_qualified_calls_follow_their_namespace() {
     // `logx::format(1)` is the `format` of namespace `logx`, not whichever
     // `format` comes first (fmt's) nor the method `formatter::format`; nested
