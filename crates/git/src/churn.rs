@@ -45,6 +45,30 @@ impl Default for ChurnOptions {
     }
 }
 
+/// Refuses a `--since` git finds no date in. git's date parser accepts any text
+/// and reads what it cannot as the present (`garbage` is now), so the window
+/// would be empty with no word of why. The present is what `now` and `today`
+/// mean, and a text with a number in it is one git took a date from (`0 days
+/// ago`, `2020`); anything else that comes to the present is not a date.
+fn check_since(root: &Path, since: &str) -> Result<()> {
+    let arg = format!("--since={since}");
+    let out = git_ok(root, &["rev-parse", &arg])?;
+    let text = String::from_utf8_lossy(&out);
+    let Some(max_age) = text.trim().strip_prefix("--max-age=").and_then(|n| n.parse::<i64>().ok())
+    else {
+        return Ok(());
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let words = since.trim().to_ascii_lowercase();
+    let says_present = matches!(words.as_str(), "now" | "today");
+    if max_age >= now - 1 && !says_present && !words.chars().any(|c| c.is_ascii_digit()) {
+        return Err(Error::InvalidDate { text: since.to_owned() });
+    }
+    Ok(())
+}
+
 /// The churn of every file under `root` (a work tree or any directory inside one).
 /// Paths are relative to `root`; changes outside it are ignored.
 ///
@@ -71,6 +95,9 @@ pub fn churn(root: &Path, opts: &ChurnOptions) -> Result<Churn> {
         }
         // e.g. "detected dubious ownership": report it rather than fail the caller.
         return Ok(Churn::unavailable(format!("git refused: {text}"), window));
+    }
+    if let Some(since) = &opts.since {
+        check_since(root, since)?;
     }
     let probe_text = String::from_utf8_lossy(&probe.stdout).into_owned();
     let mut lines = probe_text.lines();

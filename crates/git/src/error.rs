@@ -18,6 +18,13 @@ pub enum Error {
     /// Starting git or reading its output failed.
     #[error("running git in {}: {source}", dir.display())]
     Io { dir: PathBuf, source: std::io::Error },
+    /// A `--since` git reads as no date at all: its date parser takes any text
+    /// and falls back to the present, which would silently empty the window.
+    #[error(
+        "--since {text:?}: git reads no date in it (it would mean now, an empty window); \
+         give a date (2024-01-01) or a span (6 months ago)"
+    )]
+    InvalidDate { text: String },
 }
 
 impl Error {
@@ -26,6 +33,7 @@ impl Error {
             Error::NotInstalled => ErrorCode::ToolNotFound,
             Error::Failed { .. } => ErrorCode::ToolExecutionFailed,
             Error::Io { .. } => ErrorCode::Io,
+            Error::InvalidDate { .. } => ErrorCode::InvalidArgument,
         }
     }
 

@@ -86,6 +86,37 @@ fn a_directory_no_commit_touches_has_no_history_but_a_quiet_window_has_one() {
 }
 
 #[test]
+fn a_since_git_reads_no_date_in_is_refused() {
+    // git's date parser takes any text and reads what it cannot as now: an
+    // empty window that would look like a quiet history.
+    let dir = repo();
+    let d = dir.path();
+    write(d, "a.txt", b"x\n");
+    commit(d, "one", "2024-01-01T00:00:00Z", "Ann <ann@example.com>");
+    let window = |since: &str| {
+        churn(d, &ChurnOptions { since: Some(since.into()), ..ChurnOptions::default() })
+    };
+    for bad in ["garbage", "soon", "next week"] {
+        let e = window(bad).unwrap_err();
+        assert!(matches!(e, crate::Error::InvalidDate { .. }), "{bad}: {e}");
+        assert_eq!(e.code(), protocol::ErrorCode::InvalidArgument);
+        assert!(e.to_string().contains(bad), "{e}");
+    }
+    // Dates, spans (in words too), and the present said as such are windows.
+    for (good, commits) in [
+        ("2023-12-31", 1),
+        ("6 months ago", 0),
+        ("six months ago", 0),
+        ("yesterday", 0),
+        ("today", 0),
+        ("now", 0),
+    ] {
+        let c = window(good).unwrap();
+        assert_eq!(c.commits, commits, "{good}");
+    }
+}
+
+#[test]
 fn churn_follows_renames_counts_binary_files_and_maps_lines() {
     let dir = repo();
     let d = dir.path();

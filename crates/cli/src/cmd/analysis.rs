@@ -6,10 +6,10 @@ use std::path::Path;
 use anyhow::Result;
 use code_index::{Index, Snapshot, Target, TargetOptions, resolve_target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use protocol::{Churn, ChurnWindow};
+use protocol::{Churn, ChurnWindow, ErrorCode};
 
 use super::Ctx;
-use crate::output::Output;
+use crate::{exit::cli_error, output::Output};
 
 /// Resolves what the user typed: an existing path (absolute, or relative to the
 /// current directory) is made relative to the root first; anything else (a symbol,
@@ -58,10 +58,16 @@ pub struct HistoryArgs {
 
 /// The churn of the project under its root, or an unavailable history with the
 /// reason (not a repository, git missing, git failed: a warning, not an error).
-pub fn churn(ctx: &Ctx, out: &Output, args: &HistoryArgs, lines: bool) -> Churn {
+/// A window the user asked for that cannot hold a commit (`--max-commits 0`, a
+/// `--since` git reads no date in) is an error: an empty answer would look like
+/// a quiet history.
+pub fn churn(ctx: &Ctx, out: &Output, args: &HistoryArgs, lines: bool) -> Result<Churn> {
     let window = ChurnWindow { max_commits: Some(args.max_commits), since: args.since.clone() };
     if args.no_history {
-        return Churn::unavailable("history not read (--no-history)", window);
+        return Ok(Churn::unavailable("history not read (--no-history)", window));
+    }
+    if args.max_commits == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--max-commits must be at least 1"));
     }
     let spin = Spinner::new(out, "reading git history");
     let opts =
@@ -69,10 +75,11 @@ pub fn churn(ctx: &Ctx, out: &Output, args: &HistoryArgs, lines: bool) -> Churn 
     let result = git::churn(&ctx.root, &opts);
     spin.finish();
     match result {
-        Ok(c) => c,
+        Ok(c) => Ok(c),
+        Err(e @ git::Error::InvalidDate { .. }) => Err(e.into()),
         Err(e) => {
             out.warn(format!("no history: {e}"));
-            Churn::unavailable(e.to_string(), window)
+            Ok(Churn::unavailable(e.to_string(), window))
         }
     }
 }

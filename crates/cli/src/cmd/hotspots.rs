@@ -1,12 +1,15 @@
+use std::path::Path;
+
 use anyhow::Result;
 use code_index::{HotspotBasis, HotspotOptions, Hotspots, hotspots};
+use protocol::ErrorCode;
 
 use super::{
     Ctx,
     analysis::{self, HistoryArgs},
     index::open_fresh,
 };
-use crate::output::Output;
+use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -38,13 +41,30 @@ pub struct HotspotsArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
+    if args.top == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--top must be at least 1"));
+    }
     let index = open_fresh(ctx, out)?;
     let under = match &args.under {
         Some(d) => index.relative_path(&ctx.cwd, d)?,
         None => String::new(),
     };
-    let churn = analysis::churn(ctx, out, &args.history, true);
+    let churn = analysis::churn(ctx, out, &args.history, true)?;
     let snapshot = index.snapshot()?;
+    // A directory with no indexed file under it (a typo, an ignored tree) is not
+    // a directory without hotspots.
+    let prefix = under.trim_end_matches('/');
+    if !prefix.is_empty()
+        && !snapshot.project.files.iter().any(|f| {
+            f.path == prefix || f.path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+        })
+    {
+        let shown = args.under.as_deref().unwrap_or(Path::new(prefix)).display();
+        return Err(cli_error(
+            ErrorCode::NotFound,
+            format!("--under {shown}: no indexed file under this directory"),
+        ));
+    }
     let opts = HotspotOptions { half_life_days: args.half_life, limit: args.top, under };
     let result = hotspots(&snapshot, Some(&churn), &index.sources(), &opts);
     if out.json {
@@ -80,7 +100,11 @@ fn print(out: &Output, h: &Hotspots) {
     out.line(dim.apply_to(history_line(&h.history)).to_string());
     let with_history = h.basis == HotspotBasis::History;
     if h.files.is_empty() {
-        out.line("no hotspots: nothing changed in the window");
+        out.line(if with_history {
+            "no hotspots: nothing changed in the window"
+        } else {
+            "no hotspots: no indexed code to rank"
+        });
         return;
     }
     out.line(

@@ -85,6 +85,9 @@ pub fn read_query(out: &Output, query: &Option<String>, file: &Option<PathBuf>) 
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
+    if args.k == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "-k must be at least 1"));
+    }
     let query = read_query(out, &args.query, &args.query_file)?;
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;

@@ -43,7 +43,7 @@ pub enum ReportFormat {
 
 pub fn run(ctx: &Ctx, out: &Output, args: &ReportArgs) -> Result<i32> {
     let index = open_fresh(ctx, out)?;
-    let churn = analysis::churn(ctx, out, &args.history, false);
+    let churn = analysis::churn(ctx, out, &args.history, false)?;
     let snapshot = index.snapshot()?;
     let title = ctx
         .root

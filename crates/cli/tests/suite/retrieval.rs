@@ -280,6 +280,44 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     assert!(map.contains("pool3/connectionpool.py"), "{map}");
 }
 
+#[test]
+fn arguments_that_leave_nothing_to_rank_are_refused_not_answered_empty() {
+    let p = TempProject::with_fixture(SHOP);
+    for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "shop"]] {
+        #[allow(clippy::disallowed_methods)] // test setup: a repository with one commit
+        let o = Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p.root())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let cases: &[(&[&str], i32, &str, &str)] = &[
+        (&["hotspots", "--top", "0"], 2, "INVALID_ARGUMENT", "--top"),
+        (&["hotspots", "--max-commits", "0"], 2, "INVALID_ARGUMENT", "--max-commits"),
+        // git reads any text as a date, and what it cannot as now.
+        (&["hotspots", "--since", "garbage"], 2, "INVALID_ARGUMENT", "garbage"),
+        (&["report", "--since", "soon"], 2, "INVALID_ARGUMENT", "soon"),
+        (&["hotspots", "--under", "shp"], 3, "NOT_FOUND", "shp"),
+        (&["localize", "-q", "shipping to Asia", "-k", "0"], 2, "INVALID_ARGUMENT", "-k"),
+    ];
+    for (args, exit, code, names) in cases {
+        let o = ironbees(p.root()).args(*args).arg("--json").output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(*exit), "{args:?}: {stderr}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        let err: Value = serde_json::from_str(stderr.trim()).unwrap();
+        assert_eq!(err["error"]["code"], *code, "{args:?}");
+        assert!(err["error"]["message"].as_str().unwrap().contains(names), "{args:?}: {err}");
+    }
+    // The same windows, said properly, answer.
+    let hot =
+        json(p.root(), &["hotspots", "--since", "1 year ago", "--under", "shop", "--top", "1"]);
+    assert_eq!(hot["files"].as_array().unwrap().len(), 1, "{hot}");
+    assert!(hot["files"][0]["path"].as_str().unwrap().starts_with("shop/"), "{hot}");
+}
+
 /// Files the SHOP tests do not need: a module whose name is two words, a payment
 /// module that uses both words, an option table.
 const SHOP_MORE: &str = r#"
