@@ -37,6 +37,9 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SymbolsArgs) -> Result<i32> {
             )
         })?),
     };
+    if args.limit == Some(0) {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--limit must be at least 1"));
+    }
     let index = open_fresh(ctx, out)?;
     let file = match &args.file {
         None => None,

@@ -301,6 +301,7 @@ fn arguments_that_leave_nothing_to_rank_are_refused_not_answered_empty() {
         (&["report", "--since", "soon"], 2, "INVALID_ARGUMENT", "soon"),
         (&["hotspots", "--under", "shp"], 3, "NOT_FOUND", "shp"),
         (&["localize", "-q", "shipping to Asia", "-k", "0"], 2, "INVALID_ARGUMENT", "-k"),
+        (&["symbols", "--limit", "0"], 2, "INVALID_ARGUMENT", "--limit"),
     ];
     for (args, exit, code, names) in cases {
         let o = ironbees(p.root()).args(*args).arg("--json").output().unwrap();
