@@ -209,26 +209,41 @@ pub fn is_vendored(path: &str) -> bool {
 }
 
 /// [`is_vendored`] for every file of the project, and also the files of Python
-/// packages copied into another package: a package inside a package (its parent
-/// directory has an `__init__.py` too) whose `__init__.py` declares a
-/// `__version__` of its own (`requests/packages/urllib3/`). A subpackage of the
-/// project shares its version; a copy of another project keeps the one it was
-/// released with, under whatever directory name (`packages/`) it was put. `read`
-/// gives a file's bytes; only those nested `__init__.py` files are read.
+/// packages copied into another package: a package inside a package whose
+/// `__init__.py` declares a `__version__` of its own while a package around it
+/// has one too (`requests/packages/urllib3/` in `requests/`). A subpackage of
+/// the project shares its version; a copy of another project keeps the one it
+/// was released with, under whatever directory name (`packages/`) it was put. A
+/// release inside packages with no version is not a copy: the distributions of
+/// a namespace package (`azure/storage/blob/` in `azure/`, whose `__init__.py`
+/// only extends its path) are the project's own. `read` gives a file's bytes;
+/// only nested `__init__.py` files, and those around the ones with a version,
+/// are read.
 pub(crate) fn vendored_files(
     project: &Project,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> Vec<bool> {
     let mut out: Vec<bool> = project.files.iter().map(|f| is_vendored(&f.path)).collect();
+    let text = |path: &str| read(path).map(|b| String::from_utf8_lossy(&b).into_owned());
     let copies: Vec<&str> = project
         .files
         .iter()
         .filter_map(|f| {
             let dir = f.path.strip_suffix("__init__.py")?;
-            let parent = dir.strip_suffix('/')?.rsplit_once('/')?.0;
+            let mut parent = dir.strip_suffix('/')?.rsplit_once('/')?.0;
             project.file_id(&format!("{parent}/__init__.py"))?;
-            let text = read(&f.path)?;
-            declares_version(&String::from_utf8_lossy(&text)).then_some(dir)
+            if !declares_version(&text(&f.path)?) {
+                return None;
+            }
+            // The packages around it, innermost first, while they are packages.
+            loop {
+                let init = format!("{parent}/__init__.py");
+                project.file_id(&init)?;
+                if text(&init).is_some_and(|t| binds_version(&t)) {
+                    return Some(dir);
+                }
+                parent = parent.rsplit_once('/')?.0;
+            }
         })
         .collect();
     for (i, f) in project.files.iter().enumerate() {
@@ -239,11 +254,27 @@ pub(crate) fn vendored_files(
     out
 }
 
-/// Whether a module assigns `__version__` at its top level.
+/// Whether a module assigns `__version__` at its top level: a release of its own.
 fn declares_version(text: &str) -> bool {
+    text.lines().any(assigns_version)
+}
+
+/// Whether a module has a `__version__` in any way: assigned, imported
+/// (`from sympy.release import __version__`, `from .version import version as
+/// __version__`), in a `try` or not. Enough to tell a project's package, whose
+/// version may come from elsewhere, from a namespace package, which has none.
+fn binds_version(text: &str) -> bool {
     text.lines().any(|l| {
-        l.strip_prefix("__version__").is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+        let l = l.trim_start();
+        assigns_version(l)
+            || ((l.starts_with("from ") || l.starts_with("import "))
+                && l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "__version__"))
     })
+}
+
+fn assigns_version(line: &str) -> bool {
+    line.strip_prefix("__version__").is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
 }
 
 /// Whether a file's opening lines say a tool wrote it: ANTLR's and PLY's parser
@@ -389,6 +420,26 @@ mod tests {
         ];
         for (path, lang, want) in cases {
             assert_eq!(by_path(path, *lang).map(|c| c.1), *want, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_bound_in_any_way() {
+        let cases: &[(&str, bool)] = &[
+            ("from sympy.release import __version__\n", true),
+            (
+                "try:\n    from .version import version as __version__\nexcept ImportError:\n    __version__ = ''\n",
+                true,
+            ),
+            ("    __version__ = _version('xarray')\n", true),
+            ("from ._version import VERSION, __version__\n", true),
+            // a namespace package's `__init__.py`
+            ("__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n", false),
+            ("from ._version import __version_info__\n", false),
+            ("print(pkg.__version__)\n", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(binds_version(text), *expected, "{text}");
         }
     }
 

@@ -278,6 +278,13 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     let (hot, map) = shown(p.root());
     assert!(hot.contains(&"web/packages/pool3/connectionpool.py".to_owned()), "{hot:?}");
     assert!(map.contains("pool3/connectionpool.py"), "{map}");
+    // So is a release inside packages without a version: the distributions of a
+    // namespace package.
+    let namespace = VENDORED.replace("__version__ = \"2.0.1\"", "");
+    let p = TempProject::with_fixture(&namespace);
+    assert_eq!(roles(p.root())[0], ("web/packages/pool3/connectionpool.py".into(), 1.0));
+    let (hot, _) = shown(p.root());
+    assert!(hot.contains(&"web/packages/pool3/connectionpool.py".to_owned()), "{hot:?}");
 }
 
 #[test]
