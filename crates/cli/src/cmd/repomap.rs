@@ -23,7 +23,8 @@ pub struct RepomapArgs {
     /// Token budget (o200k_base); the map never exceeds it.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub tokens: usize,
-    /// Files being worked on: the ranking starts from them; they are not shown.
+    /// Files being worked on (a directory: every indexed file under it): the
+    /// ranking starts from them; they are not shown.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub focus: Vec<PathBuf>,
     /// A request (issue, question) whose names and text seed the ranking.
@@ -46,11 +47,39 @@ pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
         None
     };
     let mut index = open_fresh(ctx, out)?;
+    let snapshot = index.snapshot()?;
     let mut focus = Vec::new();
     for f in &args.focus {
-        focus.push(index.relative_path(&ctx.cwd, f)?);
+        let rel = index.relative_path(&ctx.cwd, f)?;
+        if snapshot.project.file_id(&rel).is_some() {
+            focus.push(rel);
+            continue;
+        }
+        // A directory stands for the indexed files under it; the root would
+        // stand for all of them, leaving nothing to show.
+        let dir = rel.trim_end_matches('/');
+        if dir.is_empty() {
+            return Err(cli_error(
+                ErrorCode::InvalidArgument,
+                format!("--focus {}: the whole project; focus files are not shown", f.display()),
+            ));
+        }
+        let under: Vec<String> = snapshot
+            .project
+            .files
+            .iter()
+            .filter(|p| p.path.strip_prefix(dir).is_some_and(|r| r.starts_with('/')))
+            .map(|p| p.path.clone())
+            .collect();
+        if under.is_empty() && ctx.cwd.join(f).is_dir() {
+            return Err(cli_error(
+                ErrorCode::NotFound,
+                format!("{}: no indexed file under this directory", f.display()),
+            ));
+        }
+        // Not a directory either: `repo_map` says no such file.
+        focus.extend(if under.is_empty() { vec![rel] } else { under });
     }
-    let snapshot = index.snapshot()?;
     let search = match &query {
         Some(_) => Some(index.search_index(&snapshot)?),
         None => None,

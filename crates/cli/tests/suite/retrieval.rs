@@ -505,6 +505,27 @@ fn repomap_fits_every_budget_and_grows_with_it() {
 }
 
 #[test]
+fn repomap_focus_on_a_directory_is_every_file_under_it() {
+    let p = TempProject::with_fixture(SHOP);
+    let map = |focus: &[&str]| {
+        let mut args = vec!["repomap", "--tokens", "300", "--focus"];
+        args.extend(focus);
+        json(p.root(), &args)
+    };
+    let by_dir = map(&["tests"]);
+    assert_eq!(by_dir, map(&["tests/test_pricing.py"]));
+    // and it is not the map without focus: the test pulls pricing up.
+    assert_ne!(by_dir, json(p.root(), &["repomap", "--tokens", "300"]));
+    std::fs::create_dir(p.path("notes")).unwrap();
+    std::fs::write(p.path("notes/todo.txt"), "later\n").unwrap();
+    for (dir, code) in [("notes", "NOT_FOUND"), (".", "INVALID_ARGUMENT")] {
+        let o = ironbees(p.root()).args(["repomap", "--focus", dir, "--json"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains(code), "{dir}: {stderr}");
+    }
+}
+
+#[test]
 fn report_describes_the_project_with_a_mermaid_map() {
     let p = TempProject::with_fixture(SHOP);
     let v = json(p.root(), &["report", "--format", "json"]);
