@@ -14,8 +14,9 @@ Examples:
 
 Definitions are found by BM25 over their text, by name (exact, prefix, fuzzy, and the
 parts of camelCase/snake_case names), by path, by the query's phrases verbatim (error
-messages), and by their neighbours in the reference graph; the rankings are fused (reciprocal-rank fusion) with weights that depend on the
-kind of query. Each hit lists the retrievers that found it and at what rank. A query
+messages), and by their neighbours in the reference graph; the rankings are fused
+(reciprocal-rank fusion) with weights that depend on the kind of query. Each hit
+lists the retrievers that found it and at what rank. A query
 without words or identifiers is INVALID_ARGUMENT (exit 2); a query that matches nothing
 prints nothing (an empty `hits` list with --json) and exits 0.
 
