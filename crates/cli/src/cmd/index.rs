@@ -51,6 +51,18 @@ pub fn open_fresh(ctx: &Ctx, out: &Output) -> Result<Index> {
     Ok(index)
 }
 
+/// Says why an answer is empty when nothing is indexed: an empty list alone reads
+/// as "no match" (an empty directory, a project in a language with no grammar).
+pub fn warn_if_nothing_indexed(ctx: &Ctx, out: &Output, snapshot: &code_index::Snapshot) {
+    if snapshot.project.files.is_empty() {
+        out.warn(format!(
+            "nothing is indexed in {}: no source file of a supported language \
+             (`ironbees index --json` lists what was skipped and why)",
+            ctx.root.display()
+        ));
+    }
+}
+
 #[derive(Serialize)]
 struct IndexOutput<'a> {
     root: String,

@@ -91,6 +91,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
     let query = read_query(out, &args.query, &args.query_file)?;
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
+    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
     let search = index.search_index(&snapshot)?;
     let dense =
         if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };

@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
     };
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
+    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
     let mut focus = Vec::new();
     for f in &args.focus {
         let rel = index.relative_path(&ctx.cwd, f)?;

@@ -47,6 +47,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
     }
     let mut index = open_fresh(ctx, out)?;
     let snapshot = index.snapshot()?;
+    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
     let search = index.search_index(&snapshot)?;
     let dense =
         if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };

@@ -505,6 +505,21 @@ fn repomap_fits_every_budget_and_grows_with_it() {
 }
 
 #[test]
+fn an_answer_from_an_empty_index_says_why_it_is_empty() {
+    let p = TempProject::with_fixture("//- README.md\nA shop, one day.\n");
+    for args in [&["localize", "-q", "checkout fails"][..], &["search", "checkout"], &["repomap"]] {
+        let o = ironbees(p.root()).args(args).arg("--json").output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("nothing is indexed"), "{args:?}: {stderr}");
+    }
+    // With code to read, no such word.
+    let p = TempProject::with_fixture(SHOP);
+    let o = ironbees(p.root()).args(["search", "checkout", "--json"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("nothing is indexed"));
+}
+
+#[test]
 fn repomap_focus_on_a_directory_is_every_file_under_it() {
     let p = TempProject::with_fixture(SHOP);
     let map = |focus: &[&str]| {
