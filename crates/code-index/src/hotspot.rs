@@ -188,8 +188,7 @@ pub fn hotspots(
     let concentration =
         churn.filter(|c| c.available).map(|c| concentration(snapshot, c, &vendored).0);
     let copied = |p: &str| snapshot.project.file_id(p).is_some_and(|f| vendored[f as usize]);
-    let prefix = opts.under.trim_end_matches('/');
-    let under = |p: &str| prefix.is_empty() || p == prefix || p.starts_with(&format!("{prefix}/"));
+    let under = |p: &str| stdx::is_within(p, &opts.under);
     let mut files: Vec<FileHotspot> = m
         .files
         .into_iter()

@@ -391,7 +391,7 @@ impl<'p> Context<'p> {
         }
         // tsconfig/jsconfig `paths` and `baseUrl`, nearest config first.
         for (dir, base, paths) in &self.ts_configs {
-            if !(from_dir == dir || from_dir.starts_with(&format!("{dir}/")) || dir.is_empty()) {
+            if !stdx::is_within(from_dir, dir) {
                 continue;
             }
             for (pattern, targets) in paths {

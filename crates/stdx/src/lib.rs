@@ -18,5 +18,5 @@ mod path;
 pub use crate::{
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
     hash::{ContentHasher, sha256, sha256_hex},
-    path::{normalize_rel, to_slash},
+    path::{is_within, normalize_rel, to_slash},
 };

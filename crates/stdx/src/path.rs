@@ -6,6 +6,15 @@ pub fn to_slash(path: &Path) -> String {
     if std::path::MAIN_SEPARATOR == '/' { s.into_owned() } else { s.replace('\\', "/") }
 }
 
+/// Whether the `/`-separated relative `path` is `dir` or lies under it; every
+/// path lies under the root (`""`). `dir/` and `dir` are the same directory, and
+/// `shop` does not contain `shopping/cart.py`.
+pub fn is_within(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty()
+        || path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// Lexically normalizes a relative path: drops `.`, resolves `..` against earlier
 /// components. Returns `None` when the path is absolute or climbs above its start
 /// (the caller is about to leave the project root).
@@ -29,6 +38,22 @@ pub fn normalize_rel(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn within() {
+        for (path, dir, expected) in [
+            ("shop/cart.py", "shop", true),
+            ("shop/cart.py", "shop/", true),
+            ("shop/cart.py", "", true),
+            ("shop", "shop", true),
+            ("shop/a/b.py", "shop/a", true),
+            ("shopping/cart.py", "shop", false),
+            ("shop.py", "shop", false),
+            ("docs/shop/x.md", "shop", false),
+        ] {
+            assert_eq!(is_within(path, dir), expected, "{path} in {dir:?}");
+        }
+    }
 
     #[test]
     fn normalize() {

@@ -1,5 +1,3 @@
-use std::path::Path;
-
 use anyhow::Result;
 use code_index::{HotspotBasis, HotspotOptions, Hotspots, hotspots};
 use protocol::ErrorCode;
@@ -53,16 +51,13 @@ pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
     let snapshot = index.snapshot()?;
     // A directory with no indexed file under it (a typo, an ignored tree) is not
     // a directory without hotspots.
-    let prefix = under.trim_end_matches('/');
-    if !prefix.is_empty()
-        && !snapshot.project.files.iter().any(|f| {
-            f.path == prefix || f.path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
-        })
+    if let Some(dir) = &args.under
+        && !under.is_empty()
+        && !snapshot.project.files.iter().any(|f| stdx::is_within(&f.path, &under))
     {
-        let shown = args.under.as_deref().unwrap_or(Path::new(prefix)).display();
         return Err(cli_error(
             ErrorCode::NotFound,
-            format!("--under {shown}: no indexed file under this directory"),
+            format!("--under {}: no indexed file under this directory", dir.display()),
         ));
     }
     let opts = HotspotOptions { half_life_days: args.half_life, limit: args.top, under };

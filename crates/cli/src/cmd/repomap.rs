@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
             .project
             .files
             .iter()
-            .filter(|p| p.path.strip_prefix(dir).is_some_and(|r| r.starts_with('/')))
+            .filter(|p| stdx::is_within(&p.path, dir))
             .map(|p| p.path.clone())
             .collect();
         if under.is_empty() && ctx.cwd.join(f).is_dir() {
