@@ -214,7 +214,20 @@ impl Settings {
     /// never chats. The provider is `llm.embeddings.provider`, else the first
     /// that speaks OpenAI's API (Anthropic has no embeddings endpoint); a chosen
     /// default is left alone.
+    ///
+    /// Nor does such a client need a chat model: a local server run only for
+    /// embeddings (Ollama with `nomic-embed-text`, OPENAI_BASE_URL and no
+    /// OPENAI_MODEL) would otherwise be refused for lacking one. An
+    /// OpenAI-compatible provider without a model gets the embedding model in
+    /// its place, which this client never sends to a chat endpoint.
     pub fn for_embeddings(mut self) -> Settings {
+        if let Some(model) = &self.embeddings.model {
+            for (name, p) in &mut self.providers {
+                if p.model.is_none() && p.kind_for(name) == Some(ProviderKind::OpenaiCompatible) {
+                    p.model = Some(model.clone());
+                }
+            }
+        }
         if self.default.is_none() {
             let speaks_openai = |(name, p): &(&String, &ProviderSettings)| {
                 matches!(
@@ -366,6 +379,29 @@ mod tests {
         assert_eq!(named.for_embeddings().chain().unwrap(), vec!["vllm"]);
         assert_eq!(custom.clone().for_embeddings().chain().unwrap(), vec!["ollama"]);
         assert_eq!(s.for_embeddings().chain().unwrap(), vec!["anthropic"]);
+    }
+
+    #[test]
+    fn an_embedding_client_needs_no_chat_model() {
+        // OPENAI_BASE_URL alone: a compatible server, with no chat model named.
+        let env = StandardEnv {
+            openai_base_url: Some("http://127.0.0.1:11434/v1".into()),
+            ..StandardEnv::default()
+        };
+        let mut s = Settings::default().with_standard_env(&env);
+        assert_eq!(s.providers["openai"].model, None);
+        s.embeddings.model = Some("nomic-embed-text".into());
+        let e = s.clone().for_embeddings();
+        assert_eq!(e.providers["openai"].model.as_deref(), Some("nomic-embed-text"));
+        // A chat model that was named stays.
+        s.providers.get_mut("openai").unwrap().model = Some("llama3.2".into());
+        let e = s.clone().for_embeddings();
+        assert_eq!(e.providers["openai"].model.as_deref(), Some("llama3.2"));
+        // Without an embedding model there is nothing to fill in; embedding_model
+        // says what is missing.
+        s.embeddings.model = None;
+        s.providers.get_mut("openai").unwrap().model = None;
+        assert_eq!(s.for_embeddings().providers["openai"].model, None);
     }
 
     #[test]

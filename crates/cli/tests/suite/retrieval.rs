@@ -582,7 +582,8 @@ mod embeddings {
         )
         .unwrap();
         let mut c = ironbees(dir);
-        c.env("OPENAI_BASE_URL", mock.openai_url()).env("OPENAI_MODEL", "llama3.2");
+        // A server run only for embeddings: no chat model is named.
+        c.env("OPENAI_BASE_URL", mock.openai_url()).env_remove("OPENAI_MODEL");
         c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
         c
     }
