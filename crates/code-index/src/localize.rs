@@ -165,8 +165,10 @@ pub struct LocalizeOptions<'a> {
     /// Include each file's feature values in the result.
     pub explain: bool,
     /// A retriever of another kind (embeddings), fused with the ranking the
-    /// signals make as one more vote of equal weight (see [`fuse_extra`]).
+    /// signals make as one more vote (see [`fuse_extra`]).
     pub extra: Option<&'a dyn Retriever>,
+    /// The weight of that vote against the signals' (1); `None`: 1.
+    pub extra_weight: Option<f64>,
 }
 
 impl std::fmt::Debug for LocalizeOptions<'_> {
@@ -176,6 +178,7 @@ impl std::fmt::Debug for LocalizeOptions<'_> {
             .field("weights", &self.weights)
             .field("explain", &self.explain)
             .field("extra", &self.extra.map(Retriever::name))
+            .field("extra_weight", &self.extra_weight)
             .finish()
     }
 }
@@ -269,7 +272,11 @@ pub fn localize(
         .collect();
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
     if let Some(extra) = opts.extra {
-        results = fuse_extra(snapshot, query, results, extra)?;
+        // The same role prior weighs the extra vote: a general-purpose embedding
+        // model finds a test's words as close to the request as the code's.
+        let priors: Vec<f64> = table.iter().map(|x| x[role]).collect();
+        let w = opts.extra_weight.unwrap_or(EXTRA_WEIGHT);
+        results = fuse_extra(snapshot, query, results, extra, w, &priors)?;
     }
     results.truncate(opts.k);
     Ok(results)
@@ -292,7 +299,9 @@ const EXTRA_QUERY_CHARS: usize = 6000;
 
 /// Reciprocal-rank fusion of the signals' file ranking (its first
 /// [`OURS_DEPTH`]) with the extra retriever's (files in order of their best
-/// item, the first [`EXTRA_DEPTH`]): `1 / (K + rank) + w / (K + rank')`.
+/// item, the first [`EXTRA_DEPTH`]): `1 / (K + rank) + prior * w / (K + rank')`,
+/// where `prior` is the file's role prior (`priors`, by file id), which the
+/// signals' score already carries.
 /// A second stage rather than one more signal inside the first: measured as a
 /// whole-ranking vote, an embedding retriever added ~8 Acc@5 on held-out
 /// repositories; as one of a dozen signals it would be outvoted by the lexical
@@ -303,6 +312,8 @@ fn fuse_extra(
     query: &str,
     mut ours: Vec<FileResult>,
     extra: &dyn Retriever,
+    weight: f64,
+    priors: &[f64],
 ) -> Result<Vec<FileResult>> {
     let project = &snapshot.project;
     let mut text = crate::querytype::clean(query);
@@ -327,23 +338,27 @@ fn fuse_extra(
         });
     }
     let vote = |rank: u32, w: f64| w / (RRF_K + f64::from(rank));
+    let prior = |id: FileId| priors.get(id as usize).copied().unwrap_or(1.0);
     for (i, r) in ours.iter_mut().enumerate() {
         let ours_vote = if i < OURS_DEPTH { vote(i as u32 + 1, 1.0) } else { 0.0 };
         let id = project.file_id(&r.path);
-        let extra_vote = match id.and_then(|id| dense.remove(&id)) {
-            Some((rank, ev)) => {
+        let extra_vote = match id.and_then(|id| dense.remove(&id).map(|d| (id, d))) {
+            Some((id, (rank, ev))) => {
                 r.evidence.push(ev);
-                vote(rank, EXTRA_WEIGHT)
+                prior(id) * vote(rank, weight)
             }
             None => 0.0,
         };
         r.score = ours_vote + extra_vote;
     }
-    // Files only the extra retriever found.
-    for (id, (rank, ev)) in dense {
+    // Files only the extra retriever found, in its order (so that equal votes
+    // tie the same way on every run).
+    let mut only_extra: Vec<_> = dense.into_iter().collect();
+    only_extra.sort_by_key(|(_, (rank, _))| *rank);
+    for (id, (rank, ev)) in only_extra {
         ours.push(FileResult {
             path: project.files[id as usize].path.clone(),
-            score: vote(rank, EXTRA_WEIGHT),
+            score: prior(id) * vote(rank, weight),
             evidence: vec![ev],
             features: None,
         });

@@ -169,6 +169,12 @@ impl Llm {
                 )));
             }
         }
+        let w = settings.embeddings.weight;
+        if !(w.is_finite() && w > 0.0 && w <= 100.0) {
+            return Err(Error::Config(format!(
+                "llm.embeddings.weight must be a number above 0 and at most 100, not {w}"
+            )));
+        }
         let prices = PriceTable::new(&settings.prices);
         let mut slots = BTreeMap::new();
         for (name, p) in &settings.providers {
@@ -345,6 +351,11 @@ impl Llm {
             }
         };
         Ok((name, model))
+    }
+
+    /// How much the model's ranking counts in `localize` (`llm.embeddings.weight`).
+    pub fn embedding_weight(&self) -> f64 {
+        self.embeddings.weight
     }
 
     /// Inputs per embeddings request (`llm.embeddings.batch`, at least 1).

@@ -85,11 +85,17 @@ pub struct EmbeddingSettings {
     pub model: Option<String>,
     /// Inputs per request.
     pub batch: usize,
+    /// How much the model's file ranking counts in `localize --embeddings`,
+    /// against the ranking of the lexical and structural signals (which counts
+    /// 1). Measured in docs/BENCHMARKS.md: a code embedding model earns 1; a
+    /// small general-purpose sentence model loses accuracy at any weight above
+    /// about 0.25.
+    pub weight: f64,
 }
 
 impl Default for EmbeddingSettings {
     fn default() -> Self {
-        EmbeddingSettings { provider: None, model: None, batch: 64 }
+        EmbeddingSettings { provider: None, model: None, batch: 64, weight: 1.0 }
     }
 }
 

@@ -30,12 +30,13 @@ use super::{Ctx, cancel_token, env_pairs, runtime};
 use crate::{config, output::Output};
 
 /// The retriever `--embeddings` adds: every definition of `snapshot` embedded
-/// (from the cache when it can), with a progress bar on a terminal.
+/// (from the cache when it can), with a progress bar on a terminal; and the
+/// weight of its vote in `localize` (`llm.embeddings.weight`).
 pub fn retriever(
     ctx: &Ctx,
     out: &Output,
     snapshot: &Snapshot,
-) -> Result<EmbeddingRetriever<CachedEmbedder>> {
+) -> Result<(EmbeddingRetriever<CachedEmbedder>, f64)> {
     let settings = config::llm_settings(&ctx.config, &env_pairs())?.for_embeddings();
     // The generic "no provider" advice names Anthropic, which has no embeddings API.
     if settings.providers.is_empty() {
@@ -67,6 +68,7 @@ pub fn retriever(
         b
     });
     let batch = llm.embedding_batch();
+    let weight = llm.embedding_weight();
     let embedder = CachedEmbedder { llm, rt, cancel, cache: Rc::clone(&cache), bar, batch };
     let built = EmbeddingRetriever::build(embedder, snapshot, 256)
         .with_context(|| format!("embedding the definitions with {model} ({provider})"))?;
@@ -75,7 +77,7 @@ pub fn retriever(
     if let Err(e) = cache.borrow_mut().compact() {
         out.warn(format!("{e:#}"));
     }
-    Ok(built)
+    Ok((built, weight))
 }
 
 /// [`llm::Llm::embed`] as an [`Embedder`], through the cache.

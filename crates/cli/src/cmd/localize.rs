@@ -99,7 +99,8 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
         k: args.k,
         weights: args.weights.clone(),
         explain: args.explain,
-        extra: dense.as_ref().map(|d| d as &dyn code_index::Retriever),
+        extra: dense.as_ref().map(|(d, _)| d as &dyn code_index::Retriever),
+        extra_weight: dense.as_ref().map(|(_, w)| *w),
     };
     let results = code_index::localize(&snapshot, &search, index.root(), &query, &opts)?;
     if out.json {

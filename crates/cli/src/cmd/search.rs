@@ -51,8 +51,10 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
     let search = index.search_index(&snapshot)?;
     let dense =
         if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };
-    let opts =
-        HybridOptions { k: args.k, extra: dense.as_ref().map(|d| d as &dyn code_index::Retriever) };
+    let opts = HybridOptions {
+        k: args.k,
+        extra: dense.as_ref().map(|(d, _)| d as &dyn code_index::Retriever),
+    };
     let results = hybrid_search(&snapshot, &search, &index.sources(), &query, &opts)?;
     if out.json {
         out.json(&results)?;

@@ -600,12 +600,12 @@ mod embeddings {
     fn the_embedding_vote_lifts_the_file_the_model_finds_and_is_cached() {
         let p = TempProject::with_fixture(SHOP);
         let mock = MockLlm::start();
-        // Words alone rank the files the request names first (checkout, the cart's
-        // total); the mock's vectors see "packaging" and "total" together in
-        // parcel_weight's doc, which is where the packaging is added.
-        let query = "the total at checkout ignores packaging";
+        // Words alone rank the files of totals and prices first; the mock's
+        // vectors see "packaging" and "total" together in parcel_weight's doc,
+        // which is where the packaging is added.
+        let query = "the total price leaves out packaging";
         let (plain, _) = localize(p.root(), query);
-        assert_eq!(plain[..3], ["shop/checkout.py", "shop/cart.py", "shop/shipping.py"]);
+        assert_eq!(plain[..3], ["shop/cart.py", "shop/pricing.py", "shop/shipping.py"]);
         let o = with_server(p.root(), &mock)
             .args(["localize", "-q", query, "--embeddings", "--json"])
             .output()
@@ -614,7 +614,7 @@ mod embeddings {
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         let arr = v.as_array().unwrap();
         let paths: Vec<&str> = arr.iter().map(|r| r["path"].as_str().unwrap()).collect();
-        assert_eq!(paths[..3], ["shop/checkout.py", "shop/shipping.py", "shop/cart.py"]);
+        assert_eq!(paths[..3], ["shop/cart.py", "shop/shipping.py", "shop/pricing.py"]);
         let shipping = &arr[1];
         assert!(evidence_kinds(shipping).contains(&"similar".to_owned()), "{shipping}");
         let defs = embedded_inputs(&mock);
@@ -643,6 +643,37 @@ mod embeddings {
                 .any(|m| m["retriever"] == "embedding")),
             "{v}"
         );
+    }
+
+    #[test]
+    fn the_weight_of_the_models_vote_is_the_users_to_set() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        let query = "the total price leaves out packaging";
+        let ranked = |weight: &str| {
+            let o = with_server(p.root(), &mock)
+                .env("IRONBEES_LLM__EMBEDDINGS__WEIGHT", weight)
+                .args(["localize", "-q", query, "--embeddings", "--json"])
+                .output()
+                .unwrap();
+            (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), o.stderr)
+        };
+        // At 1 the model's find comes second (the test above); a small model's
+        // vote, weighted down, no longer moves it past the signals' files.
+        let (code, out, _) = ranked("0.1");
+        assert_eq!(code, Some(0));
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let paths: Vec<&str> =
+            v.as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+        assert_eq!(paths[..2], ["shop/cart.py", "shop/pricing.py"], "{paths:?}");
+        for bad in ["0", "-1", "1000"] {
+            let (code, _, err) = ranked(bad);
+            assert_eq!(code, Some(2), "{bad}");
+            let err: Value = serde_json::from_slice(&err).unwrap();
+            assert_eq!(err["error"]["code"], "INVALID_ARGUMENT", "{err}");
+            let msg = err["error"]["message"].as_str().unwrap();
+            assert!(msg.contains("llm.embeddings.weight"), "{msg}");
+        }
     }
 
     #[test]
