@@ -87,9 +87,9 @@ pub struct EmbeddingSettings {
     pub batch: usize,
     /// How much the model's file ranking counts in `localize --embeddings`,
     /// against the ranking of the lexical and structural signals (which counts
-    /// 1). Measured in docs/BENCHMARKS.md: a code embedding model earns 1; a
-    /// small general-purpose sentence model loses accuracy at any weight above
-    /// about 0.25.
+    /// 1). Measured in docs/BENCHMARKS.md: 1 suits a code-embedding model; a
+    /// small general-purpose sentence model (all-MiniLM-L6-v2) did better at
+    /// 0.5. `search --embeddings` has its own per-query-kind weights.
     pub weight: f64,
 }
 
