@@ -169,12 +169,6 @@ impl Llm {
                 )));
             }
         }
-        let w = settings.embeddings.weight;
-        if !(w.is_finite() && w > 0.0 && w <= 100.0) {
-            return Err(Error::Config(format!(
-                "llm.embeddings.weight must be a number above 0 and at most 100, not {w}"
-            )));
-        }
         let prices = PriceTable::new(&settings.prices);
         let mut slots = BTreeMap::new();
         for (name, p) in &settings.providers {
@@ -354,8 +348,16 @@ impl Llm {
     }
 
     /// How much the model's ranking counts in `localize` (`llm.embeddings.weight`).
-    pub fn embedding_weight(&self) -> f64 {
-        self.embeddings.weight
+    /// Checked here, where it is used, like [`Llm::embedding_model`]: a client
+    /// that only chats is not refused for a key it never reads.
+    pub fn embedding_weight(&self) -> Result<f64> {
+        let w = self.embeddings.weight;
+        if !(w.is_finite() && w > 0.0 && w <= 100.0) {
+            return Err(Error::Config(format!(
+                "llm.embeddings.weight must be a number above 0 and at most 100, not {w}"
+            )));
+        }
+        Ok(w)
     }
 
     /// Inputs per embeddings request (`llm.embeddings.batch`, at least 1).

@@ -68,7 +68,7 @@ pub fn retriever(
         b
     });
     let batch = llm.embedding_batch();
-    let weight = llm.embedding_weight();
+    let weight = llm.embedding_weight()?;
     let embedder = CachedEmbedder { llm, rt, cancel, cache: Rc::clone(&cache), bar, batch };
     let built = EmbeddingRetriever::build(embedder, snapshot, 256)
         .with_context(|| format!("embedding the definitions with {model} ({provider})"))?;
