@@ -1030,6 +1030,16 @@ fn classes_named_like<'p>(
     if variable.len() < 3 || variable.chars().any(|c| !(c.is_ascii_lowercase() || c == '_')) {
         return Vec::new();
     }
+    // A builtin type is the language's, not a variable: `object.__new__(cls)` is
+    // Python's `object`, not sympy's category class `Object`; `float.is_integer`
+    // is not sympy's `Float`.
+    const BUILTIN_TYPES: [&str; 2] = [
+        "object type str int float bool bytes bytearray",
+        "list dict set frozenset tuple complex range slice super",
+    ];
+    if BUILTIN_TYPES.iter().flat_map(|l| l.split_whitespace()).any(|b| b == variable) {
+        return Vec::new();
+    }
     let index = index.get_or_insert_with(|| {
         let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
         for d in project.all_defs() {
@@ -1471,11 +1481,17 @@ class Expr(Basic):
 class DataArray:
     def reduce(self):
         pass
+//- core/object.py
+class Object:
+    def clone(self):
+        pass
 //- algebra/matrix.py
 class MatrixBase:
     def atoms(self):
         pass
     def reduce(self):
+        pass
+    def clone(self):
         pass
 "#,
         );
@@ -1505,6 +1521,8 @@ class MatrixBase:
         // No class of that name: a library's (`np.atoms` is not ours), so only
         // the bare name counts, equally (path order).
         assert_eq!(defined("`np.atoms()` fails"), ["algebra/matrix.py", "core/basic.py"]);
+        // A builtin type is the language's: `object.clone()` is not `Object.clone`.
+        assert_eq!(defined("`object.clone()` fails"), ["algebra/matrix.py", "core/object.py"]);
     }
 
     #[test]
