@@ -6,7 +6,7 @@
 //! an indented tree ([`GraphView::render_tree`]) or a Mermaid flowchart
 //! ([`GraphView::to_mermaid`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use protocol::SymbolKind;
 use serde::Serialize;
@@ -97,6 +97,10 @@ pub struct GraphView {
     pub truncated: bool,
 }
 
+/// Below this trust an edge is a guess: drawn dashed, marked `guess`, left out by
+/// `include_guesses: false`, and never walked through.
+const GUESS_BELOW: f64 = 0.5;
+
 /// How far and how wide to walk.
 #[derive(Debug, Clone)]
 pub struct GraphOptions {
@@ -104,7 +108,8 @@ pub struct GraphOptions {
     /// Stop after this many nodes.
     pub max_nodes: usize,
     /// Include guessed references (one of several same-named definitions, method
-    /// calls matched by name only).
+    /// calls matched by name only). Included or not, the walk does not go on
+    /// through one.
     pub include_guesses: bool,
 }
 
@@ -126,7 +131,7 @@ struct Builder<'a> {
     ids: HashMap<Key, usize>,
     nodes: Vec<GraphNode>,
     edges: Vec<GraphEdge>,
-    seen_edges: std::collections::HashSet<(usize, usize, u8)>,
+    seen_edges: HashSet<(usize, usize, u8)>,
     max_nodes: usize,
     truncated: bool,
 }
@@ -311,7 +316,7 @@ fn symbol_walk(
         if calls_only && !e.kind.is_call() {
             continue;
         }
-        if !include_guesses && edge_trust(project, e) < 0.5 {
+        if !include_guesses && edge_trust(project, e) < GUESS_BELOW {
             continue;
         }
         let from = e.from.map_or(Key::Top(e.from_file), Key::Def);
@@ -319,12 +324,13 @@ fn symbol_walk(
         adj.entry(key).or_default().push(i);
     }
     let mut queue: VecDeque<(Key, u32)> = VecDeque::new();
+    let mut expanded: HashSet<Key> = HashSet::new();
     for &k in start {
         // A file's top level is only a node when it has edges of its own.
         if matches!(k, Key::Top(_)) && !adj.contains_key(&k) {
             continue;
         }
-        if b.node(k, 0, None).is_some() {
+        if b.node(k, 0, None).is_some() && expanded.insert(k) {
             queue.push_back((k, 0));
         }
     }
@@ -341,17 +347,22 @@ fn symbol_walk(
             } else {
                 Key::Def(e.to)
             };
-            let Some((id, new)) = b.node(other, d + 1, Some(here)) else { return };
+            let Some((id, _)) = b.node(other, d + 1, Some(here)) else { return };
             let (from, to) = if reverse { (id, here) } else { (here, id) };
+            let trust = edge_trust(project, e);
             b.edge(GraphEdge {
                 from,
                 to,
                 kind: ref_kind(e.kind),
                 resolution: Some(e.resolution),
-                confidence: edge_trust(project, e),
+                confidence: trust,
                 line: Some(e.line),
             });
-            if new && !only_from_start {
+            // A guess is shown, not followed: the callers of a guessed caller are
+            // a guess about a guess. Every `x.get()` of a project is a guessed
+            // caller of each `get` method; walking on from all of them filled
+            // `graph callers Session.get` with the callers of dict lookups.
+            if trust >= GUESS_BELOW && !only_from_start && expanded.insert(other) {
                 queue.push_back((other, d + 1));
             }
         }
@@ -491,7 +502,7 @@ impl GraphView {
             out.push_str(&format!("  n{}[\"{label}\"]\n", n.id));
         }
         for e in &self.edges {
-            let arrow = if e.confidence < 0.5 { "-.->" } else { "-->" };
+            let arrow = if e.confidence < GUESS_BELOW { "-.->" } else { "-->" };
             let label = match e.kind {
                 EdgeKind::Import => "import",
                 EdgeKind::Reference => "uses",
@@ -517,7 +528,7 @@ fn describe_edge(e: &GraphEdge) -> String {
     if let Some(r) = e.resolution {
         how.push(format!("{r:?}").to_lowercase());
     }
-    if e.confidence < 0.5 {
+    if e.confidence < GUESS_BELOW {
         how.push("guess".into());
     }
     if let Some(l) = e.line {

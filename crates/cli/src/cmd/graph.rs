@@ -16,7 +16,8 @@ TARGET is a file, a directory, `path:line`, `path::name`, or a (qualified) name:
 `Cart.total`, `http::Client::send`. A name with several definitions is refused with
 AMBIGUOUS_MATCH and the candidates (exit 9) unless --all is given. Edges marked
 `guess` are references resolved by name only (one of several definitions, or a
-method call matched by its name); --no-guesses leaves them out.";
+method call matched by its name). A tree shows them but does not go on through them
+(a guessed caller's callers are not listed); --no-guesses leaves them out.";
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GraphCommand {
