@@ -323,6 +323,15 @@ fn symbol_walk(
         let key = if reverse { Key::Def(e.to) } else { from };
         adj.entry(key).or_default().push(i);
     }
+    // Sure edges first: they are listed first, and a node both a sure edge and a
+    // guess reach is placed (and walked on from) under the sure one.
+    let edges = &snapshot.graphs.symbol_edges;
+    for list in adj.values_mut() {
+        list.sort_by(|&a, &b| {
+            let sure = |i: usize| edge_trust(project, &edges[i]) >= GUESS_BELOW;
+            sure(b).cmp(&sure(a))
+        });
+    }
     let mut queue: VecDeque<(Key, u32)> = VecDeque::new();
     let mut expanded: HashSet<Key> = HashSet::new();
     for &k in start {

@@ -111,12 +111,12 @@ fn calls_of_a_file_and_call_trees() {
         3,
         expect![[r#"
             shop/pricing.py:4 Discount.amount (method)
-            ├─ other/misc.py:1 amount_of  [call, global, guess, line 2]
-            └─ shop/cart.py:8 Cart.total  [call, receiver, line 10]
-               ├─ shop/cart.py:4 Cart.add  [call, local, line 6]
-               ├─ shop/cart.py:12 helper  [call, receiver, line 13]
-               │  └─ shop/report.py:7 render  [call, imported, line 8]
-               └─ shop/report.py:3 report  [call, receiver, line 5]
+            ├─ shop/cart.py:8 Cart.total  [call, receiver, line 10]
+            │  ├─ shop/cart.py:4 Cart.add  [call, local, line 6]
+            │  ├─ shop/cart.py:12 helper  [call, receiver, line 13]
+            │  │  └─ shop/report.py:7 render  [call, imported, line 8]
+            │  └─ shop/report.py:3 report  [call, receiver, line 5]
+            └─ other/misc.py:1 amount_of  [call, global, guess, line 2]
         "#]],
     );
     check(
