@@ -543,11 +543,21 @@ fn resolve_ref(
     let start = named.partition_point(|d| d.file < file);
     let end = start + named[start..].partition_point(|d| d.file == file);
     let same_file = || named[start..end].iter().copied().filter(is_compatible);
+    // `x.get()` on a receiver of unknown type, matched to a method of this file by
+    // its name alone, is a guess: `session_hooks.get(..)` in requests' sessions.py
+    // is a dict's, not `Session.get` next to it. (`self.m()` is a `SelfCall`.)
+    let member_guess = |d: DefId, r: Resolution| {
+        if kind == RefKind::MemberCall && is_member(project, d) {
+            vec![(d, Resolution::Ambiguous, Resolution::Ambiguous.weight())]
+        } else {
+            one(d, r)
+        }
+    };
     if let Some(d) = same_file().find(|d| {
         let p = project.def(*d).parent;
         (scope.is_some() && p == scope) || (enclosing.is_some() && p == enclosing)
     }) {
-        return one(d, Resolution::Local);
+        return member_guess(d, Resolution::Local);
     }
     // C++'s `helper()` and `this->helper()` in a method are looked up in the
     // method's class and its bases before the namespace: `Foo::helper`, or
@@ -569,7 +579,7 @@ fn resolve_ref(
     if let Some(d) =
         same_file().find(|d| project.def(*d).parent.is_none()).or_else(|| same_file().next())
     {
-        return one(d, Resolution::SameFile);
+        return member_guess(d, Resolution::SameFile);
     }
     let candidates = || named.iter().copied().filter(is_compatible);
     if let Some(files) = imported_names.get(&name) {

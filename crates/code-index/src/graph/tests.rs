@@ -189,8 +189,8 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
     // Python: `check(arg)` calls the loop's callback, not the `check` method of the
     // imported class, nor the sibling method (that would be `self.check`): no edge.
     // `linter.check(...)` may mean any `check` method; without receiver types the
-    // nearest one wins. Java: a bare `check()` is a method of the class or its bases,
-    // and never the Python one.
+    // nearest one wins, as a guess (ambiguous, 0.3). Java: a bare `check()` is a
+    // method of the class or its bases, and never the Python one.
     check_calls(
         r#"
         //- lint/linter.py
@@ -212,7 +212,7 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
         class Sub extends Base { void run() { check(); } }
         "#,
         expect![[r#"
-            Special.visit -> lint/special.py:Special.check (Local, 1.00)
+            Special.visit -> lint/special.py:Special.check (Ambiguous, 0.30)
             Sub.run -> src/Base.java:Base.check (Global, 0.70)
         "#]],
     );
@@ -384,7 +384,9 @@ fn member_calls_follow_the_receivers_stated_type() {
     // `Reporter.save`); a
     // method of `str` or of an imported `Session` is never the project's `upper`,
     // nor `os.getcwd()` our `getcwd`; a type of unknown origin (`Widget`) leaves it
-    // to the name, and so does a module of ours (`shop.upper()`).
+    // to the name (the nearest `upper`, a guess), and a module of ours
+    // (`shop.upper()`) to its function. `hooks.save()` in a function is a guess
+    // too: a method of the same file matched by its name alone.
     check_calls(
         r#"
         //- lint.py
@@ -415,6 +417,8 @@ fn member_calls_follow_the_receivers_stated_type() {
                 w.upper()
                 os.getcwd()
                 shop.upper()
+        def merge(hooks):
+            return hooks.save()
         //- base.py
         class Base:
             def save(self):
@@ -430,8 +434,9 @@ fn member_calls_follow_the_receivers_stated_type() {
             Reporter.run -> base.py:Base.save (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter (SameFile, 1.00)
             Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
-            Reporter.run -> lint.py:Reporter.upper (Local, 1.00)
+            Reporter.run -> lint.py:Reporter.upper (Ambiguous, 0.30)
             Reporter.run -> shop.py:upper (Imported, 1.00)
+            merge -> lint.py:Reporter.save (Ambiguous, 0.30)
         "#]],
     );
     // Every Rust `new` is a method of some type: the path says which. And
