@@ -887,7 +887,7 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
 
 /// The language's own types, whose methods a project cannot define (Rust's trait
 /// impls for them are found as members: `impl Tr for String` defines `String::m`).
-fn is_builtin_type(lang: Language, t: &str) -> bool {
+pub(crate) fn is_builtin_type(lang: Language, t: &str) -> bool {
     match lang {
         Language::Python => matches!(
             t,
@@ -895,6 +895,7 @@ fn is_builtin_type(lang: Language, t: &str) -> bool {
                 | "bytes"
                 | "int"
                 | "float"
+                | "complex"
                 | "bool"
                 | "list"
                 | "dict"
@@ -902,7 +903,11 @@ fn is_builtin_type(lang: Language, t: &str) -> bool {
                 | "tuple"
                 | "frozenset"
                 | "bytearray"
+                | "range"
+                | "slice"
                 | "object"
+                | "type"
+                | "super"
                 | "List"
                 | "Dict"
                 | "Set"

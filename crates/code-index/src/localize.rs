@@ -1032,12 +1032,8 @@ fn classes_named_like<'p>(
     }
     // A builtin type is the language's, not a variable: `object.__new__(cls)` is
     // Python's `object`, not sympy's category class `Object`; `float.is_integer`
-    // is not sympy's `Float`.
-    const BUILTIN_TYPES: [&str; 2] = [
-        "object type str int float bool bytes bytearray",
-        "list dict set frozenset tuple complex range slice super",
-    ];
-    if BUILTIN_TYPES.iter().flat_map(|l| l.split_whitespace()).any(|b| b == variable) {
+    // is not sympy's `Float`. (Python's are the lowercase ones there are.)
+    if crate::graph::is_builtin_type(crate::Language::Python, variable) {
         return Vec::new();
     }
     let index = index.get_or_insert_with(|| {
