@@ -327,10 +327,7 @@ fn symbol_walk(
     // guess reach is placed (and walked on from) under the sure one.
     let edges = &snapshot.graphs.symbol_edges;
     for list in adj.values_mut() {
-        list.sort_by(|&a, &b| {
-            let sure = |i: usize| edge_trust(project, &edges[i]) >= GUESS_BELOW;
-            sure(b).cmp(&sure(a))
-        });
+        list.sort_by_key(|&i| edge_trust(project, &edges[i]) < GUESS_BELOW);
     }
     let mut queue: VecDeque<(Key, u32)> = VecDeque::new();
     let mut expanded: HashSet<Key> = HashSet::new();
