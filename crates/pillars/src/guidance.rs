@@ -325,6 +325,13 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
              schema and retry."
                 .to_owned()
         }
+        ErrorCode::CommandNotFound => {
+            // Not the code's fault: undoing an edit would not help (issue 24).
+            "The tool that runs the tests or the build is not installed where the sandbox \
+             looks; the message says how to install it. Nothing was run, so nothing failed: \
+             do not undo edits because of this."
+                .to_owned()
+        }
         ErrorCode::UnknownLanguage | ErrorCode::BinaryFile => {
             actions.push(action(
                 1,
@@ -489,6 +496,15 @@ mod tests {
             recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Pillar::Read, &Value::Null)
                 .is_none()
         );
+        // A missing test tool is no reason to undo an edit (issue 24).
+        let r = recovery_for(
+            &info(ErrorCode::CommandNotFound, "", Value::Null),
+            Pillar::Manage,
+            &json!({"command": "test"}),
+        )
+        .unwrap();
+        assert!(r.strategy.contains("do not undo"), "{}", r.strategy);
+        assert!(r.actions.iter().all(|a| a.arguments["command"] != "undo"), "{:?}", r.actions);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct BwrapArgs<'a> {
     pub writable: &'a [PathBuf],
     pub hidden: &'a [(PathBuf, bool)],
     pub keep_visible: &'a [PathBuf],
+    /// Needed paths under `/tmp` and `/dev/shm`, bound back read-only.
+    pub keep_private: &'a [PathBuf],
     pub hide_run: bool,
     pub network: Network,
     pub tmpfs_bytes: u64,
@@ -51,6 +53,10 @@ pub fn bwrap_args(a: &BwrapArgs<'_>) -> Vec<String> {
     ]);
     let size = a.tmpfs_bytes.to_string();
     push(&["--size", &size, "--tmpfs", "/tmp"]);
+    for k in a.keep_private {
+        let k = k.to_string_lossy();
+        push(&["--ro-bind-try", &k, &k]);
+    }
     if a.hide_run && Path::new("/run").is_dir() {
         push(&["--tmpfs", "/run"]);
         for k in a.keep_visible {
@@ -157,6 +163,7 @@ mod tests {
             writable: &writable,
             hidden: &hidden,
             keep_visible: &[],
+            keep_private: &[PathBuf::from("/tmp/toolchain")],
             hide_run: false,
             network: Network::Off,
             tmpfs_bytes: 1024,
@@ -167,6 +174,9 @@ mod tests {
         assert!(args.contains(&"--unshare-net".to_owned()));
         // The tmpfs on /tmp comes before the workspace under /tmp is bound.
         assert!(pos("/tmp") < pos("/tmp/ws"));
+        // A toolchain under /tmp is bound back (read-only) on top of that tmpfs.
+        assert!(pos("/tmp") < pos("/tmp/toolchain"));
+        assert_eq!(pairs(&args, "--ro-bind-try"), vec!["/tmp/toolchain".to_owned()]);
         assert!(pos("/home/u/.ssh") > pos("/tmp/ws"), "secrets are hidden after the binds");
         assert_eq!(pairs(&args, "--ro-bind"), vec!["/".to_owned(), "/dev/null".to_owned()]);
         assert_eq!(pairs(&args, "--chdir"), vec!["/tmp/ws/sub".to_owned()]);
@@ -181,6 +191,7 @@ mod tests {
             writable: &[],
             hidden: &[],
             keep_visible: &[],
+            keep_private: &[],
             hide_run: false,
             network: Network::On,
             tmpfs_bytes: 1024,

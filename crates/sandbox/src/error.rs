@@ -25,7 +25,7 @@ pub enum Error {
     #[error("{}: no such directory", path.display())]
     NotFound { path: PathBuf },
     /// No build or test tool could be detected in the project.
-    #[error("no build or test tool detected in {} (looked for Cargo.toml, pyproject.toml/pytest.ini/setup.cfg, *.csproj/*.sln, go.mod, package.json with jest or vitest); pass a command instead", root.display())]
+    #[error("no build or test tool detected in {} (looked for Cargo.toml, pyproject.toml/pytest.ini/setup.cfg, test_*.py, *.csproj/*.sln, go.mod, package.json with jest or vitest); pass a command instead", root.display())]
     UnknownProject { root: PathBuf },
     /// I/O while spawning or talking to the sandbox helper.
     #[error("{context}: {source}")]

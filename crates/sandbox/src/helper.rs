@@ -359,6 +359,14 @@ fn setup_mounts(spec: &Spec) -> Result<(), (String, String)> {
         fd_setattr(&t, 0, MOUNT_ATTR_RDONLY).map_err(st("writable path"))?;
         attach.push((t, w.clone()));
     }
+    // Needed paths under /tmp and /dev/shm (a toolchain, a checkout there), read-only.
+    let mut keep_private: Vec<(File, PathBuf, bool)> = Vec::new();
+    for k in &spec.keep_private {
+        if let Ok(t) = open_tree(k) {
+            let _ = fd_setattr(&t, MOUNT_ATTR_RDONLY, 0);
+            keep_private.push((t, k.clone(), k.is_dir()));
+        }
+    }
     let mut keep: Vec<(File, PathBuf)> = Vec::new();
     for k in &spec.keep_visible {
         if let Ok(t) = open_tree(k) {
@@ -385,6 +393,17 @@ fn setup_mounts(spec: &Spec) -> Result<(), (String, String)> {
             Some(&tmp_opts),
         )
         .map_err(st("/dev/shm"))?;
+    }
+    for (t, p, is_dir) in &keep_private {
+        let point = if *is_dir {
+            mkdir_p_tmpfs(p)
+        } else {
+            p.parent().map_or(Ok(()), mkdir_p_tmpfs).and_then(|()| {
+                File::create(p).map(drop).map_err(|e| format!("{}: {e}", p.display()))
+            })
+        };
+        point.map_err(st("keep under /tmp"))?;
+        move_mount(t, p).map_err(st("keep under /tmp"))?;
     }
     sys_mount(
         Some("proc"),

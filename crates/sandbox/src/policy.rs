@@ -547,6 +547,32 @@ pub fn split_roots(
     out
 }
 
+/// The directories the sandbox covers with fresh private mounts: whatever lived
+/// there on the host is gone inside unless [`keep_through_private_mounts`] keeps it.
+pub const PRIVATE_MOUNTS: [&str; 2] = ["/tmp", "/dev/shm"];
+
+/// Of the paths a command needs (`candidates`: the sandbox helper, the program and
+/// its installation, `PATH` entries, toolchain homes, where the workspace's
+/// symlinks lead), those the private `/tmp` and `/dev/shm` would hide, to be bound
+/// back read-only at the same place. A checkout, a toolchain or our own helper
+/// under `/tmp` must work like anywhere else; the private mount itself is never
+/// given up (a candidate that *is* `/tmp` is dropped), nor is anything inside the
+/// workspace, which is attached anyway. Nested candidates collapse to the outer one.
+pub fn keep_through_private_mounts(candidates: &[PathBuf], workspace: &Path) -> Vec<PathBuf> {
+    let mut keep: Vec<PathBuf> = candidates
+        .iter()
+        .filter(|c| c.is_absolute())
+        .filter(|c| PRIVATE_MOUNTS.iter().any(|m| c.starts_with(m) && c.as_path() != Path::new(m)))
+        .filter(|c| !c.starts_with(workspace))
+        .cloned()
+        .collect();
+    keep.sort();
+    keep.dedup();
+    let all = keep.clone();
+    keep.retain(|c| !all.iter().any(|o| o != c && c.starts_with(o)));
+    keep
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -769,5 +795,40 @@ mod tests {
         // A write root (a home-directory workspace) is split the same way.
         let got = split_roots(&[PathBuf::from("/home/u")], &hidden, &tree);
         assert_eq!(got, vec![PathBuf::from("/home/u/src"), PathBuf::from("/home/u/.bashrc")]);
+    }
+
+    #[test]
+    fn what_lives_under_tmp_and_is_needed_stays_visible() {
+        let p = |s: &str| PathBuf::from(s);
+        // (candidates, workspace, kept)
+        let table: &[(&[&str], &str, &[&str])] = &[
+            // A clone under /tmp: our own helper binary, the node_modules its fixtures link to.
+            (
+                &[
+                    "/tmp/ci/main/target/debug/ironbees-sandbox-helper",
+                    "/tmp/ci/main/target/test-deps/node/node_modules",
+                    "/usr/bin",
+                ],
+                "/tmp/ironbees-test-1",
+                &[
+                    "/tmp/ci/main/target/debug/ironbees-sandbox-helper",
+                    "/tmp/ci/main/target/test-deps/node/node_modules",
+                ],
+            ),
+            // A toolchain home under /tmp and a PATH entry inside it: one bind.
+            (&["/tmp/rust/.cargo", "/tmp/rust/.cargo/bin"], "/home/u/ws", &["/tmp/rust/.cargo"]),
+            // The private /tmp itself is never given up; /dev/shm entries are kept.
+            (&["/tmp", "/dev/shm/venv"], "/home/u/ws", &["/dev/shm/venv"]),
+            // Inside the workspace: attached anyway.
+            (&["/tmp/x/node_modules/.bin"], "/tmp/x", &[]),
+            // /tmpfoo is not under /tmp; relative paths are ignored.
+            (&["/tmpfoo/bin", "rel/bin"], "/w", &[]),
+        ];
+        for (cands, ws, want) in table {
+            let cands: Vec<PathBuf> = cands.iter().map(|c| p(c)).collect();
+            let got = keep_through_private_mounts(&cands, Path::new(ws));
+            let want: Vec<PathBuf> = want.iter().map(|c| p(c)).collect();
+            assert_eq!(got, want, "{cands:?} in {ws}");
+        }
     }
 }

@@ -318,6 +318,10 @@ impl Sandbox {
         } else {
             Vec::new()
         };
+        let keep_private = policy::keep_through_private_mounts(
+            &needed_paths(req, &run_ws, &env, &self.cfg.helper, plan.backend),
+            &run_ws,
+        );
         let cg_files = cg.as_ref().map(|c| c.procs_files()).unwrap_or_default();
         let spec = Spec {
             mode: match plan.backend {
@@ -332,6 +336,7 @@ impl Sandbox {
             writable: writable.clone(),
             hidden: hidden.clone(),
             keep_visible: keep_visible.clone(),
+            keep_private: keep_private.clone(),
             hide_run,
             read_roots,
             write_roots: policy::split_roots(&write_roots, &hidden_list, &list_dir),
@@ -369,6 +374,7 @@ impl Sandbox {
                 writable: &writable,
                 hidden: &hidden,
                 keep_visible: &keep_visible,
+                keep_private: &keep_private,
                 hide_run,
                 network: policy.network,
                 tmpfs_bytes: policy.tmpfs_bytes,
@@ -1210,4 +1216,98 @@ fn assemble(
     }
     r.isolation = iso;
     Ok(r)
+}
+
+/// Everything outside the workspace a command may need to find where it is, as
+/// candidates for [`policy::keep_through_private_mounts`]: the helper itself (bwrap
+/// executes it inside), the program as `PATH` finds it, and every `PATH` entry,
+/// each with its installation prefix (`<prefix>/bin` needs `<prefix>/lib`), toolchain homes named by the environment, and where the
+/// workspace's top-level symlinks lead (`node_modules` linked to a shared install).
+/// Both the path as written and its canonical form count: a symlink's target must
+/// be visible for the link to work.
+fn needed_paths(
+    req: &RunRequest,
+    ws: &Path,
+    env: &[(String, String)],
+    helper: &Path,
+    backend: Backend,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut add = |p: PathBuf| {
+        if let Ok(c) = std::fs::canonicalize(&p) {
+            if c != p {
+                out.push(c);
+            }
+            out.push(p);
+        }
+    };
+    if backend == Backend::Bubblewrap {
+        add(helper.to_path_buf());
+    }
+    let var = |k: &str| env.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.as_str());
+    let path_dirs: Vec<PathBuf> =
+        var("PATH").map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+    let prog = Path::new(&req.argv[0]);
+    let found = if prog.components().count() > 1 {
+        let base = req.cwd.as_deref().map_or_else(|| ws.to_path_buf(), |c| ws.join(c));
+        Some(base.join(prog))
+    } else {
+        path_dirs.iter().map(|d| d.join(prog)).find(|p| p.is_file())
+    };
+    // `<prefix>/bin/tool` needs the rest of its prefix (lib/, share/).
+    let prefix = |dir: &Path| -> PathBuf {
+        if dir.ends_with("bin") { dir.parent().unwrap_or(dir) } else { dir }.to_path_buf()
+    };
+    if let Some(p) = found {
+        for q in [Some(p.clone()), std::fs::canonicalize(&p).ok()].into_iter().flatten() {
+            if let Some(dir) = q.parent() {
+                add(prefix(dir));
+            }
+        }
+    }
+    for d in path_dirs {
+        add(prefix(&d));
+    }
+    for k in [
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "GOROOT",
+        "GOPATH",
+        "JAVA_HOME",
+        "DOTNET_ROOT",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+        "PYENV_ROOT",
+        "NVM_DIR",
+        "NODE_PATH",
+    ] {
+        if let Some(v) = var(k) {
+            for p in std::env::split_paths(v) {
+                add(p);
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(ws) {
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            if let Ok(target) = std::fs::canonicalize(e.path()) {
+                add(target);
+            }
+            // The link's text is walked as written: `/x/crates/y/../../deps` needs
+            // `/x/crates/y` to exist for its `..` to lead anywhere.
+            if let Ok(text) = std::fs::read_link(e.path()) {
+                let written = ws.join(text);
+                let walked: PathBuf = written
+                    .components()
+                    .take_while(|c| !matches!(c, std::path::Component::ParentDir))
+                    .collect();
+                if walked != written {
+                    add(walked);
+                }
+            }
+        }
+    }
+    out
 }

@@ -52,6 +52,10 @@ pub struct Spec {
     pub hidden: Vec<(PathBuf, bool)>,
     /// Read-only paths to keep visible under a hidden `/run` (DNS with network on).
     pub keep_visible: Vec<PathBuf>,
+    /// Read-only paths under the private `/tmp` and `/dev/shm` that the command
+    /// needs (a toolchain or checkout there): bound back after those mounts.
+    #[serde(default)]
+    pub keep_private: Vec<PathBuf>,
     pub hide_run: bool,
     /// Landlock: read roots (`/` split around hidden paths) and write roots.
     pub read_roots: Vec<PathBuf>,

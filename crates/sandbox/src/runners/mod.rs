@@ -4,10 +4,14 @@
 //! | project | detected by | build | test (results from) |
 //! | --- | --- | --- | --- |
 //! | cargo | `Cargo.toml` | `cargo build --message-format=json` | `cargo test --message-format=json` (libtest text) or `cargo nextest run` (libtest JSON) |
-//! | python | `pyproject.toml`, `pytest.ini`, `setup.cfg`, `setup.py`, `tox.ini` | — | `python3 -m pytest --junitxml` (JUnit XML) |
+//! | python | `pyproject.toml`, `pytest.ini`, `setup.cfg`, `setup.py`, `tox.ini`, `conftest.py`, or `test_*.py`/`*_test.py` at the root or in `tests/`, `test/` | — | `python3 -m pytest --junitxml` (JUnit XML) |
 //! | .NET | `*.sln`, `*.csproj`, `*.fsproj` | `dotnet build` (MSBuild diagnostics) | `dotnet test --logger trx` (TRX) |
 //! | go | `go.mod` | `go build ./...` | `go test -json ./...` |
 //! | node | `package.json` with jest or vitest | `tsc --noEmit` when TypeScript is there | `jest --json` / `vitest run --reporter=json` |
+//!
+//! A tool that is not installed (`python3 -m pytest` without pytest, `cargo
+//! nextest` without the plugin) is `COMMAND_NOT_FOUND` with the command to install
+//! it ([`missing_tool`]), never a failed test run.
 //!
 //! Parsers are pure functions of the tool's output and live in `parse/`; each is
 //! tested on real recorded output. Result files (JUnit, TRX, JSON) are written to a
@@ -131,10 +135,78 @@ pub fn detect_project(root: &Path, opts: DetectOptions) -> Result<Project, Error
     if ["pyproject.toml", "pytest.ini", "setup.cfg", "setup.py", "tox.ini", "conftest.py"]
         .iter()
         .any(|n| has(n))
+        || has_pytest_files(root, &names)
     {
         return Ok(project(ProjectKind::Python, TestTool::Pytest));
     }
     Err(Error::UnknownProject { root: root.to_path_buf() })
+}
+
+/// A plain pytest layout without any configuration file: `test_*.py` or
+/// `*_test.py` (pytest's default `python_files`) at the root or directly in
+/// `tests/` or `test/`. Nothing deeper is searched: detection only lists
+/// directories, it never walks the tree.
+fn has_pytest_files(root: &Path, names: &[String]) -> bool {
+    let is_test = |n: &str| {
+        n.ends_with(".py")
+            && (n.starts_with("test_")
+                || n.strip_suffix(".py").is_some_and(|s| s.ends_with("_test")))
+    };
+    if names.iter().any(|n| is_test(n)) {
+        return true;
+    }
+    ["tests", "test"].iter().any(|d| {
+        std::fs::read_dir(root.join(d))
+            .is_ok_and(|rd| rd.flatten().any(|e| e.file_name().to_str().is_some_and(is_test)))
+    })
+}
+
+/// Why a test or build run says nothing about the code: the tool itself is not
+/// installed where the command looked (`python3 -m pytest` without pytest,
+/// `cargo nextest` without the plugin, `npx jest` without jest). `None` when the
+/// output does not say so. A pure function of the tool and its output, so a
+/// missing tool never reads as a failing test.
+pub fn missing_tool(
+    tool: &str,
+    exit_code: Option<i32>,
+    stdout: &str,
+    stderr: &str,
+) -> Option<String> {
+    if exit_code == Some(0) {
+        return None;
+    }
+    let text = format!("{stderr}\n{stdout}");
+    let has = |needle: &str| text.contains(needle);
+    let hint = match tool {
+        "pytest" if has("No module named pytest") => {
+            "pytest is not installed for python3: `python3 -m pip install pytest`"
+        }
+        "nextest" if has("no such command: `nextest`") || has("no such subcommand: `nextest`") => {
+            "cargo-nextest is not installed: `cargo install cargo-nextest --locked`"
+        }
+        "jest" | "vitest"
+            if has("could not determine executable to run")
+                || (has("command not found") && has(tool))
+                || has(&format!("Cannot find module '{tool}")) =>
+        {
+            if tool == "jest" {
+                "jest is not installed in this project: `npm install --save-dev jest`"
+            } else {
+                "vitest is not installed in this project: `npm install --save-dev vitest`"
+            }
+        }
+        "tsc"
+            if has("could not determine executable to run")
+                || has("This is not the tsc command you are looking for") =>
+        {
+            "TypeScript is not installed in this project: `npm install --save-dev typescript`"
+        }
+        "dotnet" if has("No .NET SDKs were found") => {
+            "no .NET SDK is installed: see https://dotnet.microsoft.com/download"
+        }
+        _ => return None,
+    };
+    Some(hint.to_owned())
 }
 
 /// A command line plus what it needs.
@@ -322,6 +394,7 @@ pub fn build(
         return Ok((BuildResult { success: true, tool: tool.into(), ..Default::default() }, None));
     };
     let exec = run_invocation(sb, p, &inv, results.path(), policy, env, env_removed, hooks)?;
+    tool_present(inv.tool, &exec)?;
     let mut r = match p.kind {
         ProjectKind::Cargo => {
             let (errors, warnings, finished) = parse_cargo_messages(&exec.stdout.text);
@@ -396,6 +469,7 @@ pub fn test(
     let p = p.expect("a project or a command");
     let inv = test_invocation(p, results.path(), policy.network);
     let exec = run_invocation(sb, p, &inv, results.path(), policy, env, env_removed, hooks)?;
+    tool_present(inv.tool, &exec)?;
     let file_text = inv.results_file.as_ref().and_then(|f| std::fs::read_to_string(f).ok());
     let mut r = match p.test_tool {
         TestTool::CargoTest => {
@@ -439,6 +513,15 @@ pub fn test(
     };
     finish_test_result(&mut r, &exec);
     Ok((r, exec))
+}
+
+/// `COMMAND_NOT_FOUND` when the run only showed that the tool is not installed:
+/// reported as a test failure, it would send an agent to undo a good edit.
+fn tool_present(tool: &str, exec: &ExecResult) -> Result<(), Error> {
+    match missing_tool(tool, exec.exit_code, &exec.stdout.text, &exec.stderr.text) {
+        Some(hint) => Err(Error::CommandNotFound { program: tool.to_owned(), reason: hint }),
+        None => Ok(()),
+    }
 }
 
 /// Success needs: every test passed, at least one ran, nothing cut short, and the
@@ -595,6 +678,17 @@ mod tests {
                 Some((ProjectKind::Node, TestTool::Vitest)),
             ),
             ("//- package.json\n{\"dependencies\": {}}", None),
+            // A plain pytest layout, no configuration file (issue 24: `ironbees test`
+            // did not see what `manage test` ran).
+            ("//- test_calc.py\ndef test_x(): pass", Some((ProjectKind::Python, TestTool::Pytest))),
+            ("//- calc_test.py\ndef test_x(): pass", Some((ProjectKind::Python, TestTool::Pytest))),
+            (
+                "//- calc.py\n\n//- tests/test_calc.py\ndef test_x(): pass",
+                Some((ProjectKind::Python, TestTool::Pytest)),
+            ),
+            ("//- test/test_calc.py\n", Some((ProjectKind::Python, TestTool::Pytest))),
+            ("//- tests/helpers.py\n", None),
+            ("//- testing.py\n", None),
             ("//- README.md\nhello", None),
         ];
         for (fixture, want) in table {
@@ -610,6 +704,27 @@ mod tests {
         let err = detect_project(test_support::TempProject::new().root(), DetectOptions::default())
             .unwrap_err();
         assert_eq!(err.code(), protocol::ErrorCode::UnknownProject);
+    }
+
+    #[test]
+    fn a_missing_test_tool_is_not_a_test_failure() {
+        // (tool, exit code, stdout, stderr, is the tool missing)
+        let table: &[(&str, Option<i32>, &str, &str, bool)] = &[
+            ("pytest", Some(1), "", "/usr/bin/python3: No module named pytest\n", true),
+            ("pytest", Some(1), "1 failed, 2 passed", "", false),
+            // A test that itself imports a missing module is a failure, not a missing tool.
+            ("pytest", Some(2), "E   ModuleNotFoundError: No module named 'numpy'", "", false),
+            ("pytest", Some(0), "", "No module named pytest", false),
+            ("nextest", Some(101), "", "error: no such command: `nextest`\n", true),
+            ("jest", Some(1), "", "npm error could not determine executable to run\n", true),
+            ("vitest", Some(1), "", "FAIL  src/a.test.ts", false),
+            ("tsc", Some(1), "", "npm error could not determine executable to run", true),
+            ("cargo", Some(101), "", "error: could not compile `x`", false),
+        ];
+        for (tool, code, out, err, missing) in table {
+            let got = missing_tool(tool, *code, out, err);
+            assert_eq!(got.is_some(), *missing, "{tool} {code:?} {out:?} {err:?} -> {got:?}");
+        }
     }
 
     #[test]

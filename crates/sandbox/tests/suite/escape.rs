@@ -111,6 +111,7 @@ for_each_backend!(
     loopback_inside_the_sandbox_works,
     throwaway_workspace_keeps_the_original,
     mount_and_namespace_calls_are_denied,
+    a_toolchain_under_tmp_stays_visible_and_tmp_is_private_and_writable,
 );
 
 fn tcp_to_host_loopback_is_blocked(setup: Setup) {
@@ -401,6 +402,63 @@ fn loopback_inside_the_sandbox_works(setup: Setup) {
         assert!(r.isolation.warnings.iter().any(|w| w.contains("loopback")), "{:?}", r.isolation);
     } else {
         assert!(r.stdout.text.contains("pong"), "{r:#?}");
+    }
+}
+
+/// Issue 24: the sandbox's private `/tmp` hid whatever the command needed there: a
+/// clone under `/tmp` lost its helper binary (bwrap) and its `node_modules` (linked
+/// to a shared install), a toolchain on `PATH` under `/tmp` vanished. Needed paths
+/// stay visible, read-only; the command still gets a private, writable temp dir.
+fn a_toolchain_under_tmp_stays_visible_and_tmp_is_private_and_writable(setup: Setup) {
+    require(setup);
+    let toolchain = TempProject::new(); // under /tmp
+    assert!(toolchain.root().starts_with("/tmp"), "the test needs a toolchain under /tmp");
+    toolchain.write(
+        "bin/ib-tool",
+        "#!/bin/sh\necho \"TOOL OK $(cat \"$(dirname \"$0\")/../share/data.txt\")\"\n",
+    );
+    toolchain.write("share/data.txt", "with its data");
+    std::fs::set_permissions(
+        toolchain.path("bin/ib-tool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let shared = TempProject::new(); // a shared install the workspace links to
+    shared.write("lib/mod.js", "linked module");
+    shared.write("crates/sandbox/Cargo.toml", "");
+    let ws = TempProject::new();
+    // Written as a test writes it, through `..` (CARGO_MANIFEST_DIR/../../lib).
+    std::os::unix::fs::symlink(shared.path("crates/sandbox/../../lib"), ws.path("node_modules"))
+        .unwrap();
+    let mut req = request(
+        ws.root(),
+        &[
+            "sh",
+            "-c",
+            "ib-tool; cat node_modules/mod.js; echo; echo t > \"$TMPDIR/a\" && cat \"$TMPDIR/a\" \
+             && echo TMPDIR WRITABLE; echo x > /tmp/ib-private-probe 2>/dev/null && echo TMP WRITABLE; \
+             echo y > \"$(dirname \"$(command -v ib-tool)\")/planted\" 2>/dev/null && echo PLANTED",
+        ],
+    );
+    let path = format!("{}:{}", toolchain.path("bin").display(), std::env::var("PATH").unwrap());
+    req.env.retain(|(k, _)| k != "PATH");
+    req.env.push(("PATH".into(), path));
+    let r = sandbox().run(&req, &policy(setup), &sandbox::Hooks::default()).expect("run");
+    let out = &r.stdout.text;
+    assert!(out.contains("TOOL OK with its data"), "the toolchain under /tmp vanished: {r:#?}");
+    assert!(out.contains("linked module"), "the workspace's symlink target vanished: {r:#?}");
+    assert!(out.contains("TMPDIR WRITABLE"), "no private writable temp dir: {r:#?}");
+    // Kept visible is not made writable.
+    assert!(!out.contains("PLANTED"), "{r:#?}");
+    assert!(!toolchain.path("bin/planted").exists());
+    if setup.backend() != BackendChoice::None {
+        // With namespaces /tmp itself is the sandbox's own tmpfs: writable, and
+        // nothing reaches the host's.
+        assert!(out.contains("TMP WRITABLE"), "{r:#?}");
+        assert!(!Path::new("/tmp/ib-private-probe").exists());
+    } else {
+        // Without namespaces only $TMPDIR is private; the host's /tmp stays closed.
+        assert!(!out.contains("TMP WRITABLE"), "{r:#?}");
     }
 }
 

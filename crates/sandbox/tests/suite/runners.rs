@@ -138,6 +138,35 @@ fn pytest_pass() {
     assert_eq!((r.total, r.passed), (2, 2));
 }
 
+/// Issue 24: with pytest missing, `manage test` reported "1 failed" and suggested
+/// undoing the last edit. A missing tool is its own error, with the install hint.
+#[test]
+fn a_missing_pytest_is_command_not_found_not_a_failed_test() {
+    let t = fixture("python/pass");
+    // A python3 that cannot see its site-packages: pytest is "not installed".
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("python3"))
+        .find(|p| p.is_file())
+        .expect("python3 on PATH");
+    let bin = TempProject::new();
+    bin.write("python3", format!("#!/bin/sh\nexec '{}' -S \"$@\"\n", real.display()));
+    std::fs::set_permissions(
+        bin.path("python3"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut env = env();
+    let path = format!("{}:{}", bin.root().display(), std::env::var("PATH").unwrap_or_default());
+    env.retain(|(k, _)| k != "PATH" && k != "PYTHONPATH");
+    env.push(("PATH".into(), path));
+    let p = sandbox::detect_project(t.root(), DetectOptions::default()).unwrap();
+    let err =
+        sandbox::test(sandbox(), Some(&p), None, t.root(), &policy(), &env, &[], &Hooks::default())
+            .unwrap_err();
+    assert_eq!(err.code(), protocol::ErrorCode::CommandNotFound, "{err}");
+    assert!(err.to_string().contains("pip install pytest"), "{err}");
+}
+
 #[test]
 fn pytest_fail() {
     let r = tests_of("python/fail");
