@@ -57,6 +57,12 @@ impl Output {
         console::Style::new().force_styling(self.color_err)
     }
 
+    /// A dim note on stderr (what ironbees decided for the user), never on stdout.
+    pub fn note(&self, text: impl AsRef<str>) {
+        let s = self.style_err().dim();
+        eprintln!("{}", s.apply_to(text.as_ref()));
+    }
+
     pub fn warn(&self, text: impl AsRef<str>) {
         let s = self.style_err().yellow().bold();
         eprintln!("{} {}", s.apply_to("warning:"), text.as_ref());

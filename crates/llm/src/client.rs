@@ -1,7 +1,11 @@
 //! [`Llm`]: the fallback chain, with retries, a circuit breaker per provider and
 //! the budget ledger around every attempt.
 
-use std::{collections::BTreeMap, sync::Arc, time::Instant};
+use std::{
+    collections::BTreeMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -11,7 +15,7 @@ use crate::{
     accounting::{Ledger, Price, PriceTable},
     anthropic,
     breaker::{Admit, Breaker, BreakerState},
-    error::{Error, ErrorClass, Result},
+    error::{Error, ErrorClass, Result, TimeoutPhase},
     http::{Attempt, HttpProvider},
     openai,
     retry::{RetryDecision, RetryPolicy, decide},
@@ -117,7 +121,7 @@ impl Slot {
 }
 
 /// Waits out a retry delay, or ends at once with `Cancelled`.
-async fn backoff(delay: std::time::Duration, cancel: &CancellationToken) -> Result<()> {
+async fn backoff(delay: Duration, cancel: &CancellationToken) -> Result<()> {
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(Error::Cancelled),
@@ -148,13 +152,94 @@ impl std::fmt::Debug for Llm {
     }
 }
 
+/// A model ironbees chose for a provider configured without one: the only model
+/// its server offers. Callers say so to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredModel {
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+}
+
+/// How long asking a server for its models may take.
+const LIST_MODELS_LIMIT: Duration = Duration::from_secs(10);
+
+/// Fills in the model of every OpenAI-compatible provider configured without one
+/// (`OPENAI_BASE_URL` and no `OPENAI_MODEL`) by asking its server (`GET /models`):
+/// a server offering exactly one model (a llama.cpp server, a vLLM instance) needs
+/// no more configuration. Several models, none, or no answer is a `Config` error
+/// that lists what the server offers, so the user can pick one. Call it before
+/// [`Llm::new`] when the client will chat; embeddings name their own model.
+pub async fn discover_models(
+    settings: &mut Settings,
+    cancel: &CancellationToken,
+) -> Result<Vec<DiscoveredModel>> {
+    let mut found = Vec::new();
+    for (name, p) in settings.providers.iter_mut() {
+        let (Some(ProviderKind::OpenaiCompatible), None, Some(base_url)) =
+            (p.kind_for(name), &p.model, &p.base_url)
+        else {
+            continue;
+        };
+        let http = HttpProvider::new(
+            name.clone(),
+            ProviderKind::OpenaiCompatible,
+            base_url.clone(),
+            p.api_key.clone(),
+            String::new(),
+            None,
+            None,
+            false,
+            settings.timeouts.clone(),
+            settings.proxy.as_deref(),
+            settings.no_proxy.as_deref(),
+        )?;
+        let shown = crate::http::redact_url(base_url);
+        let needs = format!(
+            "provider {name:?} (openai-compatible) needs a model (llm.providers.{name}.model, or OPENAI_MODEL)"
+        );
+        let models = match http.list_models(LIST_MODELS_LIMIT, cancel).await {
+            Ok(m) => m,
+            Err(Error::Cancelled) => return Err(Error::Cancelled),
+            Err(e) => {
+                return Err(Error::Config(format!(
+                    "{needs}; asking the server at {shown} which models it serves failed: {e}"
+                )));
+            }
+        };
+        match models.as_slice() {
+            [one] => {
+                p.model = Some(one.clone());
+                found.push(DiscoveredModel {
+                    provider: name.clone(),
+                    model: one.clone(),
+                    base_url: shown,
+                });
+            }
+            [] => {
+                return Err(Error::Config(format!(
+                    "{needs}; the server at {shown} lists no models"
+                )));
+            }
+            many => {
+                const SHOWN: usize = 20;
+                let mut list = many.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+                if many.len() > SHOWN {
+                    list.push_str(&format!(" and {} more", many.len() - SHOWN));
+                }
+                return Err(Error::Config(format!(
+                    "{needs}; the server at {shown} offers {} models: {list}",
+                    many.len()
+                )));
+            }
+        }
+    }
+    Ok(found)
+}
+
 impl Llm {
     /// Builds the client from settings (after [`Settings::with_standard_env`]).
     pub fn new(settings: &Settings) -> Result<Llm> {
-        // reqwest is built without a default TLS provider so the slow-to-build
-        // aws-lc-sys stays out; ring is installed once for the process. An error
-        // means another provider was installed first, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let chain = settings.chain()?;
         let t = &settings.timeouts;
         for (name, v) in [
@@ -289,16 +374,29 @@ impl Llm {
     }
 
     /// One attempt on one provider, no retry, breaker or fallback: what
-    /// `ironbees llm check` measures. Usage is still booked.
+    /// `ironbees llm check` measures. Usage is still booked. `limit` bounds the
+    /// whole attempt: a check must answer in seconds, not after the minutes a real
+    /// call may take, when a server accepts the connection and never answers.
     pub async fn probe(
         &self,
         provider: &str,
         req: &Request,
+        limit: Duration,
         cancel: &CancellationToken,
     ) -> Result<Response> {
         let slot = self.slot(provider)?;
         let mut sink = |_: StreamEvent| Ok(());
-        let a = slot.http.attempt(req, false, &mut sink, cancel).await?;
+        let attempt = slot.http.attempt(req, false, &mut sink, cancel);
+        let a = match tokio::time::timeout(limit, attempt).await {
+            Ok(a) => a?,
+            Err(_) => {
+                return Err(Error::Timeout {
+                    provider: provider.to_owned(),
+                    phase: TimeoutPhase::Total,
+                    after: limit,
+                });
+            }
+        };
         Ok(self.finish(provider, &slot, req, a, None, 1))
     }
 

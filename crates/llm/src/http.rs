@@ -69,6 +69,10 @@ impl HttpProvider {
         };
         reqwest::Url::parse(&url)
             .map_err(|e| Error::Config(format!("provider {name:?}: base URL {base_url:?}: {e}")))?;
+        // reqwest is built without a default TLS provider so the slow-to-build
+        // aws-lc-sys stays out; ring is installed once for the process. An error
+        // means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // Proxies come from the configuration only: the binary reads HTTPS_PROXY and
         // friends, so this crate never looks at the environment.
         let mut builder = reqwest::Client::builder()
@@ -306,6 +310,38 @@ impl HttpProvider {
             biased;
             () = cancel.cancelled() => Err(Error::Cancelled),
             r = tokio::time::timeout(total, work) => r.unwrap_or_else(|_| Err(self.timeout(TimeoutPhase::Total, self.timeouts.total_secs))),
+        }
+    }
+
+    /// `GET /models` on an OpenAI-speaking server: the ids of the models it
+    /// serves. Bounded by `limit` (a listing is small; a server that accepts the
+    /// connection and never answers must not stall start-up).
+    pub async fn list_models(
+        &self,
+        limit: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>> {
+        let work = async {
+            let resp = self
+                .client
+                .get(openai::models_url(&self.base_url))
+                .headers(self.headers(false)?)
+                .send()
+                .await
+                .map_err(|e| self.transport_error(&e))?;
+            let status = resp.status();
+            let retry_after = retry_after(resp.headers());
+            let bytes = resp.bytes().await.map_err(|e| self.transport_error(&e))?;
+            if !status.is_success() {
+                return Err(self.status_error(status.as_u16(), retry_after, &bytes));
+            }
+            openai::parse_models(&bytes)
+                .map_err(|message| Error::BadResponse { provider: self.name.clone(), message })
+        };
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(Error::Cancelled),
+            r = tokio::time::timeout(limit, work) => r.unwrap_or_else(|_| Err(self.timeout(TimeoutPhase::Total, limit.as_secs_f64()))),
         }
     }
 

@@ -58,7 +58,7 @@ mod wire;
 pub use crate::{
     accounting::{Budget, Budgets, Ledger, Price, PriceTable, Spend},
     breaker::{BreakerPolicy, BreakerState},
-    client::{CallOptions, Embeddings, Llm, ProviderInfo},
+    client::{CallOptions, DiscoveredModel, Embeddings, Llm, ProviderInfo, discover_models},
     error::{Error, Result, TimeoutPhase},
     retry::RetryPolicy,
     secret::Secret,

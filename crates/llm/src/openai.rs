@@ -19,6 +19,22 @@ pub(crate) fn embeddings_url(base: &str) -> String {
     format!("{}/embeddings", base.trim_end_matches('/'))
 }
 
+pub(crate) fn models_url(base: &str) -> String {
+    format!("{}/models", base.trim_end_matches('/'))
+}
+
+/// The model ids of a `GET /models` answer (`{"data": [{"id": ...}]}`), in the
+/// server's order. Ollama, vLLM, llama.cpp server and LM Studio all answer so.
+pub(crate) fn parse_models(bytes: &[u8]) -> Result<Vec<String>, String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("the model list is not JSON: {e}"))?;
+    let data = v
+        .get("data")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| "the model list has no `data` array".to_owned())?;
+    Ok(data.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_owned)).collect())
+}
+
 pub(crate) fn embeddings_body(model: &str, texts: &[String]) -> Value {
     json!({"model": model, "input": texts, "encoding_format": "float"})
 }

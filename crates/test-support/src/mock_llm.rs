@@ -1,7 +1,8 @@
 //! A mock model server at the wire level, with fault injection.
 //!
 //! It listens on `127.0.0.1` and answers `POST /v1/messages` in the Anthropic
-//! Messages format, `POST …/embeddings` in OpenAI's embeddings format (vectors
+//! Messages format, `GET …/models` with the models of [`MockLlm::set_models`],
+//! `POST …/embeddings` in OpenAI's embeddings format (vectors
 //! from [`mock_embedding`]; a scripted status or malformed reply applies too),
 //! and `POST …/chat/completions` in the OpenAI Chat Completions
 //! format, as JSON or, when the request says `"stream": true`, as server-sent
@@ -209,6 +210,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     disconnects: AtomicUsize,
     counter: AtomicUsize,
+    /// What `GET …/models` lists.
+    models: Mutex<Vec<String>>,
 }
 
 /// The running server; stops when dropped.
@@ -232,6 +235,7 @@ impl MockLlm {
             requests: Mutex::new(Vec::new()),
             disconnects: AtomicUsize::new(0),
             counter: AtomicUsize::new(0),
+            models: Mutex::new(vec!["mock-model".to_owned()]),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let s = Arc::clone(&shared);
@@ -275,6 +279,11 @@ impl MockLlm {
     pub fn push(&self, reply: Reply) -> &MockLlm {
         self.shared.script.lock().unwrap().push_back(reply);
         self
+    }
+
+    /// The models `GET …/models` lists (OpenAI's format); default `["mock-model"]`.
+    pub fn set_models(&self, models: &[&str]) {
+        *self.shared.models.lock().unwrap() = models.iter().map(|m| (*m).to_owned()).collect();
     }
 
     /// The reply used when the script is empty.
@@ -353,6 +362,17 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
     let stream = req.body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let requested_model =
         req.body.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned();
+    if req.method == "GET" && req.path.ends_with("/models") {
+        let models = shared.models.lock().unwrap().clone();
+        shared.requests.lock().unwrap().push(req);
+        let data: Vec<Value> = models
+            .iter()
+            .map(|m| json!({"id": m, "object": "model", "owned_by": "mock"}))
+            .collect();
+        let body = json!({"object": "list", "data": data}).to_string();
+        let _ = write_all(&mut sock, &json_response(200, &body, None), None).await;
+        return;
+    }
     if req.path.ends_with("/embeddings") {
         let inputs: Vec<String> = match req.body.get("input") {
             Some(Value::String(s)) => vec![s.clone()],

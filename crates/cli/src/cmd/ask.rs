@@ -8,8 +8,8 @@ use std::{
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{Ctx, cancel_token, env_pairs, llm::spinner, runtime};
-use crate::{config, output::Output, repo_context::repo_context};
+use super::{Ctx, cancel_token, chat_client, llm::spinner, runtime};
+use crate::{output::Output, repo_context::repo_context};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -19,7 +19,8 @@ Examples:
 
 The provider comes from the configuration (`llm:`) or the standard variables:
 ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OPENAI_API_KEY / OPENAI_BASE_URL (any
-OpenAI-compatible server: Ollama, vLLM, llama.cpp, LM Studio). When the repository
+OpenAI-compatible server: Ollama, vLLM, llama.cpp, LM Studio; without a model named,
+the server's only model is used). When the repository
 has an index (`ironbees index`), its map of definitions is sent as context.";
 
 #[derive(Debug, clap::Args)]
@@ -59,8 +60,8 @@ software repository. Be precise and brief; name files and symbols as they appear
 context does not contain the answer, say what you would need to look at.";
 
 pub fn run(ctx: &Ctx, out: &Output, args: &AskArgs) -> Result<i32> {
-    let settings = config::llm_settings(&ctx.config, &env_pairs())?;
-    let client = llm::Llm::new(&settings)?;
+    let rt = runtime()?;
+    let client = chat_client(ctx, out, &rt, args.model.as_deref())?;
     let mut system = format!("{SYSTEM}\n\nRepository root: {}", ctx.root.display());
     let map = if args.no_context { None } else { repo_context(ctx, args.context_tokens) };
     if let Some(map) = map {
@@ -71,7 +72,6 @@ pub fn run(ctx: &Ctx, out: &Output, args: &AskArgs) -> Result<i32> {
     req.model = args.model.clone();
     req.max_tokens = args.max_tokens;
     let opts_provider = args.provider.clone();
-    let rt = runtime()?;
     let started = Instant::now();
     let json = out.json;
     let note = out.style_err().dim();

@@ -7,14 +7,23 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use protocol::ErrorInfo;
 use serde::Serialize;
 
-use super::{Ctx, cancel_token, env_pairs, runtime};
-use crate::{config, exit, output::Output};
+use super::{Ctx, cancel_token, chat_client, runtime};
+use crate::{exit, output::Output};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum LlmCommand {
     /// Call each configured provider once: reachability, latency, model, usage, cost.
-    #[command(after_help = "Example:\n  ANTHROPIC_API_KEY=sk-... ironbees llm check --json")]
-    Check,
+    #[command(after_help = "Example:\n  ANTHROPIC_API_KEY=sk-... ironbees llm check --json\n  \
+        OPENAI_BASE_URL=http://localhost:11434/v1 ironbees llm check --timeout 5")]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Seconds each provider gets to answer: a server that accepts the connection
+    /// and never answers is reported as a timeout (LLM_UNAVAILABLE), not waited on.
+    #[arg(long, value_name = "SECS", default_value_t = 20.0)]
+    pub timeout: f64,
 }
 
 #[derive(Serialize)]
@@ -37,17 +46,28 @@ struct Check {
 const PROMPT: &str = "Reply with the single word: ok";
 
 pub fn run(ctx: &Ctx, out: &Output, cmd: &LlmCommand) -> Result<i32> {
-    let LlmCommand::Check = cmd;
-    let settings = config::llm_settings(&ctx.config, &env_pairs())?;
-    let client = llm::Llm::new(&settings)?;
+    let LlmCommand::Check(args) = cmd;
+    let limit = Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            exit::cli_error(
+                protocol::ErrorCode::InvalidArgument,
+                format!("--timeout must be a positive number of seconds, not {}", args.timeout),
+            )
+        })?;
     let rt = runtime()?;
+    let client = chat_client(ctx, out, &rt, None)?;
     let checks: Vec<Check> = rt.block_on(async {
         let cancel = cancel_token(ctx);
         let mut checks = Vec::new();
         for p in client.providers() {
-            let spinner = spinner(out, &format!("calling {} ({})", p.name, p.model));
+            let spinner = spinner(
+                out,
+                &format!("calling {} ({}), up to {:.0}s", p.name, p.model, limit.as_secs_f64()),
+            );
             let req = llm::Request::new(PROMPT).with_max_tokens(16);
-            let r = client.probe(&p.name, &req, &cancel).await;
+            let r = client.probe(&p.name, &req, limit, &cancel).await;
             if let Some(s) = spinner {
                 s.finish_and_clear();
             }

@@ -145,6 +145,83 @@ fn llm_check_reports_a_failing_provider_with_its_code_and_exit_status() {
     assert_no_secret(&out);
 }
 
+/// Issue 24: a provider that accepted the connection and never answered kept
+/// `llm check` silent for minutes (120 s first-token x 4 attempts by default).
+#[test]
+fn llm_check_of_a_server_that_never_answers_times_out_fast_and_says_so() {
+    let p = project();
+    let o = MockLlm::start();
+    o.set_default(Reply::text("ok").first_byte_delay(std::time::Duration::from_secs(600)));
+    let mut c = ironbees(p.root());
+    with_openai(&mut c, &o);
+    c.args(["llm", "check", "--timeout", "1", "--json"]);
+    let started = std::time::Instant::now();
+    let out = run(c);
+    // A hang guard with room for a slow machine, not a speed assertion.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "llm check hung");
+    assert_eq!(out.code, 7, "LLM_UNAVAILABLE: {}{}", out.stdout, out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let e = &v["providers"][0]["error"];
+    assert_eq!(e["code"], "LLM_UNAVAILABLE", "{v}");
+    assert!(e["message"].as_str().unwrap().contains("within 1.0s"), "{v}");
+    assert_eq!(o.request_count(), 1, "one attempt, no retries: {:?}", o.requests());
+    // A timeout of zero is refused before any request.
+    let mut c = ironbees(p.root());
+    with_openai(&mut c, &o);
+    c.args(["llm", "check", "--timeout", "0"]);
+    let out = run(c);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("INVALID_ARGUMENT"), "{}", out.stderr);
+}
+
+/// Issue 24: with `OPENAI_BASE_URL` set and no model, `ask` was refused ("needs a
+/// model"). The server is asked; its only model is used and the user told.
+#[test]
+fn ask_without_a_model_uses_the_only_one_the_server_offers() {
+    let p = project();
+    let o = MockLlm::start();
+    o.set_models(&["qwen2.5-coder:0.5b"]);
+    o.set_default(Reply::text("Server.start calls listen."));
+    let mut c = ironbees(p.root());
+    c.env("OPENAI_BASE_URL", o.openai_url());
+    c.args(["ask", "--no-context", "what does start do?"]);
+    let out = run(c);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("Server.start calls listen."), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("using model qwen2.5-coder:0.5b")
+            && out.stderr.contains("OPENAI_MODEL"),
+        "{}",
+        out.stderr
+    );
+    let reqs = o.requests();
+    assert_eq!(reqs[0].method, "GET");
+    assert!(reqs[0].path.ends_with("/v1/models"), "{}", reqs[0].path);
+    assert_eq!(reqs[1].body["model"], "qwen2.5-coder:0.5b", "the chat request names it");
+
+    // Several models: refused, and the error lists them so the user can pick.
+    let o = MockLlm::start();
+    o.set_models(&["llama3.2", "qwen2.5-coder:7b", "nomic-embed-text"]);
+    let mut c = ironbees(p.root());
+    c.env("OPENAI_BASE_URL", o.openai_url());
+    c.args(["ask", "--no-context", "what does start do?"]);
+    let out = run(c);
+    assert_eq!(out.code, 2, "INVALID_ARGUMENT: {}", out.stderr);
+    for m in ["llama3.2", "qwen2.5-coder:7b", "nomic-embed-text", "OPENAI_MODEL"] {
+        assert!(out.stderr.contains(m), "{m} missing: {}", out.stderr);
+    }
+    assert_eq!(o.request_count(), 1, "no chat request was sent");
+
+    // `--model` needs no listing at all.
+    let o = MockLlm::start();
+    let mut c = ironbees(p.root());
+    c.env("OPENAI_BASE_URL", o.openai_url());
+    c.args(["ask", "--no-context", "--model", "llama3.2", "hi"]);
+    let out = run(c);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(o.requests().iter().all(|r| r.method == "POST"), "{:?}", o.requests());
+}
+
 #[test]
 fn ask_streams_the_answer_with_the_repository_map_as_context() {
     let p = project();
