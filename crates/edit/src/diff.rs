@@ -71,6 +71,15 @@ pub(crate) fn render(old: &Side<'_>, new: &Side<'_>) -> (String, u32, u32) {
     (out, added, removed)
 }
 
+/// The unified diff (git-style headers, `git apply` reads it) between two versions
+/// of one file, `None` meaning absent: what a transaction's diff shows, for callers
+/// that diff against something else (the file at git's `HEAD`). Modes are taken
+/// as equal and regular.
+pub fn unified_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> String {
+    let side = |bytes| Side { path, bytes, mode: 0o644 };
+    render(&side(old), &side(new)).0
+}
+
 fn label(side: &str, path: &str, bytes: Option<&[u8]>) -> String {
     if bytes.is_some() { format!("{side}/{path}") } else { "/dev/null".to_owned() }
 }

@@ -104,6 +104,16 @@ pub struct RecoveryConflict {
     pub saved_to: Option<String>,
 }
 
+/// Whether an edit transaction of `root` was interrupted and awaits recovery (its
+/// journal is not empty). Cheap — one directory listing, nothing created — so
+/// every command can ask before it reads the project, and open an [`Engine`]
+/// (which recovers) only when the answer is yes: no command may see, index or
+/// report the half-applied files of a killed multi-file edit.
+pub fn needs_recovery(root: &Path) -> bool {
+    let journal = root.join(STATE_DIR).join("edits").join("journal");
+    std::fs::read_dir(journal).is_ok_and(|mut rd| rd.next().is_some())
+}
+
 /// The edit engine of one project root. See the crate documentation.
 pub struct Engine {
     root: PathBuf,

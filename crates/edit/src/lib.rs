@@ -57,7 +57,10 @@ mod text;
 mod crash_tests;
 
 pub use crate::{
-    engine::{CheckFailure, Engine, EngineOptions, Recovery, RecoveryConflict, STATE_DIR},
+    diff::unified_diff,
+    engine::{
+        CheckFailure, Engine, EngineOptions, Recovery, RecoveryConflict, STATE_DIR, needs_recovery,
+    },
     error::{Error, Result},
     symbol::{SymbolLocator, SymbolSpan},
 };

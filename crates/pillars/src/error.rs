@@ -15,6 +15,9 @@ pub enum Error {
     /// A build or test run could not be started.
     #[error(transparent)]
     Sandbox(#[from] sandbox::Error),
+    /// git could not be asked (a diff against HEAD).
+    #[error(transparent)]
+    Git(#[from] git::Error),
     /// A malformed request (an empty target, a bad line range, no edits).
     #[error("{0}")]
     InvalidArgument(String),
@@ -39,6 +42,7 @@ impl Error {
             Error::Index(e) => e.code(),
             Error::Edit(e) => e.code(),
             Error::Sandbox(e) => e.code(),
+            Error::Git(e) => e.code(),
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::Unavailable(_) => ErrorCode::ToolExecutionFailed,
@@ -52,6 +56,7 @@ impl Error {
             Error::Index(e) => e.to_info(),
             Error::Edit(e) => e.to_info(),
             Error::Sandbox(e) => e.to_info(),
+            Error::Git(e) => e.to_info(),
             Error::NotFound { message, path, similar } => {
                 let mut info = ErrorInfo::new(ErrorCode::NotFound, message.clone());
                 info.path = path.clone();

@@ -194,11 +194,17 @@ impl Workspace {
     fn diff_against(&self, rel: &str, bytes: &[u8], against: Option<&str>) -> Result<String> {
         let against = against.unwrap_or("HEAD").trim();
         if against.eq_ignore_ascii_case("head") {
-            return Err(Error::Unavailable(
-                "a diff against HEAD needs the git analysis, which this build does not have yet; \
-                 diff against an edit transaction id instead (`manage` history lists them)"
-                    .into(),
-            ));
+            if !git::is_repository(&self.root)? {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is not in a git repository, so there is no HEAD to diff against; \
+                     diff against an edit transaction id instead (`manage` history lists them)",
+                    self.root.display()
+                )));
+            }
+            // A file not in HEAD (new, or no commit yet) diffs against nothing.
+            let head = git::file_at_head(&self.root, rel)?;
+            let now = self.root.join(rel).exists().then_some(bytes);
+            return Ok(edit::unified_diff(rel, head.as_deref(), now));
         }
         let (summary, changes) = self.engine.transaction(against)?;
         let mine: Vec<&protocol::FileChange> = changes
@@ -216,7 +222,6 @@ impl Workspace {
                 similar: summary.files.clone(),
             });
         }
-        let _ = bytes;
         Ok(mine.iter().map(|c| c.diff.as_str()).collect::<Vec<_>>().join(""))
     }
 }

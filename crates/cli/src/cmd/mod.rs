@@ -98,6 +98,34 @@ pub fn cancel_token(ctx: &Ctx) -> ::llm::CancellationToken {
     token
 }
 
+/// A model client for commands that chat. A provider configured without a model
+/// (`OPENAI_BASE_URL` alone) gets the one its server offers, and a note on stderr
+/// says so; `model` (a `--model` flag) fills it in without asking. Runs inside `rt`.
+pub fn chat_client(
+    ctx: &Ctx,
+    out: &Output,
+    rt: &tokio::runtime::Runtime,
+    model: Option<&str>,
+) -> Result<::llm::Llm> {
+    let mut settings = crate::config::llm_settings(&ctx.config, &env_pairs())?;
+    if let Some(m) = model {
+        for p in settings.providers.values_mut() {
+            p.model.get_or_insert_with(|| m.to_owned());
+        }
+    }
+    let found = rt.block_on(async {
+        let cancel = cancel_token(ctx);
+        ::llm::discover_models(&mut settings, &cancel).await
+    })?;
+    for d in found {
+        out.note(format!(
+            "using model {} for provider {}: the only one {} serves (set OPENAI_MODEL or              llm.providers.{}.model to choose)",
+            d.model, d.provider, d.base_url, d.provider
+        ));
+    }
+    Ok(::llm::Llm::new(&settings)?)
+}
+
 /// The environment as pairs (config substitution and the LLM variables).
 pub fn env_pairs() -> Vec<(String, String)> {
     std::env::vars().collect()
@@ -106,6 +134,11 @@ pub fn env_pairs() -> Vec<(String, String)> {
 /// Runs the parsed command and returns the exit code.
 pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
     let ctx = Ctx::new(cli)?;
+    // A killed multi-file edit is finished or rolled back before anything reads the
+    // project: `status`, `index` or `search` must never see half a transaction.
+    if ::edit::needs_recovery(&ctx.root) {
+        change::open_engine(&ctx, out)?;
+    }
     match &cli.command {
         Command::Index(args) => index::run(&ctx, out, args),
         Command::Symbols(args) => symbols::run(&ctx, out, args),
