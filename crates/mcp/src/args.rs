@@ -207,7 +207,9 @@ pub enum NavigateActionArg {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateArgs {
-    pub action: NavigateActionArg,
+    /// What to find; default `references` (the definitions always come along).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<NavigateActionArg>,
     /// A symbol (`Server.start`, `parse`) or `path:line`.
     pub target: String,
     /// Levels for callers, callees and hierarchy (default 1, at most 5).

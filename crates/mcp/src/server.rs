@@ -166,8 +166,15 @@ fn success<T: Serialize>(value: &T) -> CallToolResult {
 
 /// An error result: `isError`, text starting with the machine code, structured
 /// content with code, message, details and guidance (with the recovery strategy).
-pub(crate) fn failure(info: ErrorInfo, pillar: Pillar, request: &Value) -> CallToolResult {
-    let guidance = pillars::error_guidance(&info, pillar, request);
+pub(crate) fn failure(mut info: ErrorInfo, pillar: Pillar, request: &Value) -> CallToolResult {
+    // What the caller sent is echoed cut short: a 5 MB bogus path must not come back
+    // as a 25 MB error (message, guidance and text each repeating it).
+    info.message = stdx::clip(&info.message, 4096).into_owned();
+    if let Some(p) = &mut info.path {
+        *p = stdx::clip(p, 512).into_owned();
+    }
+    let request = clip_strings(request, 512);
+    let guidance = pillars::error_guidance(&info, pillar, &request);
     let body = PillarError { error: info.clone(), guidance };
     let v = serde_json::to_value(&body).unwrap_or(Value::Null);
     let mut r = CallToolResult::error(vec![ContentBlock::text(format!(
@@ -176,6 +183,18 @@ pub(crate) fn failure(info: ErrorInfo, pillar: Pillar, request: &Value) -> CallT
     ))]);
     r.structured_content = Some(v);
     r
+}
+
+/// `v` with every string longer than `max` bytes cut in the middle.
+fn clip_strings(v: &Value, max: usize) -> Value {
+    match v {
+        Value::String(s) => Value::String(stdx::clip(s, max).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(|x| clip_strings(x, max)).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), clip_strings(x, max))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// An answer that is not a pillar's own (compatibility tools): the payload plus

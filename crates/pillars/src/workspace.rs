@@ -228,6 +228,14 @@ impl Workspace {
         if user.is_empty() {
             return Err(Error::InvalidArgument("the path is empty".to_owned()));
         }
+        if user.len() > stdx::MAX_PATH_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "the path is {} bytes long ({}); a path is at most {} bytes",
+                user.len(),
+                stdx::clip(user, 80),
+                stdx::MAX_PATH_BYTES
+            )));
+        }
         let rel = self.index.relative_path(&self.root, Path::new(user))?;
         let first = rel.split('/').next().unwrap_or("");
         if first == ".git" || first == code_index::STATE_DIR {

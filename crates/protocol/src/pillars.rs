@@ -676,12 +676,15 @@ pub struct ChangeResponse {
 
 // --- navigate --------------------------------------------------------------------------
 
-/// What `navigate` looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What `navigate` looks for. The default is `references`: with the answer's
+/// `definitions` that is "where is it, and who uses it", what a bare
+/// `{"target": "add"}` means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum NavigateAction {
     Definition,
+    #[default]
     References,
     Callers,
     Callees,
@@ -707,6 +710,8 @@ impl NavigateAction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateRequest {
+    /// Default `references` (the definitions come with every answer).
+    #[serde(default)]
     pub action: NavigateAction,
     /// A symbol (`Server.start`, `parse`), or `path:line` for what is there.
     pub target: String,

@@ -316,6 +316,38 @@ impl Raw {
     }
 }
 
+/// Issue 24: `read` with a 5 MB bogus path answered with a 25 MB error (as
+/// IO_ERROR), and `navigate` without `action` failed with "missing field".
+#[test]
+fn huge_arguments_are_refused_short_and_navigate_needs_no_action() {
+    let p = project();
+    let mut s = Raw::ready(p.root());
+    let bogus = "a/".repeat(5 << 19); // 5 MiB
+    s.send_call(1, "read", json!({"target": bogus}));
+    let line = s.lines.recv_timeout(Duration::from_secs(60)).expect("an answer");
+    assert!(line.len() < 64 << 10, "the error is {} bytes", line.len());
+    let r: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(r["result"]["isError"], true, "{}", stdx_clip(&line));
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("INVALID_ARGUMENT: the path is 5242880 bytes long"),
+        "{}",
+        stdx_clip(text)
+    );
+    // Still serving, and a bare target is "definition and references".
+    let r = s.call(2, "navigate", json!({"target": "respond"}));
+    assert_ne!(r["isError"], true, "{r}");
+    let sc = &r["structuredContent"];
+    assert_eq!(sc["action"], "references", "{sc}");
+    assert_eq!(sc["definitions"][0]["path"], "src/util.py", "{sc}");
+    let users = sc["results"].to_string();
+    assert!(users.contains("handle") && users.contains("health"), "{sc}");
+}
+
+fn stdx_clip(s: &str) -> &str {
+    &s[..s.len().min(500)]
+}
+
 /// Files under `dir` (recursively) whose name starts with `.ironbees-tmp-`.
 fn temp_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -253,3 +253,18 @@ fn unknown_symbol_is_not_found_with_close_names() {
     assert_eq!(info.code, protocol::ErrorCode::NotFound, "{info:?}");
     assert!(info.details.to_string().contains("sum_lines"), "{:?}", info.details);
 }
+
+/// Issue 24: `{"target": "add"}` failed with "missing field `action`". Without an
+/// action, navigate answers what a user means: the definition and its references.
+#[test]
+fn without_an_action_navigate_gives_the_definition_and_its_references() {
+    let p = project();
+    let mut ws = open(&p);
+    let req: NavigateRequest = serde_json::from_str(r#"{"target": "sum_lines"}"#).unwrap();
+    assert_eq!(req.action, NavigateAction::References);
+    let r = call(|c| ws.navigate(&req, c)).unwrap();
+    assert_eq!(r.definitions.len(), 1, "{r:?}");
+    assert_eq!(r.definitions[0].qualified_name.as_deref(), Some("sum_lines"));
+    let users: Vec<&str> = r.results.iter().map(|l| l.path.as_str()).collect();
+    assert!(users.contains(&"shop/checkout.py") && users.contains(&"shop/models.py"), "{users:?}");
+}
