@@ -24,7 +24,7 @@ pub enum Error {
     #[error("workflow run {run_id:?} exists already; resume it or pick another id")]
     RunExists { run_id: String },
     /// Another execution (this process or another) holds the run's lock.
-    #[error("workflow run {run_id:?} is being executed by another process{holder}")]
+    #[error("workflow run {run_id:?} is already being executed{holder}; try again when it stops")]
     Busy { run_id: String, holder: String },
     /// The run cannot do what was asked in its state (resuming a finished run).
     #[error("workflow run {run_id:?}: {message}")]

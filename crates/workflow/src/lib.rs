@@ -61,8 +61,10 @@
 //! .set_entry("PLAN");
 //! let runner = Runner::new(Arc::new(g.build()?), Arc::new(SqliteStore::open(".ironbees/workflows".as_ref())?));
 //! let report = runner.start(Some("run-1"), "demo", Task { plan: None, approved: false }, Default::default())?;
+//! assert_eq!(report.status.name(), "waiting"); // at APPROVE, the plan in the payload
 //! // ... later, perhaps in another process:
 //! let report = runner.resume("run-1", Some(serde_json::json!({ "ok": true })))?;
+//! assert!(report.state.approved);
 //! # Ok::<(), workflow::Error>(())
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]

@@ -28,7 +28,7 @@ pub struct RunFilter {
 
 /// Proof that this process executes a run; the run is released when it drops
 /// (and by the operating system when the process dies).
-pub struct RunLock(#[allow(dead_code)] Box<dyn Send + Sync>);
+pub struct RunLock(#[allow(dead_code)] Box<dyn Send + Sync>); // held only to be dropped
 
 impl RunLock {
     /// Wraps whatever holds the backend's lock (an open locked file, a database
