@@ -182,6 +182,15 @@ impl<S: WorkflowState> Runner<S> {
                 message: format!("the run is {}; it cannot be resumed", latest.meta.status.name()),
             });
         }
+        if self.graph.node(&latest.meta.node).is_none() {
+            return Err(Error::InvalidState {
+                run_id: run_id.to_owned(),
+                message: format!(
+                    "the run is at node {}, which this graph does not have",
+                    latest.meta.node
+                ),
+            });
+        }
         let state = self.decode(run_id, latest.state.clone())?;
         let input = input.or(match latest.meta.status {
             RunStatus::Running => latest.input,
@@ -399,8 +408,8 @@ impl<S: WorkflowState> Runner<S> {
             input = None;
             diverts = 0;
             match outcome {
-                // A node that stopped because of the cancellation fails or asks to
-                // wait; either way the run ends here. Its next state is kept: the
+                // A node cut short by the cancellation fails or asks to wait: the
+                // run ends cancelled at it. A state it continues with is kept: the
                 // check at the top of the loop ends the run at the next node.
                 Err(_) | Ok(NodeOutcome::Interrupt { .. }) if exec.cancelled()? => {
                     return exec.finish(&node, state, RunStatus::Cancelled);

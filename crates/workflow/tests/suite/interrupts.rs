@@ -91,3 +91,16 @@ fn resume_refuses_unknown_and_finished_runs_and_start_refuses_a_taken_id() {
     let err = r.start(Some("../x"), "k", Task::default(), RunOptions::default()).err().unwrap();
     assert!(matches!(err, Error::InvalidRunId { .. }), "{err}");
 }
+
+#[test]
+fn a_run_at_a_node_the_new_graph_lacks_is_refused_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    Runner::new(shared(plan_approve_code()), store(dir.path()))
+        .start(Some("old"), "agent", Task::default(), RunOptions::default())
+        .unwrap();
+    // A later version of the workflow renamed WAIT_PLAN_APPROVAL.
+    let err =
+        Runner::new(shared(super::line()), store(dir.path())).resume("old", None).err().unwrap();
+    assert!(matches!(err, Error::InvalidState { .. }), "{err}");
+    assert!(err.to_string().contains("node WAIT_PLAN_APPROVAL"), "{err}");
+}
