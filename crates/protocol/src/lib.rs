@@ -22,6 +22,7 @@ mod error;
 mod exec;
 mod index;
 mod pillars;
+mod workflow;
 
 pub use crate::{
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
@@ -47,4 +48,5 @@ pub use crate::{
         TestPriority, UnderstandInclude, UnderstandRequest, UnderstandResponse, Warning,
         WarningLevel, WriteRequest, WriteResponse,
     },
+    workflow::{CheckpointMeta, RunEvent, RunEventKind, RunStatus, RunSummary},
 };
