@@ -1,0 +1,465 @@
+use std::path::Path;
+
+use expect_test::{Expect, expect};
+use protocol::ErrorCode;
+use test_support::TempProject;
+
+use super::*;
+
+/// Every tool a built-in may name, and which ones each built-in has.
+const ALL_TOOLS: &[&str] =
+    &["understand", "navigate", "read", "localize", "search", "repomap", "change", "write"];
+const BUILT_IN_TOOLS: &[(&str, &[&str])] = &[
+    ("coder", &["read", "navigate", "understand", "search", "change", "write"]),
+    ("planner", &["understand", "navigate", "read", "localize", "search", "repomap"]),
+    ("validator", &["read", "navigate"]),
+];
+
+/// `text` with the temporary root removed, so paths read `agents/x/agent.yaml`.
+fn relative(root: &Path, text: &str) -> String {
+    text.replace(&format!("{}/", root.display()), "")
+}
+
+fn load_project(p: &TempProject) -> Result<AgentSet> {
+    AgentSet::load(&AgentDirs::conventional(None, p.root()))
+}
+
+#[test]
+fn built_ins_load_and_have_exactly_their_tools() {
+    let set = AgentSet::load(&AgentDirs::default()).unwrap();
+    assert_eq!(set.names().collect::<Vec<_>>(), ["coder", "planner", "validator"]);
+    for &(name, tools) in BUILT_IN_TOOLS {
+        let def = set.get(name).unwrap();
+        assert_eq!(def.source, AgentSource::BuiltIn);
+        assert_eq!(def.required_tools, tools, "{name}");
+        def.validate_tools(tools).unwrap();
+        // The prompt describes the tools the agent has and no others, so a model
+        // is never told to call a tool it was not given.
+        for tool in ALL_TOOLS {
+            let mentioned = def.prompt.contains(&format!("`{tool}`"));
+            assert_eq!(mentioned, tools.contains(tool), "{name}'s prompt and `{tool}`");
+        }
+    }
+}
+
+#[test]
+fn built_in_prompts_name_their_contracts() {
+    let set = AgentSet::load(&AgentDirs::default()).unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "planner",
+            &[
+                "\"spec\"",
+                "\"summary\"",
+                "\"steps\"",
+                "\"number\"",
+                "\"description\"",
+                "\"actionType\"",
+                "\"filePath\"",
+                "\"rationale\"",
+                "\"affectedFiles\"",
+                "\"complexity\"",
+                "`CREATE`",
+                "`MODIFY`",
+                "`DELETE`",
+                "`REFACTOR`",
+                "`LOW`",
+                "`MEDIUM`",
+                "`HIGH`",
+            ],
+        ),
+        (
+            "coder",
+            &[
+                "`targetString`",
+                "`replacementString`",
+                "`expectedHash`",
+                "\"dryRun\"",
+                "error context",
+            ],
+        ),
+        ("validator", &["`path:line`", "never edit"]),
+    ];
+    for &(name, needles) in cases {
+        let prompt = &set.get(name).unwrap().prompt;
+        for needle in needles {
+            assert!(prompt.contains(needle), "{name}'s prompt lacks {needle}");
+        }
+        assert!(
+            !prompt.contains(".NET") && !prompt.contains("Roslyn"),
+            "{name} is language-agnostic"
+        );
+    }
+}
+
+#[test]
+fn later_sources_override_by_name_and_add_new_names() {
+    let user = TempProject::with_fixture(
+        r#"
+//- coder/agent.yaml
+name: coder
+description: user coder
+//- coder/prompt.md
+user coder prompt
+//- reviewer/agent.yaml
+name: reviewer
+description: user reviewer
+//- reviewer/prompt.md
+user reviewer prompt
+"#,
+    );
+    let project = TempProject::with_fixture(
+        r#"
+//- agents/reviewer/agent.yaml
+name: reviewer
+description: project reviewer
+promptTemplate: prompts/review.md
+//- agents/reviewer/prompts/review.md
+project reviewer prompt
+//- agents/docs/agent.yaml
+name: docs
+description: project docs (agents/)
+//- agents/docs/prompt.md
+docs prompt
+//- agents/utils/helpers.py
+# a code directory named agents/ without agent.yaml is not an agent
+//- agents/.hidden/agent.yaml
+not: even: yaml
+//- .ironbees/agents/docs/agent.yaml
+name: docs
+description: project docs (.ironbees/agents/)
+//- .ironbees/agents/docs/prompt.md
+docs prompt, ironbees
+"#,
+    );
+    let set =
+        AgentSet::load(&AgentDirs::conventional(Some(user.root().to_path_buf()), project.root()))
+            .unwrap();
+    let got: String = set
+        .iter()
+        .map(|d| {
+            let source = d.source.to_string();
+            let first_line = d.prompt.lines().next().unwrap_or_default();
+            format!("{} | {} | {first_line} | {source}\n", d.name, d.description)
+        })
+        .collect();
+    let got = got
+        .replace(&user.root().display().to_string(), "USER")
+        .replace(&project.root().display().to_string(), "PROJECT");
+    expect![[r#"
+        coder | user coder | user coder prompt | user (USER/coder)
+        docs | project docs (.ironbees/agents/) | docs prompt, ironbees | project (PROJECT/.ironbees/agents/docs)
+        planner | Reads the code and turns a request into a step-by-step plan for approval (read-only) | # Planner | built-in
+        reviewer | project reviewer | project reviewer prompt | project (PROJECT/agents/reviewer)
+        validator | Explains why a build or test run failed and where the coder must fix it (read-only) | # Validator | built-in
+    "#]].assert_eq(&got);
+}
+
+/// Loads a project whose `agents/` holds `fixture`; the error, with paths relative
+/// to the project root.
+fn check_error(fixture: &str, expect: Expect) {
+    let p = TempProject::with_fixture(fixture);
+    let err = load_project(&p).expect_err("the definition is bad");
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    expect.assert_eq(&relative(p.root(), &err.to_string()));
+}
+
+#[test]
+fn yaml_syntax_errors() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+  description: indented under a scalar
+"#,
+        expect!["agents/planner/agent.yaml:2:14: mapping values are not allowed in this context"],
+    );
+    check_error(
+        "//- agents/planner/agent.yaml\nname: planner\ndescription: \"unterminated\nrequiredTools: []\n",
+        expect![
+            "agents/planner/agent.yaml:4:1: found unexpected end of stream, while scanning a quoted scalar at line 2 column 14"
+        ],
+    );
+    check_error(
+        "//- agents/planner/agent.yaml\nname: planner\ndescription: plans\nrequiredTools:\n\t- read\n",
+        expect![
+            "agents/planner/agent.yaml:4:1: found character that cannot start any token, while scanning for the next token (a tab: YAML indents with spaces)"
+        ],
+    );
+}
+
+#[test]
+fn unknown_top_level_key() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+requiredTool:
+  - read
+"#,
+        expect![
+            "agents/planner/agent.yaml:3:1: unknown field `requiredTool`, expected one of `name`, `description`, `version`, `requiredTools`, `promptTemplate`, `llmConfig`, `toolConfig`"
+        ],
+    );
+}
+
+#[test]
+fn unknown_nested_key() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+# comments count as lines
+name: planner
+description: plans
+
+llmConfig:
+  model: m
+  maxToken: 5
+"#,
+        expect![
+            "agents/planner/agent.yaml:7:3: llmConfig: unknown field `maxToken`, expected one of `model`, `maxTokens`, `temperature`"
+        ],
+    );
+}
+
+#[test]
+fn wrong_types() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+llmConfig:
+  maxTokens: lots
+"#,
+        expect![[
+            r#"agents/planner/agent.yaml:4:14: llmConfig.maxTokens: invalid type: string "lots", expected u32"#
+        ]],
+    );
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+requiredTools: read
+"#,
+        expect![[
+            r#"agents/planner/agent.yaml:3:16: requiredTools: invalid type: string "read", expected a sequence"#
+        ]],
+    );
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+- name: planner
+"#,
+        expect![
+            "agents/planner/agent.yaml:1:1: invalid type: sequence, expected an agent definition (a mapping with `name`, `description`, ...)"
+        ],
+    );
+}
+
+#[test]
+fn missing_keys_and_empty_file() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+description: plans
+"#,
+        expect!["agents/planner/agent.yaml:1:1: missing field `name`"],
+    );
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+"#,
+        expect!["agents/planner/agent.yaml:1:1: missing field `description`"],
+    );
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+
+"#,
+        expect![
+            "agents/planner/agent.yaml:1:1: the file is empty; it needs at least `name` and `description`"
+        ],
+    );
+}
+
+#[test]
+fn duplicate_key() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+name: planner
+"#,
+        expect!["agents/planner/agent.yaml:3:7: duplicate field `name`"],
+    );
+}
+
+#[test]
+fn name_differs_from_directory() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+description: plans
+name:   plannr
+"#,
+        expect![
+            "agents/planner/agent.yaml:2:9: name `plannr` differs from its directory `planner`; rename one so they match"
+        ],
+    );
+}
+
+#[test]
+fn invalid_name() {
+    check_error(
+        r#"
+//- agents/Planner/agent.yaml
+name: Planner
+description: plans
+"#,
+        expect![[
+            r#"agents/Planner/agent.yaml:1:7: name "Planner": must start with a lowercase letter a-z"#
+        ]],
+    );
+}
+
+#[test]
+fn missing_prompt_file() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+promptTemplate: plan.md
+//- agents/planner/prompt.md
+the default exists, but is not the one named
+"#,
+        expect!["agents/planner/agent.yaml:3:17: prompt file agents/planner/plan.md not found"],
+    );
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+"#,
+        expect![
+            "agents/planner/agent.yaml: prompt file agents/planner/prompt.md not found (promptTemplate defaults to prompt.md)"
+        ],
+    );
+}
+
+#[test]
+fn prompt_outside_the_agent_directory() {
+    check_error(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+promptTemplate: ../../secrets.txt
+//- secrets.txt
+s3cr3t
+"#,
+        expect![[
+            r#"agents/planner/agent.yaml:3:17: promptTemplate "../../secrets.txt" must be a file inside the agent's directory (a relative path without `..`)"#
+        ]],
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn prompt_symlinked_outside_the_agents_directory() {
+    let p = TempProject::with_fixture(
+        r#"
+//- agents/planner/agent.yaml
+name: planner
+description: plans
+//- secrets.txt
+s3cr3t
+"#,
+    );
+    std::os::unix::fs::symlink(p.path("secrets.txt"), p.path("agents/planner/prompt.md")).unwrap();
+    let err = load_project(&p).expect_err("the prompt leaves the directory");
+    expect!["agents/planner/agent.yaml: agents/planner/prompt.md resolves outside agents (a symlink); refused"].assert_eq(&relative(p.root(), &err.to_string()));
+}
+
+#[test]
+fn unknown_required_tools_name_the_file_and_the_known_tools() {
+    let set = AgentSet::load(&AgentDirs::default()).unwrap();
+    let err =
+        set.get("coder").unwrap().validate_tools(&["read", "search", "navigate"]).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolNotFound);
+    expect!["<built-in>/coder/agent.yaml: agent `coder` requires unknown tools `understand`, `change`, `write`; known tools: navigate, read, search"].assert_eq(&err.to_string());
+
+    let p = TempProject::with_fixture(
+        r#"
+//- agents/lint/agent.yaml
+name: lint
+description: lints
+requiredTools: [read, shellcheck]
+//- agents/lint/prompt.md
+Lint.
+"#,
+    );
+    let err = load_project(&p).unwrap().get("lint").unwrap().validate_tools(&["read"]).unwrap_err();
+    expect![
+        "agents/lint/agent.yaml: agent `lint` requires unknown tool `shellcheck`; known tools: read"
+    ]
+    .assert_eq(&relative(p.root(), &err.to_string()));
+}
+
+#[test]
+fn definitions_serialize_to_camel_case_json() {
+    let p = TempProject::with_fixture(
+        r#"
+//- .ironbees/agents/reviewer/agent.yaml
+name: reviewer
+description: reviews diffs
+version: 0.2.0
+requiredTools: [read]
+promptTemplate: review.md
+llmConfig:
+  model: small-model
+  maxTokens: 2048
+  temperature: 0.2
+toolConfig:
+  read:
+    view: skeleton
+    maxLines: 400
+//- .ironbees/agents/reviewer/review.md
+Review the diff.
+"#,
+    );
+    let set = load_project(&p).unwrap();
+    let json = serde_json::to_string_pretty(set.get("reviewer").unwrap()).unwrap();
+    expect![[r#"
+        {
+          "name": "reviewer",
+          "description": "reviews diffs",
+          "version": "0.2.0",
+          "requiredTools": [
+            "read"
+          ],
+          "promptTemplate": "review.md",
+          "llmConfig": {
+            "model": "small-model",
+            "maxTokens": 2048,
+            "temperature": 0.2
+          },
+          "toolConfig": {
+            "read": {
+              "view": "skeleton",
+              "maxLines": 400
+            }
+          },
+          "prompt": "Review the diff.\n",
+          "source": {
+            "kind": "project",
+            "path": ".ironbees/agents/reviewer"
+          }
+        }"#]]
+    .assert_eq(&relative(p.root(), &json));
+}
