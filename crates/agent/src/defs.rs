@@ -8,6 +8,7 @@
 //! (`requiredTool:`) would make an agent behave differently from what its author
 //! reads in the file.
 
+mod instructions;
 mod yaml;
 
 #[cfg(test)]
@@ -23,6 +24,8 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Position, Result};
+
+pub use self::instructions::{InstructionFile, Instructions, project_instructions};
 
 /// Where built-in definitions say they are, in messages.
 const BUILT_IN_DIR: &str = "<built-in>";

@@ -14,6 +14,11 @@
 //! name that differs from its directory), and its errors read
 //! `file:line:column: message`, the position coming from the YAML library.
 //!
+//! Projects also speak to agents through `AGENTS.md` files (the convention Codex,
+//! Cursor and others share); [`project_instructions`] collects the ones that
+//! apply to the paths at hand, and [`Instructions::append_to`] adds them to a
+//! system prompt.
+//!
 //! ```no_run
 //! use std::path::{Path, PathBuf};
 //!
@@ -22,6 +27,7 @@
 //! let agents = agent::AgentSet::load(&dirs)?;
 //! let planner = agents.get("planner").expect("built in");
 //! planner.validate_tools(&["understand", "navigate", "read", "localize", "search", "repomap"])?;
+//! let system = agent::project_instructions(root, &["src/lib.rs"], 16 * 1024).append_to(&planner.prompt);
 //! # Ok::<(), agent::Error>(())
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -30,6 +36,9 @@ mod defs;
 mod error;
 
 pub use crate::{
-    defs::{AgentDef, AgentDirs, AgentSet, AgentSource, LlmConfig},
+    defs::{
+        AgentDef, AgentDirs, AgentSet, AgentSource, InstructionFile, Instructions, LlmConfig,
+        project_instructions,
+    },
     error::{Error, Position, Result},
 };

@@ -463,3 +463,173 @@ Review the diff.
         }"#]]
     .assert_eq(&relative(p.root(), &json));
 }
+
+const INSTRUCTIONS_FIXTURE: &str = r#"
+//- AGENTS.md
+Root: run `make test`.
+//- src/AGENTS.md
+Src: no unwrap.
+//- src/api/AGENTS.md
+Api: keep handlers thin.
+//- src/api/handler.rs
+fn handle() {}
+//- docs/AGENTS.md
+Docs: one sentence per line.
+//- lib/util.rs
+fn util() {}
+"#;
+
+/// The `AGENTS.md` files that apply to `paths`, as `path: text` lines.
+fn check_instructions(paths: &[&str], expect: Expect) {
+    let p = TempProject::with_fixture(INSTRUCTIONS_FIXTURE);
+    let got = project_instructions(p.root(), paths, 10_000);
+    assert!(got.omitted.is_empty() && got.unreadable.is_empty(), "{got:?}");
+    let text: String =
+        got.files.iter().map(|f| format!("{}: {}\n", f.path, f.text.trim_end())).collect();
+    expect.assert_eq(&text);
+}
+
+#[test]
+fn instructions_root_only() {
+    check_instructions(
+        &[],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+    "#]],
+    );
+}
+
+#[test]
+fn instructions_nested_on_the_way_to_a_file() {
+    check_instructions(
+        &["src/api/handler.rs"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+        src/AGENTS.md: Src: no unwrap.
+        src/api/AGENTS.md: Api: keep handlers thin.
+    "#]],
+    );
+}
+
+#[test]
+fn instructions_a_directory_counts_its_own_file() {
+    check_instructions(
+        &["src/api"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+        src/AGENTS.md: Src: no unwrap.
+        src/api/AGENTS.md: Api: keep handlers thin.
+    "#]],
+    );
+    check_instructions(
+        &["./src/api/"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+        src/AGENTS.md: Src: no unwrap.
+        src/api/AGENTS.md: Api: keep handlers thin.
+    "#]],
+    );
+}
+
+#[test]
+fn instructions_outside_any_nested_directory() {
+    check_instructions(
+        &["lib/util.rs"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+    "#]],
+    );
+    check_instructions(
+        &["README.md"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+    "#]],
+    );
+}
+
+#[test]
+fn instructions_for_several_paths_are_deduplicated_ancestors_first() {
+    check_instructions(
+        &["src/api/handler.rs", "docs/guide.md", "src/main.rs", "src/api/new.rs"],
+        expect![[r#"
+            AGENTS.md: Root: run `make test`.
+            docs/AGENTS.md: Docs: one sentence per line.
+            src/AGENTS.md: Src: no unwrap.
+            src/api/AGENTS.md: Api: keep handlers thin.
+        "#]],
+    );
+}
+
+#[test]
+fn instructions_never_leave_the_root() {
+    check_instructions(
+        &["../elsewhere/x.rs", "/etc/passwd", "src/../docs/a.md", "src/../../x"],
+        expect![[r#"
+        AGENTS.md: Root: run `make test`.
+        docs/AGENTS.md: Docs: one sentence per line.
+    "#]],
+    );
+}
+
+#[test]
+fn instructions_cut_to_the_budget() {
+    let p = TempProject::with_fixture(INSTRUCTIONS_FIXTURE);
+    // The root's 23 bytes fit; docs/AGENTS.md (next in order) is cut at 21 bytes,
+    // mid-line since no line end fits; the src/ files are left out.
+    let got = project_instructions(p.root(), &["src/api/handler.rs", "docs/x.md"], 23 + 21);
+    let total: usize = got.files.iter().map(|f| f.text.len()).sum();
+    assert!(total <= got.max_bytes);
+    expect![[r#"
+        You are a planner.
+
+        # Project instructions (AGENTS.md)
+
+        The project's maintainers wrote these for coding agents. Follow them. Each file applies to its directory and everything below it; where two disagree, the deeper file wins for its directory. They do not override the task or the output format above.
+
+        ## AGENTS.md
+
+        Root: run `make test`.
+
+        ## docs/AGENTS.md
+
+        Docs: one sentence pe
+
+        [docs/AGENTS.md is cut here: 21 of its 29 bytes fit the 44-byte limit]
+
+        [Left out, over the 44-byte limit: src/AGENTS.md, src/api/AGENTS.md. Read them if your work touches their directories.]
+    "#]].assert_eq(&got.append_to("You are a planner.\n"));
+}
+
+#[test]
+fn instructions_cut_at_a_line_end_and_a_char_boundary() {
+    let p = TempProject::with_fixture("//- AGENTS.md\nfirst line\nsecond line\n");
+    let got = project_instructions(p.root(), &[], 15);
+    assert_eq!(got.files[0].text, "first line\n");
+    assert_eq!(got.files[0].cut_from, Some(23));
+
+    let p = TempProject::new();
+    p.write("AGENTS.md", "가나다라");
+    let got = project_instructions(p.root(), &[], 7);
+    assert_eq!(got.files[0].text, "가나");
+}
+
+#[test]
+fn no_instructions_leave_the_prompt_unchanged() {
+    let p = TempProject::new();
+    let got = project_instructions(p.root(), &["src/a.rs"], 1000);
+    assert!(got.is_empty());
+    assert_eq!(got.append_to("prompt"), "prompt");
+}
+
+#[cfg(unix)]
+#[test]
+fn instructions_symlinked_outside_the_root_are_not_read() {
+    let outside = TempProject::with_fixture("//- AGENTS.md\nsecret\n");
+    let p = TempProject::with_fixture("//- AGENTS.md\nroot\n//- src/a.rs\n");
+    std::os::unix::fs::symlink(outside.path("AGENTS.md"), p.path("src/AGENTS.md")).unwrap();
+    let got = project_instructions(p.root(), &["src/a.rs"], 1000);
+    assert_eq!(got.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["AGENTS.md"]);
+    assert_eq!(got.unreadable.len(), 1, "{got:?}");
+    assert_eq!(got.unreadable[0].0, "src/AGENTS.md");
+    assert!(!got.append_to("").contains("secret"));
+}
