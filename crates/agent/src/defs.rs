@@ -9,6 +9,7 @@
 //! reads in the file.
 
 mod instructions;
+mod scaffold;
 mod yaml;
 
 #[cfg(test)]
@@ -25,7 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Position, Result};
 
-pub use self::instructions::{InstructionFile, Instructions, project_instructions};
+pub use self::{
+    instructions::{InstructionFile, Instructions, project_instructions},
+    scaffold::scaffold,
+};
 
 /// Where built-in definitions say they are, in messages.
 const BUILT_IN_DIR: &str = "<built-in>";

@@ -8,7 +8,8 @@
 //! (embedded in the binary, from `crates/agent/agents/`); a user's agents
 //! directory and the project's `agents/` and `.ironbees/agents/` override them by
 //! name or add new ones, in that order. The caller passes the directories in: this
-//! crate reads no environment and **writes nothing**.
+//! crate reads no environment and **writes nothing** — [`scaffold`] returns the
+//! files of a new agent for the caller to write through the edit engine.
 //!
 //! A definition is checked when it loads, strictly (unknown keys, wrong types, a
 //! name that differs from its directory), and its errors read
@@ -38,7 +39,7 @@ mod error;
 pub use crate::{
     defs::{
         AgentDef, AgentDirs, AgentSet, AgentSource, InstructionFile, Instructions, LlmConfig,
-        project_instructions,
+        project_instructions, scaffold,
     },
     error::{Error, Position, Result},
 };

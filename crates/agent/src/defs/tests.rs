@@ -633,3 +633,68 @@ fn instructions_symlinked_outside_the_root_are_not_read() {
     assert_eq!(got.unreadable[0].0, "src/AGENTS.md");
     assert!(!got.append_to("").contains("secret"));
 }
+
+/// Writes `scaffold(name, description)` into a project's `agents/` and loads it.
+fn scaffold_and_load(name: &str, description: Option<&str>) -> AgentDef {
+    let p = TempProject::new();
+    let files = scaffold(name, description).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(paths, [format!("{name}/agent.yaml"), format!("{name}/prompt.md")]);
+    for (path, text) in &files {
+        p.write(&format!("agents/{path}"), text);
+    }
+    let def = load_project(&p).unwrap().get(name).unwrap().clone();
+    assert_eq!(def.source, AgentSource::Project(p.path(&format!("agents/{name}"))));
+    def.validate_tools(ALL_TOOLS).unwrap();
+    def
+}
+
+#[test]
+fn scaffold_loads_back() {
+    let def = scaffold_and_load("reviewer", Some("Reviews a diff"));
+    assert_eq!(def.description, "Reviews a diff");
+    assert_eq!(def.prompt_template, "prompt.md");
+    assert!(def.prompt.starts_with("# reviewer\n"), "{}", def.prompt);
+
+    let def = scaffold_and_load("a", None);
+    assert_eq!(def.description, "What this agent does, in one line");
+}
+
+#[test]
+fn scaffold_keeps_any_description() {
+    for description in [
+        "key: value # not a comment",
+        "\"quoted\" and 'single' and \\backslash",
+        "two\nlines\tand a tab",
+        "- looks like a list",
+        "null",
+        "설명과 이모지 🐝",
+        "control \u{7f}\u{85}\u{1b}",
+    ] {
+        let def = scaffold_and_load("x", Some(description));
+        assert_eq!(def.description, description);
+    }
+}
+
+#[test]
+fn scaffold_checks_the_name() {
+    let cases = [
+        ("", "a name cannot be empty"),
+        ("Reviewer", "must start with a lowercase letter a-z"),
+        ("1st", "must start with a lowercase letter a-z"),
+        ("-x", "must start with a lowercase letter a-z"),
+        ("a b", "' ' is not allowed; use a-z, 0-9, `_` and `-`"),
+        ("a/b", "'/' is not allowed; use a-z, 0-9, `_` and `-`"),
+        ("..", "must start with a lowercase letter a-z"),
+        ("café", "'é' is not allowed; use a-z, 0-9, `_` and `-`"),
+        ("abcdefghijklmnopqrstuvwxyz-0123456789_abc", "at most 40 characters, this one has 41"),
+    ];
+    for (name, reason) in cases {
+        let err = scaffold(name, None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert_eq!(err.to_string(), format!("invalid agent name {name:?}: {reason}"));
+    }
+    for name in ["a", "code-review_2", "abcdefghijklmnopqrstuvwxyz-0123456789_ab"] {
+        scaffold(name, None).unwrap();
+    }
+}
