@@ -8,6 +8,7 @@
 //! called at `HEAD`: history recorded under an older name (before a rename) is counted
 //! under the current one.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The change history of a project over a window of commits.
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// When there is no history to read (not a git repository, no commits, `git` not
 /// installed, the repository refused), `available` is false, `reason` says why and
 /// `files` is empty: a missing history is a fact to report, not an error.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Churn {
     pub available: bool,
     /// Why there is no history, when `available` is false.
@@ -57,7 +58,7 @@ impl Churn {
 }
 
 /// Which commits a [`Churn`] covers.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChurnWindow {
     /// The newest N non-merge commits (None: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +69,7 @@ pub struct ChurnWindow {
 }
 
 /// How one file changed over the window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FileChurn {
     pub path: String,
     /// Commits that changed the file.
@@ -88,7 +89,7 @@ pub struct FileChurn {
 }
 
 /// One commit's change to one file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitTouch {
     /// Author time, Unix seconds.
     pub time: i64,
@@ -103,7 +104,7 @@ pub struct CommitTouch {
 }
 
 /// Lines `start..=end`, 1-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LineSpan {
     pub start: u32,
     pub end: u32,

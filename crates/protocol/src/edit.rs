@@ -9,10 +9,11 @@
 //! supplies the path of edits that name none) and always serialized in one canonical
 //! shape.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One change request: operations applied together as one all-or-nothing transaction.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EditRequest {
     /// What the change is for; shown in history.
@@ -27,7 +28,7 @@ pub struct EditRequest {
 }
 
 /// Options of a change request.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EditOptions {
     /// Compute everything (matches, diffs, new hashes) and write nothing.
@@ -41,7 +42,7 @@ pub struct EditOptions {
 }
 
 /// A 1-based, inclusive range of lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "LineRangeWire")]
 pub struct LineRange {
     pub start: u32,
@@ -91,7 +92,7 @@ impl std::fmt::Display for LineRange {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum LineRangeWire {
     Text(String),
@@ -113,7 +114,7 @@ impl TryFrom<LineRangeWire> for LineRange {
 }
 
 /// Where an insertion goes relative to its anchor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum InsertPosition {
@@ -122,7 +123,7 @@ pub enum InsertPosition {
 }
 
 /// Which part of a definition `replaceSymbol` replaces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum SymbolPart {
@@ -142,7 +143,7 @@ pub enum SymbolPart {
 /// All operations of one request see the files as they were before the request:
 /// line numbers and anchors refer to that version, and two operations may not
 /// touch overlapping text of one file (`INVALID_ARGUMENT`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "camelCase", try_from = "RawEdit")]
 #[non_exhaustive]
 pub enum EditOp {
@@ -235,7 +236,7 @@ pub enum EditOp {
     },
 }
 
-fn is_false(b: &bool) -> bool {
+pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 
@@ -299,27 +300,51 @@ impl EditOp {
 /// The flat wire form every operation is parsed from, so a missing `op` can be
 /// inferred (the seed's edits carry only `targetString`/`replacementString`/
 /// `lineRange`) and a missing field is reported by name.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "Edit")]
 struct RawEdit {
+    /// replace, replaceLines, insert, replaceSymbol, create, delete, rename. Without
+    /// it, inferred: `targetString` → replace, `lineRange` with `replacementString`
+    /// → replaceLines, `qualifiedName` → replaceSymbol, `position` → insert,
+    /// `newPath` → rename.
     op: Option<String>,
+    /// The file, relative to the project root (default: the request's `target`).
     #[serde(alias = "file")]
     path: Option<String>,
+    /// The exact current text to replace (copy it from `read`). Matched exactly,
+    /// then tolerating indentation, trailing whitespace and line endings.
     target_string: Option<String>,
+    /// The new text.
     replacement_string: Option<String>,
+    /// Where to look for `targetString`, or the lines `replaceLines` replaces:
+    /// `"12-20"`, `"12"`, `[12, 20]` or `{"start": 12, "end": 20}` (1-based,
+    /// inclusive).
     line_range: Option<LineRange>,
+    /// replace: how many occurrences are expected (all are replaced).
     expected_occurrences: Option<u32>,
+    /// replace: every occurrence.
     #[serde(default)]
     replace_all: bool,
+    /// SHA-256 of the file as you last read it (`hash` from `read`/`understand`):
+    /// the edit is refused with HASH_MISMATCH if the file changed since.
     expected_hash: Option<String>,
+    /// insert: before or after the anchor (`line` or `targetString`).
     position: Option<InsertPosition>,
+    /// insert: the anchor line.
     line: Option<u32>,
+    /// insert: the lines to insert.
     text: Option<String>,
+    /// replaceSymbol: the definition (`Server.start`, `util::parse`).
     qualified_name: Option<String>,
+    /// replaceSymbol: the whole definition (default) or its body.
     part: Option<SymbolPart>,
+    /// create: the file's content.
     content: Option<String>,
+    /// create: replace an existing file.
     #[serde(default)]
     overwrite: bool,
+    /// rename: the new path.
     new_path: Option<String>,
 }
 
@@ -403,7 +428,7 @@ impl TryFrom<RawEdit> for EditOp {
 
 /// Something the matcher forgave, reported so the caller can fix its picture of the
 /// file. Each says how the replacement was adapted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Normalization {
@@ -428,7 +453,7 @@ pub enum Normalization {
 }
 
 /// What happened to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum FileChangeKind {
@@ -439,7 +464,7 @@ pub enum FileChangeKind {
 }
 
 /// Where one operation landed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppliedEdit {
     /// The operation's index in the request.
@@ -456,7 +481,7 @@ pub struct AppliedEdit {
 }
 
 /// One file of a change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileChange {
     /// The file (for a rename, where it was).
@@ -480,7 +505,7 @@ pub struct FileChange {
 }
 
 /// The answer to a change request, an undo or a redo.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EditResult {
     /// The transaction's id (for `undo`/`redo`); absent for a dry run or when
@@ -493,7 +518,7 @@ pub struct EditResult {
 }
 
 /// What a transaction was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum TransactionKind {
@@ -506,7 +531,7 @@ pub enum TransactionKind {
 }
 
 /// Whether an edit's changes are in the files now (as far as ironbees knows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum TransactionState {
@@ -519,7 +544,7 @@ pub enum TransactionState {
 }
 
 /// One entry of the edit history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionSummary {
     pub id: String,
@@ -537,7 +562,7 @@ pub struct TransactionSummary {
 
 /// A candidate location reported by `NO_MATCH` (closest text) or `AMBIGUOUS_MATCH`
 /// (every match).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchCandidate {
     pub line_range: LineRange,
@@ -549,7 +574,7 @@ pub struct MatchCandidate {
 }
 
 /// `ErrorInfo::details` of edit errors. Only the fields that apply are present.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EditErrorDetails {
     /// The failing operation's index in the request.

@@ -1,3 +1,4 @@
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 macro_rules! error_codes {
@@ -6,7 +7,7 @@ macro_rules! error_codes {
         ///
         /// The text form (`HASH_MISMATCH`) is what clients match on; it never changes
         /// once released. Each variant says who returns it.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
         #[non_exhaustive]
         pub enum ErrorCode {
             $( $(#[$doc])* #[serde(rename = $text)] $variant, )*
@@ -109,7 +110,7 @@ impl std::fmt::Display for ErrorCode {
 /// An error as it crosses the wire: a machine code, a sentence for people, and
 /// optional structured details (closest candidates for NO_MATCH, the current hash
 /// for HASH_MISMATCH, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
     pub code: ErrorCode,
     pub message: String,

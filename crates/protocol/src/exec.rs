@@ -5,11 +5,12 @@
 //! they are plain data: durations in milliseconds, sizes in bytes, paths as written by
 //! the tool (relative to the project root when the tool said so).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which limit stopped a command. The text form is what `--json` shows under `limit`
 /// (and what clients match on together with the `SANDBOX_LIMIT` error code).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum LimitKind {
@@ -50,7 +51,7 @@ impl std::fmt::Display for LimitKind {
 /// How a command was isolated. Every protection says whether it is active; nothing
 /// here is a wish. `warnings` lists what was requested (or is normally on) but could
 /// not be provided on this machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Isolation {
     /// `namespaces` (ironbees' own helper), `bubblewrap`, `container` or `none`.
     pub backend: String,
@@ -100,7 +101,7 @@ pub struct Isolation {
 
 /// One captured output stream, bounded: when the command wrote more than the capture
 /// limit, `text` keeps the head and the tail with a marker line between them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CapturedOutput {
     /// The retained bytes as UTF-8 (invalid sequences replaced).
     pub text: String,
@@ -110,7 +111,7 @@ pub struct CapturedOutput {
 }
 
 /// What happened when a command ran in the sandbox.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ExecResult {
     pub command: Vec<String>,
     /// The exit status when the command exited normally.
@@ -162,7 +163,7 @@ impl ExecResult {
 }
 
 /// How severe a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Severity {
@@ -172,7 +173,7 @@ pub enum Severity {
 }
 
 /// A compiler or build-tool message with its location.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnostic {
     pub severity: Severity,
     /// The tool's code (`E0308`, `CS0103`, `unused_variables`), if it has one.
@@ -190,7 +191,7 @@ pub struct Diagnostic {
 }
 
 /// The outcome of a build.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BuildResult {
     pub success: bool,
     /// The build tool (`cargo`, `dotnet`, `go`, `tsc`, `command`).
@@ -201,7 +202,7 @@ pub struct BuildResult {
 }
 
 /// One failed test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestFailure {
     /// The fully qualified test name as the tool prints it.
     pub name: String,
@@ -215,7 +216,7 @@ pub struct TestFailure {
 }
 
 /// The outcome of a test run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestResult {
     /// Every test passed, at least one test ran, and the run was not cut short.
     pub success: bool,

@@ -1,3 +1,4 @@
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
@@ -5,7 +6,7 @@ use crate::ErrorCode;
 macro_rules! symbol_kinds {
     ($( $(#[$doc:meta])* $variant:ident = $text:literal, )*) => {
         /// What a definition is. The text form is what `--kind` accepts and what JSON shows.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
         #[non_exhaustive]
         pub enum SymbolKind {
             $( $(#[$doc])* #[serde(rename = $text)] $variant, )*
@@ -80,7 +81,7 @@ impl std::fmt::Display for SymbolKind {
 
 /// One definition, as every driver shows it. Lines are 1-based and inclusive; bytes
 /// are a half-open range into the file as it was indexed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Symbol {
     /// Relative to the project root, `/`-separated.
     pub path: String,
@@ -105,7 +106,7 @@ pub struct Symbol {
 }
 
 /// A file the indexer did not index, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FileSkip {
     pub path: String,
     pub code: ErrorCode,
@@ -113,7 +114,7 @@ pub struct FileSkip {
 }
 
 /// Per-language counts in [`IndexStats`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LanguageStats {
     pub language: String,
     pub files: u64,
@@ -123,7 +124,7 @@ pub struct LanguageStats {
     pub files_with_errors: u64,
 }
 /// What an index run did, or what the index holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IndexStats {
     pub files: u64,
     pub symbols: u64,

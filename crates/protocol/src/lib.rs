@@ -17,15 +17,23 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod churn;
+mod compat;
 mod edit;
 mod error;
 mod exec;
 mod index;
+mod ops;
 mod pillars;
 mod workflow;
 
 pub use crate::{
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
+    compat::{
+        AnalyzeRelationshipRequest, AnalyzeRelationshipResponse, DirEntry, Direction,
+        EditCodeEdit, EditCodeOperation, EditCodeRequest, EntryType, GetHierarchyRequest,
+        ListDirectoryRequest, ListDirectoryResponse, ManageProjectRequest, ReadCodeRequest,
+        RelationMode, SearchProjectRequest, SearchProjectResponse,
+    },
     edit::{
         AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
         FileChangeKind, InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart,
@@ -37,6 +45,10 @@ pub use crate::{
         TestFailure, TestResult,
     },
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
+    ops::{
+        BuildRequest, BuildResponse, Effect, ExecRequest, HistoryRequest, HistoryResponse, Op,
+        Operation, RedoRequest, SandboxOptions, TestRequest, TestResponse, UndoRequest,
+    },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,
         ChangedSymbol, CheckLevel, CheckReport, Complexity, Depth, FileEdge, FileInsight, Guidance,

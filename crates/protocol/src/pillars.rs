@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -20,7 +21,7 @@ use crate::{
 // --- routing -------------------------------------------------------------------------
 
 /// One of the six pillars.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Pillar {
@@ -62,7 +63,7 @@ impl std::fmt::Display for Pillar {
 }
 
 /// What a piece of a request names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum TargetKind {
@@ -77,7 +78,7 @@ pub enum TargetKind {
 }
 
 /// One target extracted from a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentTarget {
     pub kind: TargetKind,
@@ -85,7 +86,7 @@ pub struct IntentTarget {
 }
 
 /// How wide an answer should look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Scope {
@@ -95,7 +96,7 @@ pub enum Scope {
 }
 
 /// Constraints a request states ("2 levels deep", "preview only", "with impact").
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentConstraints {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,7 +112,7 @@ pub struct IntentConstraints {
 }
 
 /// A natural-language request routed to a pillar (seed 004 §3.1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Intent {
     pub pillar: Pillar,
@@ -128,7 +129,7 @@ pub struct Intent {
 // --- guidance ------------------------------------------------------------------------
 
 /// A tool call the agent can send as is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NextAction {
     /// 1 = do this first.
@@ -145,7 +146,7 @@ pub struct NextAction {
 }
 
 /// How serious a warning is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum WarningLevel {
@@ -155,7 +156,7 @@ pub enum WarningLevel {
 }
 
 /// Something the agent should know before acting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Warning {
     pub severity: WarningLevel,
@@ -170,7 +171,7 @@ pub struct Warning {
 }
 
 /// What to do after an error with this code.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecoveryStrategy {
     pub code: ErrorCode,
@@ -181,7 +182,7 @@ pub struct RecoveryStrategy {
 }
 
 /// The guidance payload of every answer (seed 004 §3.4).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Guidance {
     /// One paragraph: what was looked at and what it means.
@@ -196,7 +197,7 @@ pub struct Guidance {
 }
 
 /// A failed pillar call on the wire: the error, its recovery, and guidance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PillarError {
     #[serde(flatten)]
@@ -207,7 +208,7 @@ pub struct PillarError {
 // --- shared pieces ---------------------------------------------------------------------
 
 /// How deep `understand` (and call graphs) go.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Depth {
@@ -229,7 +230,7 @@ impl Depth {
 }
 
 /// A definition, briefly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SymbolBrief {
     pub qualified_name: String,
@@ -250,7 +251,7 @@ pub struct SymbolBrief {
 }
 
 /// A file another file depends on, or that depends on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileEdge {
     pub path: String,
@@ -262,7 +263,7 @@ pub struct FileEdge {
 
 /// A call between definitions. `path` and `line` locate the far end: the callee
 /// for calls out of the subject, the call site for calls into it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallEdge {
     /// The calling definition (a file path for top-level code).
@@ -289,7 +290,7 @@ fn is_one(n: &u32) -> bool {
 }
 
 /// A file that changes often and is complex: where bugs collect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HotSpot {
     pub path: String,
@@ -304,7 +305,7 @@ pub struct HotSpot {
 }
 
 /// How far a change to a file or symbol reaches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImpactRadius {
     /// Files depending on it directly.
@@ -321,7 +322,7 @@ pub struct ImpactRadius {
 }
 
 /// The architectural role of a file (seed 004 §3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ArchitecturalRole {
@@ -338,7 +339,7 @@ pub enum ArchitecturalRole {
 }
 
 /// Size and coupling.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Complexity {
     pub loc: u32,
@@ -355,7 +356,7 @@ pub struct Complexity {
 }
 
 /// Severity of a risk or of a change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum RiskLevel {
@@ -367,7 +368,7 @@ pub enum RiskLevel {
 }
 
 /// One risk a report found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Risk {
     pub level: RiskLevel,
@@ -378,7 +379,7 @@ pub struct Risk {
 }
 
 /// The synthesized report of `understand` (seed 004 §3.2 `SynthesizedReport`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub summary: String,
@@ -391,7 +392,7 @@ pub struct Report {
 // --- understand ------------------------------------------------------------------------
 
 /// What `understand` includes (all by default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UnderstandInclude {
     pub skeleton: bool,
@@ -418,13 +419,18 @@ impl Default for UnderstandInclude {
 }
 
 /// `understand`: a path, a symbol or a question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UnderstandRequest {
-    /// A file or directory path, a symbol (`Server.start`), or a question.
+    /// What to understand: a file or directory path relative to the project root
+    /// (`src/auth.py`, `crates/edit/`, `.`), a symbol (`Server.start`,
+    /// `edit::Engine::apply`, `handleAuth`), or a question in English or Korean
+    /// ("how are sessions expired?", "handleAuth 인증 로직 파악").
     pub target: String,
+    /// Call-graph and dependency levels: shallow 1, standard 2 (default), deep 3.
     #[serde(default)]
     pub depth: Depth,
+    /// Parts of the answer to include (all by default).
     #[serde(default)]
     pub include: UnderstandInclude,
     /// Most tokens (o200k) the answer may take; parts are cut to fit (default 8000).
@@ -433,7 +439,7 @@ pub struct UnderstandRequest {
 }
 
 /// One file, understood.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileInsight {
     pub path: String,
@@ -475,7 +481,7 @@ pub struct FileInsight {
 }
 
 /// One definition, understood.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SymbolInsight {
     #[serde(flatten)]
@@ -497,7 +503,7 @@ pub struct SymbolInsight {
 }
 
 /// A file a question led to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RankedFile {
     pub path: String,
@@ -507,7 +513,7 @@ pub struct RankedFile {
 }
 
 /// The answer of `understand`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UnderstandResponse {
     pub target: String,
@@ -532,7 +538,7 @@ pub struct UnderstandResponse {
 // --- change ----------------------------------------------------------------------------
 
 /// The check run after the edit is written and before it commits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum CheckLevel {
@@ -545,38 +551,45 @@ pub enum CheckLevel {
 }
 
 /// Options of `change`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ChangeOptions {
-    /// Default true: preview only. Send `false` to apply.
+    /// Default true: validate and preview (diffs + impact), write nothing. Send
+    /// false to apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
-    /// Default true.
+    /// Default true: changed symbols, affected files and hotspots, breaking-change
+    /// risk, suggested tests with priority.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include_impact: Option<bool>,
-    /// Default true: run `check` and roll back when it fails.
+    /// Default true: run the post-edit check and roll back when it fails.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_rollback: Option<bool>,
+    /// The post-edit check: syntax (default: the edited files gain no syntax
+    /// errors), build (also the project's build in the sandbox), none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckLevel>,
 }
 
 /// `change`: edits (the edit engine's operations) with a description.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeRequest {
+    /// What the change is for (kept in the edit history).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The path of edits that name none.
+    /// The file of edits that name no `path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// The edits, applied together as one all-or-nothing transaction. All see the
+    /// files as they were before the request.
     pub edits: Vec<EditOp>,
     #[serde(default)]
     pub options: ChangeOptions,
 }
 
 /// How a definition changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum SymbolChange {
@@ -588,7 +601,7 @@ pub enum SymbolChange {
 }
 
 /// A definition a change touches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedSymbol {
     pub path: String,
@@ -601,7 +614,7 @@ pub struct ChangedSymbol {
 }
 
 /// How much a test matters for a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum TestPriority {
@@ -611,7 +624,7 @@ pub enum TestPriority {
 }
 
 /// A test file worth running after a change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SuggestedTest {
     pub path: String,
@@ -620,7 +633,7 @@ pub struct SuggestedTest {
 }
 
 /// A file a change may affect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AffectedFile {
     pub path: String,
@@ -629,7 +642,7 @@ pub struct AffectedFile {
 }
 
 /// The impact report of `change` (seed 004 §3.3 `ImpactReport`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImpactReport {
     pub changed_symbols: Vec<ChangedSymbol>,
@@ -644,7 +657,7 @@ pub struct ImpactReport {
 }
 
 /// What the post-edit check said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckReport {
     pub level: CheckLevel,
@@ -656,7 +669,7 @@ pub struct CheckReport {
 }
 
 /// The answer of `change`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeResponse {
     /// The edit was applied (or, for a dry run, would apply cleanly).
@@ -679,7 +692,7 @@ pub struct ChangeResponse {
 /// What `navigate` looks for. The default is `references`: with the answer's
 /// `definitions` that is "where is it, and who uses it", what a bare
 /// `{"target": "add"}` means.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum NavigateAction {
@@ -707,7 +720,7 @@ impl NavigateAction {
 }
 
 /// `navigate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateRequest {
     /// Default `references` (the definitions come with every answer).
@@ -727,7 +740,7 @@ pub struct NavigateRequest {
 }
 
 /// A place in the project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
     pub path: String,
@@ -753,7 +766,7 @@ pub struct Location {
 }
 
 /// The answer of `navigate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NavigateResponse {
     pub action: NavigateAction,
@@ -770,7 +783,7 @@ pub struct NavigateResponse {
 // --- read ------------------------------------------------------------------------------
 
 /// How `read` shows a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ReadView {
@@ -781,7 +794,7 @@ pub enum ReadView {
 }
 
 /// `read`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadRequest {
     /// The file, relative to the project root.
@@ -801,7 +814,7 @@ pub struct ReadRequest {
 }
 
 /// The answer of `read`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResponse {
     pub path: String,
@@ -826,7 +839,7 @@ pub struct ReadResponse {
 // --- write -----------------------------------------------------------------------------
 
 /// `write`: create a file from content, a built-in template or an existing file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteRequest {
     /// The file to create, relative to the root.
@@ -840,11 +853,13 @@ pub struct WriteRequest {
     /// (in snake_case, CamelCase, kebab-case and UPPER_CASE forms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// `{{name}}` substitutions for templates (`name` defaults to the file stem).
+    /// Template variables (`name` defaults to the file stem; `package`, `namespace`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variables: BTreeMap<String, String>,
+    /// Replace an existing file (undoable).
     #[serde(default)]
     pub overwrite: bool,
+    /// Show what would be written, write nothing.
     #[serde(default)]
     pub dry_run: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -852,7 +867,7 @@ pub struct WriteRequest {
 }
 
 /// The answer of `write`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteResponse {
     pub path: String,
@@ -866,7 +881,7 @@ pub struct WriteResponse {
 // --- manage ----------------------------------------------------------------------------
 
 /// What `manage` does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ManageCommand {
@@ -892,7 +907,7 @@ impl ManageCommand {
 }
 
 /// Incremental (changed files only) or full (from scratch) rebuild.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum RebuildScope {
@@ -902,13 +917,15 @@ pub enum RebuildScope {
 }
 
 /// `manage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManageRequest {
+    /// status | undo | redo | history | rebuild | test.
     pub command: ManageCommand,
     /// undo/redo/history: a transaction id (a unique prefix works).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// rebuild: incremental (default, changed files only) or full (from scratch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<RebuildScope>,
     /// history: at most this many (default 20).
@@ -923,7 +940,7 @@ pub struct ManageRequest {
 }
 
 /// The project and index state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectStatus {
     pub root: String,
@@ -947,7 +964,7 @@ pub struct ProjectStatus {
 }
 
 /// What a rebuild did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RebuildReport {
     pub scope: RebuildScope,
@@ -960,7 +977,7 @@ pub struct RebuildReport {
 }
 
 /// The answer of `manage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManageResponse {
     pub command: ManageCommand,

@@ -6,11 +6,12 @@
 //! `"type"` (`{"type": "waiting", "node": "PLAN", "reason": "..."}`), fields are
 //! camelCase, times are milliseconds since the Unix epoch.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where a run stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum RunStatus {
@@ -49,7 +50,7 @@ impl RunStatus {
 }
 
 /// One run as listed: what it is, where it stands, and its latest checkpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
     pub id: String,
@@ -71,7 +72,7 @@ pub struct RunSummary {
 }
 
 /// A checkpoint without its state: one immutable row per transition of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointMeta {
     pub run_id: String,
@@ -93,7 +94,7 @@ pub struct CheckpointMeta {
 /// Something that happened in a run. `seq` numbers a run's events 1, 2, 3, ...
 /// (separately from checkpoints), so a client can replay everything after the last
 /// event it saw.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEvent {
     pub run_id: String,
@@ -103,7 +104,7 @@ pub struct RunEvent {
 }
 
 /// What a [`RunEvent`] reports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum RunEventKind {

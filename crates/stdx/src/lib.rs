@@ -11,12 +11,14 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod call;
 mod fs;
 mod hash;
 mod path;
 mod text;
 
 pub use crate::{
+    call::{Call, CancellationToken, NoProgress, OutputStream, Progress},
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
     hash::{ContentHasher, sha256, sha256_hex},
     path::{is_within, normalize_rel, to_slash},

@@ -1,0 +1,432 @@
+//! The closed set of operations every driver calls.
+//!
+//! The CLI's subcommands, `ironbees mcp`, the HTTP server and our own agents do
+//! not each define what they can do: they all call these operations through the
+//! engine's registry. An [`Operation`] names one; its request type implements
+//! [`Op`], which ties it to its response type, so a handler, a driver and a
+//! schema all agree on the shapes by construction. The tool a model sees is the
+//! operation's [`Operation::name`], [`Operation::description`] and the JSON
+//! Schemas derived (schemars) from the request and the response.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use crate::{
+    BuildResult, EditResult, ExecResult, FileChange, TestResult, TransactionSummary,
+};
+
+/// What an operation does to the world, for approval policies and tool hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Reads the project and the index only (the index may be refreshed).
+    Read,
+    /// Writes project files, through the edit engine (journaled, undoable).
+    Edit,
+    /// Runs project commands in the sandbox (builds, tests, any command).
+    Run,
+}
+
+macro_rules! operations {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $title:literal, $effect:ident, $desc:expr; )*) => {
+        /// Every operation, by its tool name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        #[non_exhaustive]
+        pub enum Operation {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl Operation {
+            /// Every operation, in declaration order (the order tools are listed in).
+            pub const ALL: &'static [Operation] = &[$(Operation::$variant,)*];
+
+            /// The tool name (`understand`, `localize`, `search_project`, ...).
+            pub fn name(self) -> &'static str {
+                match self { $(Operation::$variant => $name,)* }
+            }
+
+            /// A short human title.
+            pub fn title(self) -> &'static str {
+                match self { $(Operation::$variant => $title,)* }
+            }
+
+            pub fn effect(self) -> Effect {
+                match self { $(Operation::$variant => Effect::$effect,)* }
+            }
+
+            /// What a model reads to choose the tool.
+            pub fn description(self) -> &'static str {
+                match self { $(Operation::$variant => $desc,)* }
+            }
+
+            pub fn from_name(name: &str) -> Option<Operation> {
+                match name { $($name => Some(Operation::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+operations! {
+    // --- the six pillars ---------------------------------------------------------------
+    Understand = "understand", "Understand code", Read,
+        "Understand a file, directory, symbol or question in ONE call: skeleton, symbols \
+with signatures, dependencies and dependents, call graph (calls in/out), PageRank, hotspots \
+(git churn), impact radius (dependents, affected tests), and a synthesized report \
+(architectural role, complexity with fan-in/fan-out, risks, recommendations), plus guidance \
+with ready next tool calls. `target` may be a path, a symbol (`Server.start`) or a question \
+in English or Korean. Answers include each file's `hash` to pass as `expectedHash` to \
+`change`. Bounded by `budget` tokens.";
+    Change = "change", "Change code (checked, reversible)", Edit,
+        "Change code safely: edits (targetString/replacementString, lineRange, \
+replaceSymbol by qualifiedName, insert, create, delete, rename), each with `expectedHash` \
+(sha256 of the file as you read it), applied as ONE all-or-nothing journaled transaction. \
+PREVIEW BY DEFAULT: without options.dryRun=false nothing is written and you get the diffs \
+and the impact report (changed symbols, affected files and hotspots, breaking-change risk, \
+suggested tests with priority). With dryRun=false the edit is applied, checked (no new \
+syntax errors; check=build also builds) and rolled back automatically when the check fails; \
+the answer has the transactionId for `undo`. Errors (NO_MATCH, AMBIGUOUS_MATCH, \
+HASH_MISMATCH, PATH_OUTSIDE_ROOT) change nothing and carry a recovery strategy.";
+    Navigate = "navigate", "Navigate symbols", Read,
+        "Navigate the code graph: definition, references (the default), callers, callees \
+(with depth), implementations and type hierarchy (supertypes and subtypes) of a symbol \
+(`Server.start`, `parse`) or of `path:line`. Results carry path, line, the enclosing \
+definition and the source line.";
+    Read = "read", "Read a file", Read,
+        "Read a file: full (large files are cut with a warning), skeleton (signatures and \
+first doc lines with the file's true line numbers, bodies elided), fragment (lineRange \
+\"10-40\" or a definition by `symbol`), or diff (`against`: HEAD or an edit transaction \
+id). Always from disk, with the file's current sha256 `hash` (the next `expectedHash`).";
+    Write = "write", "Write a new file", Edit,
+        "Create a file from `content`, a built-in `template` (module, test, class; for the \
+file's language, with `variables`), or `from` an existing file (copied with its name \
+replaced in every case form: snake_case, CamelCase, kebab-case, UPPER_CASE). Journaled and \
+undoable; refuses to overwrite unless `overwrite` is true.";
+    Manage = "manage", "Manage project state", Edit,
+        "Manage the project: `status` (index, freshness, recent edits, test tool), `undo` / \
+`redo` (an edit transaction, default the newest; refused if a file changed since), \
+`history` (with `id`: that transaction's diffs), `rebuild` (the index, incremental or full), \
+`test` (detect and run the project's tests in the sandbox, optionally only `targets`; \
+progress notifications while it runs).";
+
+    // --- code intelligence ---------------------------------------------------------------
+    Symbols = "symbols", "List definitions", Read,
+        "List definitions from the index: by name glob (`parse_*`, `Router.*`), kind \
+(function, class, method, struct, ...), file or directory. Each with path, line range, \
+qualified name and signature.";
+    Skeleton = "skeleton", "Outline a file", Read,
+        "The skeleton of one file: signatures, type definitions and first doc lines with \
+the file's true line numbers, bodies elided, and how many tokens that saves.";
+    Search = "search", "Search definitions", Read,
+        "Find definitions by name (typos and prefixes too), words, path or error message: \
+BM25, name, path, verbatim-phrase and graph-neighbour retrievers fused by rank, weighted by \
+the kind of query. Each hit names the retrievers that found it.";
+    Localize = "localize", "Localize an issue", Read,
+        "The files an issue, bug report, question or stack trace is most likely about, best \
+first, with evidence (matching definitions and lines, stack frames, literals, graph \
+neighbours).";
+    Repomap = "repomap", "Map the repository", Read,
+        "A ranked map of the repository: skeleton lines of the most central definitions \
+(PageRank over references, personalized by `focus` files or directories and a `query`), \
+fitted exactly to a token budget.";
+    Graph = "graph", "Dependency and call graphs", Read,
+        "File dependencies (`deps`, with `reverse` for dependents) and call trees \
+(`callers`, `callees`, `calls`) of a file, `path:line` or qualified name, as a tree or \
+Mermaid; guessed edges are marked and not walked through.";
+    Impact = "impact", "Impact of a change", Read,
+        "What a change to a file or definition reaches: dependents with their distance, the \
+impact radius, the risk, and the test files likely affected.";
+    Hotspots = "hotspots", "Find hotspots", Read,
+        "Files and definitions that change often (git churn, recency-weighted) and are \
+complex and depended on; ranked by structure alone when there is no history, and the answer \
+says why.";
+    Report = "report", "Architecture report", Read,
+        "An architecture report: overview, central files and definitions with their roles, \
+hotspot clusters, blast radius, dependency cycles, insights and a Mermaid module map.";
+    Status = "status", "Index status", Read,
+        "The index's state: files, symbols and references per language, files skipped and \
+why, files with syntax errors, and whether the index is up to date with the files.";
+    Index = "index", "Build the index", Read,
+        "Build or refresh the index (incremental: only changed files are parsed; `rebuild` \
+starts over), and the search index with it.";
+
+    // --- edit history ----------------------------------------------------------------------
+    Undo = "undo", "Undo an edit", Edit,
+        "Undo an edit transaction (the newest applied one, or `id`; a unique prefix works). \
+Refused with HASH_MISMATCH when a file changed since, naming the later change.";
+    Redo = "redo", "Redo an edit", Edit,
+        "Re-apply the most recently undone edit (or `id`), when its files are still as the \
+undo left them.";
+    History = "history", "Edit history", Read,
+        "Edit transactions, newest first (id, time, state, description, files); with `id`, \
+that transaction's per-file diffs.";
+
+    // --- project commands --------------------------------------------------------------------
+    Build = "build", "Build the project", Run,
+        "Detect the project (cargo, dotnet, go, TypeScript) and build it in the sandbox: \
+errors and warnings with code, file, line and column.";
+    Test = "test", "Run the tests", Run,
+        "Run the project's tests in the sandbox (cargo/nextest, pytest, dotnet, go, jest, \
+vitest, or a given command): totals, and each failure with its message and location. A test \
+tool that is not installed is COMMAND_NOT_FOUND, not a failed test.";
+    Exec = "exec", "Run a command", Run,
+        "Run one command in the sandbox: network off, the workspace writable, the rest \
+read-only, secrets hidden, the whole process tree killed at the end; exit code, signal, \
+the limit that fired, bounded output and the isolation in force.";
+
+    // --- superseded tools, kept for clients written against them -------------------------------
+    SearchProject = "search_project", "Search the project (superseded)", Read,
+        "Superseded by `navigate` and `understand`. Search definitions by name and rank \
+files for a query (identifiers, a question, an error message).";
+    ReadCode = "read_code", "Read code (superseded)", Read,
+        "Superseded by `read`. Read a file in full, as a skeleton, or a fragment by lineRange.";
+    EditCode = "edit_code", "Edit code (superseded)", Edit,
+        "Superseded by `change`. Apply edits (replace by targetString or lineRange, create, \
+delete) at once as one checked transaction; dryRun defaults to false here.";
+    AnalyzeRelationship = "analyze_relationship", "Analyze relationships (superseded)", Read,
+        "Superseded by `navigate` (calls, references) and `understand` (dependencies). \
+Relationships of a symbol or file: calls (upstream = callers, downstream = callees), \
+references, dependencies (upstream = dependents, downstream = imports).";
+    ListDirectory = "list_directory", "List a directory (superseded)", Read,
+        "Superseded by `understand` on a directory. List a directory (gitignore-aware), with \
+each indexed file's language, line count and number of definitions.";
+    GetHierarchy = "get_hierarchy", "Type hierarchy (superseded)", Read,
+        "Superseded by `navigate` with action `hierarchy`. Supertypes and subtypes of a type.";
+    ManageProject = "manage_project", "Manage the project (superseded)", Edit,
+        "Superseded by `manage`. status, undo, redo, history, rebuild or test.";
+}
+
+impl Operation {
+    /// The pillar or operation a superseded tool's answers point to.
+    pub fn superseded_by(self) -> Option<Operation> {
+        match self {
+            Operation::SearchProject => Some(Operation::Understand),
+            Operation::ReadCode => Some(Operation::Read),
+            Operation::EditCode => Some(Operation::Change),
+            Operation::AnalyzeRelationship => Some(Operation::Navigate),
+            Operation::ListDirectory => Some(Operation::Understand),
+            Operation::GetHierarchy => Some(Operation::Navigate),
+            Operation::ManageProject => Some(Operation::Manage),
+            _ => None,
+        }
+    }
+
+    pub fn read_only(self) -> bool {
+        self.effect() == Effect::Read
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A request type of one operation, tied to its response type.
+pub trait Op: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static {
+    const OPERATION: Operation;
+    type Response: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+}
+
+/// `impl Op for Request { OPERATION; Response }`, one line each.
+#[macro_export]
+macro_rules! impl_ops {
+    ($( $req:ty => $op:ident, $resp:ty; )*) => {
+        $( impl $crate::Op for $req {
+            const OPERATION: $crate::Operation = $crate::Operation::$op;
+            type Response = $resp;
+        } )*
+    };
+}
+
+// --- edit history ----------------------------------------------------------------------------
+
+/// `undo` and `redo`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoRequest {
+    /// The transaction (a unique prefix works); default the newest applied edit (for
+    /// `redo`, the most recently undone one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Show what would change and write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `redo`: the same fields as [`UndoRequest`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RedoRequest {
+    /// The transaction to re-apply; default the most recently undone edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Show what would change and write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `history`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRequest {
+    /// One transaction (a unique prefix works): its summary and per-file diffs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// How many transactions to list, newest first (default 20, at most 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// The answer of `history`: the list, or with `id` that one transaction and its
+/// changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryResponse {
+    pub transactions: Vec<TransactionSummary>,
+    /// With `id`: the transaction's per-file diffs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<FileChange>>,
+}
+
+// --- project commands ----------------------------------------------------------------------
+
+/// How a project command is confined, on top of the `sandbox:` configuration. Every
+/// field is optional; the configuration and the built-in defaults fill the rest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxOptions {
+    /// Wall-clock limit (`90s`, `10m`, `1h`; plain numbers are seconds); kills the
+    /// whole process tree. Default 10m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// Memory limit for the tree (`512M`, `2G`). Default 4G.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// CPU-time limit per process (`30s`). Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Processes (and threads) at once. Default 512.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u32>,
+    /// `off` (default: a private network namespace, loopback only) or `on`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// More writable paths besides the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// More paths to hide, besides the built-in secret locations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hide: Vec<String>,
+    /// Run on a throwaway layer over the workspace: the command's writes are discarded.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub throwaway: bool,
+    /// The workspace (writable; everything else read-only). Default the project root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// `auto`, `namespaces`, `bubblewrap`, `container` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// The image for the container backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Refuse to run (SANDBOX_UNAVAILABLE) when a protection is missing here.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub strict: bool,
+    /// Kill the command when it has written this much output (default 256M).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<String>,
+}
+
+/// `build`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildRequest {
+    #[serde(default)]
+    pub sandbox: SandboxOptions,
+}
+
+/// `test`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TestRequest {
+    #[serde(default)]
+    pub sandbox: SandboxOptions,
+    /// cargo projects: run the tests with `cargo nextest`.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub nextest: bool,
+    /// Run this command instead of the detected tool; judged by its exit code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// Only these tests (files, `file::name`, test names), with the detected tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+}
+
+/// The answer of `build`: the parsed result, and the run when something ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildResponse {
+    /// The detected project kind (`cargo`, `python`, ...).
+    pub project: String,
+    pub build: BuildResult,
+    /// The build command's run (absent when the project has nothing to build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecResult>,
+}
+
+/// The answer of `test`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TestResponse {
+    /// The detected project kind, or `command`.
+    pub project: String,
+    pub test: TestResult,
+    pub exec: ExecResult,
+}
+
+/// `exec`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecRequest {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub sandbox: SandboxOptions,
+    /// Where the command starts, relative to the workspace (default its root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+impl_ops! {
+    crate::UnderstandRequest => Understand, crate::UnderstandResponse;
+    crate::ChangeRequest => Change, crate::ChangeResponse;
+    crate::NavigateRequest => Navigate, crate::NavigateResponse;
+    crate::ReadRequest => Read, crate::ReadResponse;
+    crate::WriteRequest => Write, crate::WriteResponse;
+    crate::ManageRequest => Manage, crate::ManageResponse;
+    UndoRequest => Undo, EditResult;
+    RedoRequest => Redo, EditResult;
+    HistoryRequest => History, HistoryResponse;
+    BuildRequest => Build, BuildResponse;
+    TestRequest => Test, TestResponse;
+    ExecRequest => Exec, ExecResult;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for op in Operation::ALL {
+            assert!(seen.insert(op.name()), "{op} twice");
+            assert_eq!(Operation::from_name(op.name()), Some(*op));
+            let json = serde_json::to_string(op).unwrap();
+            assert_eq!(json, format!("\"{}\"", op.name()));
+            assert!(!op.description().is_empty() && !op.title().is_empty());
+        }
+        assert_eq!(Operation::from_name("nope"), None);
+    }
+}
