@@ -34,7 +34,7 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
-        if let Some(e) = cause.downcast_ref::<pillars::Error>() {
+        if let Some(e) = cause.downcast_ref::<engine::Error>() {
             let mut info = e.to_info();
             info.message = render_chain(err);
             return info;

@@ -144,8 +144,9 @@ pub enum Command {
     /// dependencies, call graph, PageRank, impact, report, next actions).
     #[command(after_help = cmd::pillar::UNDERSTAND_HELP)]
     Understand(cmd::pillar::UnderstandArgs),
-    /// Definition, references, callers, callees, implementations or type hierarchy of a symbol.
-    #[command(after_help = "Example:\n  ironbees navigate callers Engine::apply --depth 2")]
+    /// Definition, references (the default), callers, callees, implementations or type
+    /// hierarchy of a symbol.
+    #[command(after_help = cmd::pillar::NAVIGATE_HELP)]
     Navigate(cmd::pillar::NavigateArgs),
     /// Read a file whole, as a skeleton, a fragment (--lines, --symbol) or a diff; prints its hash.
     #[command(
@@ -162,7 +163,7 @@ pub enum Command {
         after_help = "Example:\n  ironbees manage status --json\n  ironbees manage rebuild --full\n  ironbees manage test --target tests/test_api.py"
     )]
     Manage(cmd::pillar::ManageArgs),
-    /// Serve the pillars over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
+    /// Serve every operation over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
     #[command(after_help = cmd::pillar::MCP_HELP)]
     Mcp(cmd::pillar::McpArgs),
 }

@@ -9,11 +9,11 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use protocol::ErrorCode;
+use stdx::CancellationToken;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -104,7 +104,7 @@ pub(crate) fn update(
     root: &std::path::Path,
     opts: &Options<'_>,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    cancel: &CancellationToken,
 ) -> Result<UpdateReport> {
     let started = Instant::now();
     let started_ns = now_ns();
@@ -247,7 +247,7 @@ pub(crate) fn update(
             // processed in sequence, and one worker can end up parsing the rest of
             // a run while the other has nothing to steal.
             work.into_par_iter().with_max_len(1).for_each_with(tx, |tx, w| {
-                if cancel.load(Ordering::Relaxed) {
+                if cancel.is_cancelled() {
                     return;
                 }
                 let _ = tx.send(process(w, opts, known_blobs));
@@ -256,7 +256,7 @@ pub(crate) fn update(
         write_result = write_all(store, direct, rx, &mut report, progress, cancel);
     });
     write_result?;
-    if cancel.load(Ordering::Relaxed) {
+    if cancel.is_cancelled() {
         if bulk {
             // What was loaded stays, and is as fast to query as after a full run.
             let batch = store.begin()?;
@@ -290,7 +290,7 @@ fn write_all(
     rx: crossbeam_channel::Receiver<Outcome>,
     report: &mut UpdateReport,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    cancel: &CancellationToken,
 ) -> Result<()> {
     // Each outcome is written as it arrives, into a transaction committed every
     // BATCH_FILES or BATCH_TIME: when the last worker finishes, only its last
@@ -309,7 +309,7 @@ fn write_all(
             apply(&batch, o, report)?;
             in_batch += 1;
         }
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.is_cancelled() {
             // What this transaction holds is rolled back (dropped). Drain, so the
             // workers are not blocked on a full channel.
             drop(batch);

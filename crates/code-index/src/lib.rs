@@ -14,11 +14,10 @@
 //!   batch while an update runs; a cancelled or killed update leaves a consistent index.
 //!
 //! ```no_run
-//! use std::sync::atomic::AtomicBool;
-//! use code_index::{Index, IndexConfig, NoProgress, SymbolQuery};
+//! use code_index::{Call, CancellationToken, Index, IndexConfig, NoProgress, SymbolQuery};
 //!
 //! let mut index = Index::open(std::path::Path::new("."), IndexConfig::default())?;
-//! index.update(&NoProgress, &AtomicBool::new(false))?;
+//! index.update(&Call::new(&NoProgress, &CancellationToken::new()))?;
 //! let q = SymbolQuery { name: Some("parse_*".into()), ..Default::default() };
 //! for s in index.symbols(&q)? {
 //!     println!("{}:{} {} {}", s.path, s.line, s.kind, s.qualified_name);
@@ -63,7 +62,6 @@ mod walk;
 use std::{
     fs::File,
     path::{Path, PathBuf},
-    sync::atomic::AtomicBool,
 };
 
 pub use crate::{
@@ -110,9 +108,10 @@ pub use crate::{
     tokens::{count_tokens, warm_up_tokenizer},
 };
 use protocol::{ErrorCode, Symbol};
+pub use stdx::{Call, CancellationToken, NoProgress, Progress};
 
 /// The directory under the project root where ironbees keeps its state.
-pub const STATE_DIR: &str = ".ironbees";
+pub use stdx::STATE_DIR;
 
 /// How the index walks and reads the project.
 #[derive(Debug, Clone)]
@@ -131,17 +130,6 @@ impl Default for IndexConfig {
     }
 }
 
-/// Receives progress from long operations. Implementations must be cheap: `advance`
-/// is called from the writer thread after every committed batch.
-pub trait Progress: Sync {
-    /// A new phase starts; `total` is its number of steps when known.
-    fn phase(&self, _name: &str, _total: Option<u64>) {}
-    fn advance(&self, _n: u64) {}
-}
-
-/// A [`Progress`] that ignores everything.
-pub struct NoProgress;
-impl Progress for NoProgress {}
 
 /// The project root for a start directory: the nearest ancestor holding `.ironbees/`
 /// or `.git`, else the start directory itself (as git finds its work tree).
@@ -213,23 +201,21 @@ impl Index {
     }
 
     /// Brings the index up to date, waiting for another process's update to finish.
-    pub fn update(&mut self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<UpdateReport> {
+    /// Progress goes to the call's sink (its `advance` from the writer thread after
+    /// every committed batch, so it must be cheap); its token cancels between batches.
+    pub fn update(&mut self, call: &Call<'_>) -> Result<UpdateReport> {
         let lock = self.lock_file()?;
         lock.lock()
             .map_err(|e| Error::Io { path: self.state_dir.join("index.lock"), source: e })?;
-        self.update_locked(progress, cancel)
+        self.update_locked(call)
     }
 
     /// Like [`Index::update`], but returns `Ok(None)` at once when another process is
     /// updating: readers then answer from the last committed state instead of waiting.
-    pub fn try_update(
-        &mut self,
-        progress: &dyn Progress,
-        cancel: &AtomicBool,
-    ) -> Result<Option<UpdateReport>> {
+    pub fn try_update(&mut self, call: &Call<'_>) -> Result<Option<UpdateReport>> {
         let lock = self.lock_file()?;
         match lock.try_lock() {
-            Ok(()) => self.update_locked(progress, cancel).map(Some),
+            Ok(()) => self.update_locked(call).map(Some),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(e)) => {
                 Err(Error::Io { path: self.state_dir.join("index.lock"), source: e })
@@ -247,17 +233,13 @@ impl Index {
             .map_err(|e| Error::Io { path, source: e })
     }
 
-    fn update_locked(
-        &mut self,
-        progress: &dyn Progress,
-        cancel: &AtomicBool,
-    ) -> Result<UpdateReport> {
+    fn update_locked(&mut self, call: &Call<'_>) -> Result<UpdateReport> {
         let opts = indexer::Options {
             exclude: &self.config.exclude,
             max_file_size: self.config.max_file_size,
             include_minified: self.config.include_minified,
         };
-        indexer::update(&mut self.store, &self.root, &opts, progress, cancel)
+        indexer::update(&mut self.store, &self.root, &opts, call.progress, call.cancel)
     }
 
     /// Definitions matching `query`, ordered by path and position.
@@ -359,7 +341,7 @@ impl Index {
 
     fn staleness(&self) -> Result<Staleness> {
         let entries =
-            walk::walk(&self.root, &self.config.exclude, &AtomicBool::new(false), &|_| {})?;
+            walk::walk(&self.root, &self.config.exclude, &CancellationToken::new(), &|_| {})?;
         let known = self.store.files()?;
         let skipped = self.store.skipped()?;
         let mut st = Staleness::default();
@@ -392,19 +374,7 @@ impl Index {
     /// Resolves a user-supplied path (absolute, or relative to `cwd`) to a path
     /// relative to the root, refusing anything outside it.
     pub fn relative_path(&self, cwd: &Path, user_path: &Path) -> Result<String> {
-        let joined =
-            if user_path.is_absolute() { user_path.to_owned() } else { cwd.join(user_path) };
-        // Canonicalize when the file exists, so symlinks cannot smuggle a path out.
-        let resolved = match joined.canonicalize() {
-            Ok(p) => p,
-            Err(_) => lexical_absolute(&joined),
-        };
-        match resolved.strip_prefix(&self.root) {
-            Ok(rel) => Ok(stdx::to_slash(rel)),
-            Err(_) => {
-                Err(Error::PathOutsideRoot { path: user_path.to_owned(), root: self.root.clone() })
-            }
-        }
+        relative_path(&self.root, cwd, user_path)
     }
 
     /// Reads a project file from disk and analyzes it (fresh, not from the store).
@@ -493,6 +463,22 @@ fn ensure_state_dir(root: &Path) -> Result<PathBuf> {
         std::fs::write(&gi, "*\n").map_err(|e| Error::Io { path: gi, source: e })?;
     }
     Ok(dir)
+}
+
+/// A path the user typed (absolute, or relative to `cwd`) as a `/`-separated path
+/// relative to the canonical `root`; `PATH_OUTSIDE_ROOT` when it leaves the root
+/// (through `..`, an absolute path, or a symlink of an existing file).
+pub fn relative_path(root: &Path, cwd: &Path, user_path: &Path) -> Result<String> {
+    let joined = if user_path.is_absolute() { user_path.to_owned() } else { cwd.join(user_path) };
+    // Canonicalize when the file exists, so symlinks cannot smuggle a path out.
+    let resolved = match joined.canonicalize() {
+        Ok(p) => p,
+        Err(_) => lexical_absolute(&joined),
+    };
+    match resolved.strip_prefix(root) {
+        Ok(rel) => Ok(stdx::to_slash(rel)),
+        Err(_) => Err(Error::PathOutsideRoot { path: user_path.to_owned(), root: root.to_owned() }),
+    }
 }
 
 fn lexical_absolute(path: &Path) -> PathBuf {

@@ -8,15 +8,13 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, Mutex},
     time::UNIX_EPOCH,
 };
 
 use ignore::{WalkBuilder, overrides::OverrideBuilder};
 use protocol::ErrorCode;
+use stdx::CancellationToken;
 
 use crate::{Error, Language, error::Result};
 
@@ -43,7 +41,7 @@ const ALWAYS_EXCLUDED: &[&str] = &[".git", ".ironbees", ".hg", ".svn"];
 pub(crate) fn walk(
     root: &Path,
     exclude: &[String],
-    cancel: &AtomicBool,
+    cancel: &CancellationToken,
     on_source: &(dyn Fn(Language) + Sync),
 ) -> Result<Vec<Entry>> {
     let mut overrides = OverrideBuilder::new(root);
@@ -107,7 +105,7 @@ pub(crate) fn walk(
     walker.run(|| {
         let found = &found;
         Box::new(move |item| {
-            if cancel.load(Ordering::Relaxed) {
+            if cancel.is_cancelled() {
                 return ignore::WalkState::Quit;
             }
             if let Some(entry) = classify(root, item) {
@@ -119,7 +117,7 @@ pub(crate) fn walk(
             ignore::WalkState::Continue
         })
     });
-    if cancel.load(Ordering::Relaxed) {
+    if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
     let mut out = found.into_inner().expect("not poisoned");

@@ -1,17 +1,16 @@
 //! The index as a user sees it: incremental updates, bad input, cancellation and
 //! concurrent readers, on real temporary directories.
 
-use std::{
-    sync::atomic::{AtomicBool, Ordering},
-    time::{Duration, SystemTime},
-};
+use std::time::{Duration, SystemTime};
 
-use code_index::{Index, IndexConfig, NoProgress, Progress, SymbolQuery, UpdateReport};
+use code_index::{
+    Call, CancellationToken, Index, IndexConfig, NoProgress, Progress, SymbolQuery, UpdateReport,
+};
 use protocol::{ErrorCode, SymbolKind};
 use test_support::TempProject;
 
 fn update(index: &mut Index) -> UpdateReport {
-    index.update(&NoProgress, &AtomicBool::new(false)).expect("update")
+    index.update(&Call::new(&NoProgress, &CancellationToken::new())).expect("update")
 }
 
 fn names(index: &Index, file: Option<&str>) -> Vec<String> {
@@ -160,7 +159,7 @@ fn bad_exclude_glob_is_an_invalid_argument() {
     let p = project();
     let cfg = IndexConfig { exclude: vec!["a/{b".to_owned()], ..IndexConfig::default() };
     let mut index = Index::open(p.root(), cfg).unwrap();
-    let err = index.update(&NoProgress, &AtomicBool::new(false)).unwrap_err();
+    let err = index.update(&Call::new(&NoProgress, &CancellationToken::new())).unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArgument);
     assert!(err.to_string().contains("a/{b"), "{err}");
 }
@@ -331,10 +330,10 @@ fn paths_outside_the_root_are_refused() {
 }
 
 /// Cancels the update after its first committed batch.
-struct CancelAfterFirstBatch<'a>(&'a AtomicBool);
+struct CancelAfterFirstBatch<'a>(&'a CancellationToken);
 impl Progress for CancelAfterFirstBatch<'_> {
     fn advance(&self, _n: u64) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.cancel();
     }
 }
 
@@ -348,8 +347,8 @@ fn cancelled_update_leaves_a_consistent_index_that_the_next_run_completes() {
         );
     }
     let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
-    let cancel = AtomicBool::new(false);
-    let err = index.update(&CancelAfterFirstBatch(&cancel), &cancel).unwrap_err();
+    let cancel = CancellationToken::new();
+    let err = index.update(&Call::new(&CancelAfterFirstBatch(&cancel), &cancel)).unwrap_err();
     assert_eq!(err.code(), ErrorCode::Cancelled);
 
     // Whatever was committed is complete: every indexed file has both its symbols.
@@ -430,9 +429,9 @@ fn a_second_updater_does_not_wait_in_try_update() {
         .open(p.path(".ironbees/index.lock"))
         .unwrap();
     lock.lock().unwrap();
-    assert!(b.try_update(&NoProgress, &AtomicBool::new(false)).unwrap().is_none());
+    assert!(b.try_update(&Call::new(&NoProgress, &CancellationToken::new())).unwrap().is_none());
     drop(lock);
-    assert!(a.try_update(&NoProgress, &AtomicBool::new(false)).unwrap().is_some());
+    assert!(a.try_update(&Call::new(&NoProgress, &CancellationToken::new())).unwrap().is_some());
 }
 
 #[test]

@@ -40,7 +40,7 @@ use crate::{
 };
 
 /// The directory under the project root where ironbees keeps its state.
-pub const STATE_DIR: &str = ".ironbees";
+pub use stdx::STATE_DIR;
 
 /// Limits of the engine. The defaults suit a source repository.
 #[derive(Debug, Clone)]
@@ -114,6 +114,23 @@ pub fn needs_recovery(root: &Path) -> bool {
     std::fs::read_dir(journal).is_ok_and(|mut rd| rd.next().is_some())
 }
 
+/// A file's content before and after a planned change (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileVersions {
+    /// The path before the change (a rename's source).
+    pub path: String,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+}
+
+/// The result of [`Engine::preview`]: the dry run's answer and the contents.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    pub result: EditResult,
+    /// One per `result.files` entry, in the same order.
+    pub files: Vec<FileVersions>,
+}
+
 /// The edit engine of one project root. See the crate documentation.
 pub struct Engine {
     root: PathBuf,
@@ -183,6 +200,19 @@ impl Engine {
     /// What recovery did so far (at open and before each write).
     pub fn recovery(&self) -> &Recovery {
         &self.recovery
+    }
+
+    /// A dry run that also hands back every file's content before and after: what
+    /// a caller analyzes (which definitions a change touches) or keeps in an
+    /// overlay, without reading the files again or re-applying the diffs.
+    pub fn preview(&mut self, req: &EditRequest) -> Result<Preview> {
+        // Plan against a recovered project, not a crashed writer's half state.
+        self.try_recover()?;
+        let plan = self.plan(req)?;
+        Ok(Preview {
+            result: EditResult { transaction_id: None, dry_run: true, files: plan.changes() },
+            files: plan.versions(),
+        })
     }
 
     /// Applies a change request as one transaction (or, with `dryRun`, only

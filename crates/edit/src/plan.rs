@@ -91,6 +91,23 @@ impl Plan {
             .collect()
     }
 
+    /// Each changed file's content before and after, keyed like [`Plan::changes`]
+    /// (a rename by its source path, with the destination's content after).
+    pub(crate) fn versions(&self) -> Vec<crate::FileVersions> {
+        self.slots
+            .iter()
+            .filter(|s| !s.is_destination)
+            .map(|s| {
+                let new_slot = s.moved_to.map_or(s, |d| &self.slots[d]);
+                crate::FileVersions {
+                    path: s.rel.clone(),
+                    before: s.before.as_ref().map(|c| c.bytes.clone()),
+                    after: new_slot.after.as_ref().map(|c| c.bytes.clone()),
+                }
+            })
+            .collect()
+    }
+
     /// The per-file results, in request order, a rename shown as one change.
     pub(crate) fn changes(&self) -> Vec<FileChange> {
         let mut out = Vec::new();

@@ -1,40 +1,38 @@
-//! The MCP server: the six pillars (`understand`, `change`, `navigate`, `read`,
-//! `write`, `manage`) and the superseded low-level tools (`search_project`,
-//! `read_code`, `edit_code`, `analyze_relationship`, `list_directory`,
-//! `get_hierarchy`, `manage_project`) over stdio, on the official Rust SDK (rmcp).
+//! The MCP server: the engine's tool registry over stdio, on the official Rust SDK
+//! (rmcp) — the six pillars, the code-intelligence operations (`localize`,
+//! `search`, `repomap`, `graph`, `impact`, `hotspots`, `report`, ...), edit
+//! history, builds and tests, and the superseded low-level tools.
 //!
-//! The design decision: this crate is a thin driver. Every tool converts its
-//! arguments (JSON Schemas from schemars, named as in seed 004 §4.2) into a
-//! `protocol` request and calls one `pillars::Workspace` method on the blocking
-//! pool, with the workspace behind a mutex (calls are serialized: the edit engine
-//! and the index are single-writer anyway). Answers are structured content (and
-//! the same JSON as text); failures are tool results with `isError`, text starting
-//! with the machine code (`HASH_MISMATCH: ...`) and structured content carrying
-//! the code, the details and guidance with a recovery strategy. Arguments that do
-//! not match the schema are tool results with `isError` as well (rmcp's
-//! "failed to deserialize parameters", prefixed `INVALID_ARGUMENT:` by the stdio
-//! front), so the model can correct them; an unknown
-//! tool is a JSON-RPC error (-32602). A stdio front (`stdio.rs`) answers lines
-//! that are not JSON (-32700) or not JSON-RPC 2.0 (-32600), which rmcp alone
-//! would drop or answer without an id. Progress goes out
-//! as `notifications/progress` when the client sent a `progressToken`; a
+//! The design decision: this crate is an adapter and nothing more. It declares no
+//! argument types and implements no tool: `tools/list` is the registry's specs
+//! (names, descriptions, input and output JSON Schemas derived from the `protocol`
+//! types), and `tools/call` runs the registry's handler on the blocking pool
+//! against one shared `engine::Session` (calls run concurrently; the session lets
+//! readers proceed while an edit commits). Answers are structured content;
+//! failures are tool results with `isError`, text starting with the machine code
+//! (`HASH_MISMATCH: ...`) and structured content carrying the code, the details
+//! and guidance with a recovery strategy. Arguments that do not match the request
+//! type are such results too (`INVALID_ARGUMENT`), so the model can correct them;
+//! an unknown tool is a JSON-RPC error (-32602). A stdio front (`stdio.rs`) answers
+//! lines that are not JSON (-32700) or not JSON-RPC 2.0 (-32600), which rmcp alone
+//! would drop or answer without an id. Progress goes out as
+//! `notifications/progress` when the client sent a `progressToken`; a
 //! `notifications/cancelled` stops the call at its next consistent point.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! let ws = pillars::Workspace::open(std::path::Path::new("."), Default::default())?;
-//! mcp::serve_stdio(ws).await?;
+//! let session = engine::Session::open(std::path::Path::new("."), Default::default())?;
+//! mcp::serve_stdio(std::sync::Arc::new(session)).await?;
 //! # Ok(()) }
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod args;
 mod server;
 mod stdio;
 
 pub use crate::server::Server;
 
-/// Errors of the transport (the pillars' errors are tool results, not these).
+/// Errors of the transport (the tools' errors are tool results, not these).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -49,9 +47,9 @@ impl Error {
     }
 }
 
-/// Serves `ws` over stdin/stdout until the client disconnects.
+/// Serves `session` over stdin/stdout until the client disconnects.
 /// Lines that are not JSON-RPC 2.0 get proper JSON-RPC errors (parse error, invalid
 /// request) and the server keeps serving.
-pub async fn serve_stdio(ws: pillars::Workspace) -> Result<(), Error> {
-    stdio::serve(Server::new(ws), tokio::io::stdin(), tokio::io::stdout()).await
+pub async fn serve_stdio(session: std::sync::Arc<engine::Session>) -> Result<(), Error> {
+    stdio::serve(Server::new(session), tokio::io::stdin(), tokio::io::stdout()).await
 }

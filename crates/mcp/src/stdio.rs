@@ -140,7 +140,7 @@ async fn merge_output<W: AsyncWrite + Unpin>(
                 if !matches!(read, Ok(n) if n > 0) {
                     break;
                 }
-                let fixed = with_null_id(&line).or_else(|| with_machine_code(&line));
+                let fixed = with_null_id(&line);
                 if write_line(&mut output, fixed.as_deref().unwrap_or(&line)).await.is_err() {
                     return;
                 }
@@ -173,32 +173,6 @@ fn with_null_id(line: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     m.insert("id".into(), Value::Null);
-    Some(v.to_string().into_bytes())
-}
-
-/// rmcp answers arguments that do not fit a tool's schema itself, as an error
-/// result whose text has no machine code; every other error of ours starts with
-/// one. Give those `INVALID_ARGUMENT` too, so a client can branch on the code.
-fn with_machine_code(line: &[u8]) -> Option<Vec<u8>> {
-    const RMCP: &str = "failed to deserialize parameters";
-    if !line.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":")
-        || !line.windows(RMCP.len()).any(|w| w == RMCP.as_bytes())
-    {
-        return None;
-    }
-    let mut v: Value = serde_json::from_slice(line).ok()?;
-    let result = v.get_mut("result")?.as_object_mut()?;
-    if result.get("isError") != Some(&Value::Bool(true)) {
-        return None;
-    }
-    let text = result.get_mut("content")?.get_mut(0)?.get_mut("text")?;
-    let old = text.as_str()?;
-    if !old.starts_with(RMCP) {
-        return None;
-    }
-    *text = Value::String(format!(
-        "INVALID_ARGUMENT: {old} (see the tool's inputSchema in tools/list)"
-    ));
     Some(v.to_string().into_bytes())
 }
 
@@ -243,27 +217,6 @@ mod tests {
             let v = judge(line);
             assert_eq!(code(&v), *want, "{}", String::from_utf8_lossy(line));
             assert_eq!(v == Verdict::Skip, *skip, "{}", String::from_utf8_lossy(line));
-        }
-    }
-
-    #[test]
-    fn schema_errors_get_a_machine_code() {
-        let line = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"failed to deserialize parameters: missing field `target`"}],"isError":true}}"#;
-        let v: Value = serde_json::from_slice(&with_machine_code(line).unwrap()).unwrap();
-        let text = v["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("INVALID_ARGUMENT: failed to deserialize"), "{text}");
-        assert!(text.contains("missing field `target`"), "{text}");
-        assert_eq!(v["id"], 2);
-        assert_eq!(v["result"]["isError"], true);
-        // Our own errors, successful results quoting the phrase, and other
-        // messages pass untouched.
-        for untouched in [
-            &br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HASH_MISMATCH: src/a.py changed"}],"isError":true}}"#[..],
-            br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"failed to deserialize parameters"}],"isError":false}}"#,
-            br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"see: failed to deserialize parameters"}],"isError":true}}"#,
-            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
-        ] {
-            assert!(with_machine_code(untouched).is_none(), "{}", String::from_utf8_lossy(untouched));
         }
     }
 

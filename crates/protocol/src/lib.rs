@@ -47,7 +47,8 @@ pub use crate::{
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
     ops::{
         BuildRequest, BuildResponse, Effect, ExecRequest, HistoryRequest, HistoryResponse, Op,
-        Operation, RedoRequest, SandboxOptions, TestRequest, TestResponse, UndoRequest,
+        Operation, ProjectInfo, RedoRequest, SandboxOptions, TestRequest, TestResponse,
+        UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

@@ -363,24 +363,36 @@ pub struct TestRequest {
     pub targets: Vec<String>,
 }
 
+/// What the build and test runners detected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProjectInfo {
+    pub root: String,
+    /// `cargo`, `python`, `dotnet`, `go` or `node`.
+    pub kind: String,
+    /// `cargo_test`, `nextest`, `pytest`, `dotnet_test`, `go_test`, `jest` or `vitest`.
+    pub test_tool: String,
+    /// The `.sln`/`.csproj` built (.NET), when there is exactly one at the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Node: TypeScript is installed, so `tsc --noEmit` is the build.
+    pub typescript: bool,
+}
+
 /// The answer of `build`: the parsed result, and the run when something ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct BuildResponse {
-    /// The detected project kind (`cargo`, `python`, ...).
-    pub project: String,
+    pub project: ProjectInfo,
     pub build: BuildResult,
-    /// The build command's run (absent when the project has nothing to build).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The build command's run (null when the project has nothing to build).
     pub exec: Option<ExecResult>,
 }
 
 /// The answer of `test`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct TestResponse {
-    /// The detected project kind, or `command`.
-    pub project: String,
+    /// The detected project (absent when a command was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectInfo>,
     pub test: TestResult,
     pub exec: ExecResult,
 }

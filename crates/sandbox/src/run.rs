@@ -96,7 +96,7 @@ pub struct Hooks<'a> {
     pub on_output: Option<&'a OutputFn<'a>>,
     /// Checked every few milliseconds; when set the tree is killed and
     /// [`Error::Cancelled`] returned.
-    pub cancel: Option<&'a AtomicBool>,
+    pub cancel: Option<&'a stdx::CancellationToken>,
 }
 
 /// A sandbox for one machine: probes once, runs many commands.
@@ -922,7 +922,7 @@ fn spawn_and_wait(
                 Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
-            if hooks.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) && !cancelled {
+            if hooks.cancel.is_some_and(|c| c.is_cancelled()) && !cancelled {
                 cancelled = true;
                 kill_helper();
             }

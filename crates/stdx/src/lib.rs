@@ -11,6 +11,10 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+/// The directory at a project's root where ironbees keeps its state (the index, the
+/// edit journal, runs); named once, here.
+pub const STATE_DIR: &str = ".ironbees";
+
 mod call;
 mod fs;
 mod hash;

@@ -1,16 +1,13 @@
 //! `ironbees build`: detect the project, build it in the sandbox, report diagnostics.
 
-use std::{io::Write, time::Duration};
-
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use protocol::{BuildResult, Diagnostic, ExecResult};
-use sandbox::{DetectOptions, Hooks, Project, Stream};
-use serde::Serialize;
+use engine::Trust;
+use protocol::{BuildRequest, Diagnostic};
 
 use super::{
     Ctx,
-    exec::{SandboxArgs, command_env, open_sandbox, policy, report_limit, warn_plan, workspace},
+    exec::{SandboxArgs, report_limit, warn_plan},
+    session::{CliProgress, PassThrough, open_session, with_progress},
 };
 use crate::output::Output;
 
@@ -31,52 +28,16 @@ Examples:
 
 Exit codes: 0 built, 1 build errors, 6 a sandbox limit fired (see `ironbees exec --help`).";
 
-#[derive(Serialize)]
-struct BuildOutput<'a> {
-    project: &'a Project,
-    build: &'a BuildResult,
-    exec: Option<&'a ExecResult>,
-}
-
-/// A spinner on a terminal while a tool runs.
-pub fn spinner(out: &Output, msg: String) -> ProgressBar {
-    let bar = if out.stderr_is_tty && !out.json {
-        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"),
-    );
-    bar.set_message(msg);
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
-}
-
-pub fn stream_to_stderr(_: Stream, bytes: &[u8]) {
-    let _ = std::io::stderr().lock().write_all(bytes);
-}
-
 pub fn run(ctx: &Ctx, out: &Output, args: &BuildArgs) -> Result<i32> {
-    let policy = policy(ctx, &args.sandbox)?;
-    let root = workspace(ctx, &args.sandbox);
-    let project = sandbox::detect_project(&root, DetectOptions::default())?;
-    let sb = open_sandbox(&policy)?;
-    warn_plan(out, &sb, &policy)?;
-    let (env, removed) = command_env();
-    let bar =
-        if args.verbose { spinner(out, String::new()) } else { spinner(out, "building".into()) };
-    if args.verbose {
-        bar.finish_and_clear();
-    }
-    let hooks = Hooks {
-        on_output: if args.verbose { Some(&stream_to_stderr) } else { None },
-        cancel: Some(&ctx.cancel),
-    };
-    let (build, exec) = sandbox::build(&sb, &project, &policy, &env, &removed, &hooks)?;
-    bar.finish_and_clear();
+    let session = open_session(ctx, out, false)?;
+    let opts = args.sandbox.options(ctx);
+    warn_plan(out, &session, &opts)?;
+    let req = BuildRequest { sandbox: opts };
+    let progress = CliProgress::new(out, args.verbose.then_some(PassThrough::Stderr));
+    let r = with_progress(ctx, &progress, |call| session.build_as(&req, Trust::User, call))?;
+    let (build, exec) = (&r.build, &r.exec);
     if out.json {
-        out.json(&BuildOutput { project: &project, build: &build, exec: exec.as_ref() })?;
+        out.json(&r)?;
         if let Some(e) = exec.as_ref().and_then(|e| e.limit_error()) {
             out.error(&e);
         }

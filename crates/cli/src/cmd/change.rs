@@ -10,12 +10,18 @@ use std::{
 
 use anyhow::{Context, Result};
 use edit::{Engine, EngineOptions};
-use protocol::{EditOp, EditRequest, EditResult, ErrorCode, ErrorInfo, LineRange};
+use protocol::{
+    ChangeOptions, ChangeRequest, CheckLevel, EditOp, EditRequest, EditResult, ErrorCode,
+    ErrorInfo, LineRange,
+};
 use serde::Deserialize;
 
-use super::Ctx;
+use super::{
+    Ctx,
+    session::{open_session, with_call},
+};
 use crate::{
-    exit::{cli_error, exit_code},
+    exit::{self, cli_error, exit_code},
     output::Output,
 };
 
@@ -71,6 +77,11 @@ pub struct ChangeArgs {
     /// Show the diff, write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// The post-edit check: syntax (default: the edited files must not gain syntax
+    /// errors), build (also the project's build in the sandbox), none. A failed check
+    /// rolls the change back.
+    #[arg(long, value_name = "LEVEL", default_value = "syntax", value_parser = ["none", "syntax", "build"])]
+    pub check: String,
 }
 
 /// The `edit:` configuration section.
@@ -95,7 +106,7 @@ pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
         lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
     };
     let mut engine = Engine::open(&ctx.root, options)?;
-    engine.set_symbol_locator(Arc::new(pillars::IndexLocator));
+    engine.set_symbol_locator(Arc::new(engine::IndexLocator));
     let rec = engine.recovery();
     for id in &rec.rolled_back {
         out.warn(format!("an interrupted edit ({id}) was rolled back; its files are as before it"));
@@ -115,26 +126,41 @@ pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &ChangeArgs) -> Result<i32> {
-    let mut req = build_request(ctx, args)?;
-    if args.dry_run {
-        req.options.dry_run = true;
-    }
-    if args.message.is_some() {
-        req.description = args.message.clone();
-    }
-    let mut engine = open_engine(ctx, out)?;
-    match engine.apply(&req) {
-        Ok(result) => {
-            print_result(out, &result, "change");
+    let req = build_request(ctx, args)?;
+    // The same `change` operation MCP and the agents call; the CLI applies unless
+    // asked to preview (the operation's own default is to preview).
+    let check = match args.check.as_str() {
+        "none" => CheckLevel::None,
+        "build" => CheckLevel::Build,
+        _ => CheckLevel::Syntax,
+    };
+    let change = ChangeRequest {
+        description: args.message.clone().or(req.description),
+        target: req.target,
+        edits: req.edits,
+        options: ChangeOptions {
+            dry_run: Some(args.dry_run || req.options.dry_run),
+            include_impact: Some(false),
+            auto_rollback: Some(true),
+            check: Some(check),
+        },
+    };
+    let session = open_session(ctx, out, false)?;
+    match with_call(ctx, out, |call| session.change(&change, call)) {
+        Ok(r) => {
+            for w in &r.guidance.warnings {
+                out.warn(format!("[{}] {}", w.code, w.message));
+            }
+            print_result(out, &r.edit_result, "change");
             Ok(0)
         }
-        Err(e) => report_edit_error(out, &e),
+        Err(e) => report_error(out, &exit::error_info(&e)),
     }
 }
 
-/// Prints an edit error with its candidates (text mode) and returns its exit code.
-pub fn report_edit_error(out: &Output, e: &edit::Error) -> Result<i32> {
-    let info = e.to_info();
+/// Prints an error with its candidates (text mode) and returns its exit code.
+pub fn report_error(out: &Output, info: &ErrorInfo) -> Result<i32> {
+    let info = info.clone();
     out.error(&info);
     if !out.json {
         print_candidates(out, &info);

@@ -1,18 +1,19 @@
 //! `ironbees exec`: run a command in the sandbox. Also the sandbox flags and the
 //! `sandbox:` config section shared with `build` and `test`.
 
-use std::{io::Write, path::PathBuf, time::Duration};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use protocol::{ErrorCode, ExecResult, LimitKind};
-use sandbox::{
-    BackendChoice, Hooks, Network, Policy, RunRequest, Sandbox, SandboxConfig, StdinMode, Stream,
-    WorkspaceMode,
-};
+use anyhow::Result;
+use engine::{Session, Trust};
+use protocol::{ExecRequest, ExecResult, LimitKind, SandboxOptions};
+use sandbox::StdinMode;
 use serde::Deserialize;
 
-use super::Ctx;
-use crate::{exit::cli_error, output::Output};
+use super::{
+    Ctx,
+    session::{CliProgress, PassThrough, open_session, with_progress},
+};
+use crate::output::Output;
 
 /// Flags that shape the sandbox; shared by `exec`, `build` and `test`.
 #[derive(Debug, Clone, clap::Args)]
@@ -124,127 +125,43 @@ With --json: 0 the command succeeded, 1 it failed, 6 a limit fired (`limit` name
 Isolation warnings (a protection this machine cannot provide) are printed on stderr;
 --strict refuses to run instead.";
 
-/// Parses `90s`, `10m`, `1h`, `500ms` or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let bad =
-        || cli_error(ErrorCode::InvalidArgument, format!("bad duration {s:?} (try 90s, 10m, 1h)"));
-    let (num, mult_ms) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1000.0)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60_000.0)
-    } else if let Some(n) = s.strip_suffix('h') {
-        (n, 3_600_000.0)
-    } else {
-        (s, 1000.0)
-    };
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
-    Ok(Duration::from_millis((v * mult_ms).round() as u64))
-}
-
-/// Parses `512M`, `2G`, `1GiB`, `100k` (binary multiples). A unit is required: a
-/// bare `2048` is too easy to mean megabytes and get bytes.
-pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let bad = || {
-        cli_error(
-            ErrorCode::InvalidArgument,
-            format!("bad size {s:?} (give a unit: 512M, 2G, 100k)"),
-        )
-    };
-    let lower = t.to_ascii_lowercase();
-    let stripped = lower.trim_end_matches("ib").trim_end_matches('b');
-    let (num, mult) = match stripped.chars().last() {
-        Some('k') => (&stripped[..stripped.len() - 1], 1u64 << 10),
-        Some('m') => (&stripped[..stripped.len() - 1], 1 << 20),
-        Some('g') => (&stripped[..stripped.len() - 1], 1 << 30),
-        Some('t') => (&stripped[..stripped.len() - 1], 1 << 40),
-        _ => return Err(bad()),
-    };
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
-    Ok((v * mult as f64) as u64)
-}
-
-/// The policy from defaults, then the config file, then the flags.
-pub fn policy(ctx: &Ctx, args: &SandboxArgs) -> Result<Policy> {
-    let sec: SandboxSection = ctx.config.section("sandbox")?;
-    let mut p = Policy::default();
-    if let Some(t) = args.timeout.as_ref().or(sec.timeout.as_ref()) {
-        p.timeout = Some(parse_duration(t)?);
-    }
-    if let Some(m) = args.memory.as_ref().or(sec.memory.as_ref()) {
-        p.memory_bytes = Some(parse_size(m)?);
-    }
-    if let Some(c) = args.cpu.as_ref().or(sec.cpu.as_ref()) {
-        p.cpu_time = Some(parse_duration(c)?);
-    }
-    if let Some(n) = args.processes.or(sec.processes) {
-        if n == 0 {
-            return Err(cli_error(ErrorCode::InvalidArgument, "--processes must be at least 1"));
-        }
-        p.max_processes = Some(n);
-    }
-    if let Some(n) = args.network.as_ref().or(sec.network.as_ref()) {
-        p.network = match n.as_str() {
-            "on" => Network::On,
-            "off" => Network::Off,
-            other => {
-                return Err(cli_error(
-                    ErrorCode::InvalidArgument,
-                    format!("--network takes on or off, not {other:?}"),
-                ));
-            }
+impl SandboxArgs {
+    /// The flags as the `exec`, `build` and `test` operations take them; relative
+    /// paths become absolute from the current directory (the engine resolves
+    /// relative ones from the root).
+    pub fn options(&self, ctx: &Ctx) -> SandboxOptions {
+        let abs = |v: &PathBuf| {
+            if v.is_absolute() { v.clone() } else { ctx.cwd.join(v) }.display().to_string()
         };
+        SandboxOptions {
+            timeout: self.timeout.clone(),
+            memory: self.memory.clone(),
+            cpu: self.cpu.clone(),
+            processes: self.processes,
+            network: self.network.clone(),
+            writable: self.writable.iter().map(abs).collect(),
+            hide: self.hide.iter().map(abs).collect(),
+            throwaway: self.throwaway,
+            workspace: self.workspace.as_ref().map(abs),
+            backend: self.backend.clone(),
+            image: self.image.clone(),
+            strict: self.strict,
+            max_output: self.max_output.clone(),
+        }
     }
-    if let Some(o) = args.max_output.as_ref().or(sec.max_output.as_ref()) {
-        p.max_output_bytes = Some(parse_size(o)?);
-    }
-    let rel = |v: &PathBuf| if v.is_absolute() { v.clone() } else { ctx.cwd.join(v) };
-    p.writable = sec.writable.iter().chain(&args.writable).map(rel).collect();
-    p.hidden = sec.hide.iter().chain(&args.hide).map(rel).collect();
-    if args.throwaway {
-        p.workspace = WorkspaceMode::Throwaway;
-    }
-    if let Some(b) = args.backend.as_ref().or(sec.backend.as_ref()) {
-        p.backend = BackendChoice::parse(b).ok_or_else(|| {
-            cli_error(
-                ErrorCode::InvalidArgument,
-                format!("unknown backend {b:?} (auto, namespaces, bubblewrap, container, none)"),
-            )
-        })?;
-    }
-    p.container_image = args.image.clone().or(sec.image);
-    p.strict = args.strict || sec.strict;
-    Ok(p)
 }
 
-/// A sandbox using this very binary as its helper.
-pub fn open_sandbox(policy: &Policy) -> Result<Sandbox> {
-    let helper =
-        std::env::current_exe().context("locating the ironbees binary (the sandbox helper)")?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    Ok(Sandbox::new(SandboxConfig {
-        helper,
-        home,
-        temp_dir: std::env::temp_dir(),
-        search_path: std::env::var_os("PATH"),
-        probe_container: policy.backend == BackendChoice::Container,
-        probe_bubblewrap: policy.backend == BackendChoice::Bubblewrap,
-        probe_cache: probe_cache_path(),
-    })?)
+/// Prints the plan's warnings loudly before anything runs.
+pub fn warn_plan(out: &Output, session: &Session, opts: &SandboxOptions) -> Result<()> {
+    for w in session.sandbox_warnings(opts, Trust::User)? {
+        out.warn(format!("sandbox: {w}"));
+    }
+    Ok(())
 }
 
 /// `$XDG_RUNTIME_DIR/ironbees/probe.json` (per user, per boot), else
 /// `~/.cache/ironbees/sandbox-probe.json`.
-fn probe_cache_path() -> Option<PathBuf> {
+pub fn probe_cache_path() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d).join("ironbees/sandbox-probe.json"));
     }
@@ -260,23 +177,6 @@ pub fn command_env() -> (Vec<(String, String)>, Vec<String>) {
     let vars = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
     sandbox::filter_env(vars)
-}
-
-pub fn workspace(ctx: &Ctx, args: &SandboxArgs) -> PathBuf {
-    match &args.workspace {
-        Some(w) if w.is_absolute() => w.clone(),
-        Some(w) => ctx.cwd.join(w),
-        None => ctx.root.clone(),
-    }
-}
-
-/// Prints the plan's warnings loudly before anything runs.
-pub fn warn_plan(out: &Output, sb: &Sandbox, policy: &Policy) -> Result<()> {
-    let plan = sb.plan(policy)?;
-    for w in &plan.warnings {
-        out.warn(format!("sandbox: {w}"));
-    }
-    Ok(())
 }
 
 /// Exit code for a finished command (see `EXEC_HELP`).
@@ -325,36 +225,23 @@ fn signal_number(name: &str) -> i32 {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &ExecArgs) -> Result<i32> {
-    let policy = policy(ctx, &args.sandbox)?;
-    let sb = open_sandbox(&policy)?;
-    warn_plan(out, &sb, &policy)?;
-    let (env, env_removed) = command_env();
-    let ws = workspace(ctx, &args.sandbox);
+    let session = open_session(ctx, out, false)?;
+    let opts = args.sandbox.options(ctx);
+    warn_plan(out, &session, &opts)?;
     // Start where we are when that is inside the workspace, else at its root.
+    let ws = opts.workspace.as_ref().map_or_else(|| ctx.root.clone(), PathBuf::from);
     let here = std::fs::canonicalize(&ctx.cwd).ok();
     let ws_real = std::fs::canonicalize(&ws).ok();
     let cwd = match (here, ws_real) {
-        (Some(h), Some(w)) if h.starts_with(&w) => Some(h),
+        (Some(h), Some(w)) if h.starts_with(&w) => {
+            h.strip_prefix(&w).ok().map(|r| r.display().to_string()).filter(|r| !r.is_empty())
+        }
         _ => None,
     };
-    let req = RunRequest {
-        argv: args.command.clone(),
-        workspace: ws,
-        cwd,
-        env,
-        env_removed,
-        stdin: if out.json { StdinMode::Null } else { StdinMode::Inherit },
-    };
-    let stream = |s: Stream, bytes: &[u8]| {
-        // A closed pipe on our side must not stop the command's capture.
-        let _ = match s {
-            Stream::Stdout => std::io::stdout().lock().write_all(bytes),
-            Stream::Stderr => std::io::stderr().lock().write_all(bytes),
-        };
-    };
-    let hooks =
-        Hooks { on_output: if out.json { None } else { Some(&stream) }, cancel: Some(&ctx.cancel) };
-    let result = sb.run(&req, &policy, &hooks)?;
+    let req = ExecRequest { command: args.command.clone(), sandbox: opts, cwd };
+    let stdin = if out.json { StdinMode::Null } else { StdinMode::Inherit };
+    let progress = CliProgress::new(out, (!out.json).then_some(PassThrough::Own));
+    let result = with_progress(ctx, &progress, |call| session.exec_as(&req, Trust::User, stdin, call))?;
     let code = exit_code_for(&result, out.json);
     if out.json {
         out.json(&result)?;
@@ -393,41 +280,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations() {
-        let table = [
-            ("90s", 90_000),
-            ("10m", 600_000),
-            ("1h", 3_600_000),
-            ("500ms", 500),
-            ("2", 2000),
-            ("1.5s", 1500),
-        ];
-        for (s, ms) in table {
-            assert_eq!(parse_duration(s).unwrap(), Duration::from_millis(ms), "{s}");
-        }
-        for bad in ["", "x", "-1s", "0", "10parsecs"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn sizes() {
-        let table = [
-            ("512M", 512u64 << 20),
-            ("2G", 2 << 30),
-            ("1GiB", 1 << 30),
-            ("100k", 100 << 10),
-            ("1.5g", 3 << 29),
-        ];
-        for (s, b) in table {
-            assert_eq!(parse_size(s).unwrap(), b, "{s}");
-        }
-        for bad in ["", "lots", "-5M", "0", "2048"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn config_scalars_from_yaml() {
         let v: serde_json::Value =
             yaml_serde::from_str("timeout: 300\nnetwork: off\nmemory: 2G\nprocesses: 64\n")
@@ -435,8 +287,8 @@ mod tests {
         let s: SandboxSection = serde_json::from_value(v).unwrap();
         assert_eq!(s.timeout.as_deref(), Some("300"));
         assert_eq!(
-            parse_duration(s.timeout.as_deref().unwrap()).unwrap(),
-            Duration::from_secs(300)
+            engine::parse_duration(s.timeout.as_deref().unwrap()).unwrap(),
+            std::time::Duration::from_secs(300)
         );
         assert_eq!(s.network.as_deref(), Some("off"));
         assert_eq!(s.memory.as_deref(), Some("2G"));

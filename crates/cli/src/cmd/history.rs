@@ -2,14 +2,18 @@
 //! transactions.
 
 use anyhow::Result;
-use protocol::{TransactionKind, TransactionState, TransactionSummary};
+use protocol::{
+    HistoryRequest, RedoRequest, TransactionKind, TransactionState, TransactionSummary,
+    UndoRequest,
+};
 use serde::Serialize;
 
 use super::{
     Ctx,
-    change::{open_engine, print_result, report_edit_error},
+    change::{print_result, report_error},
+    session::{open_session, with_call},
 };
-use crate::output::Output;
+use crate::{exit, output::Output};
 
 #[derive(Debug, clap::Args)]
 pub struct UndoArgs {
@@ -30,24 +34,26 @@ pub struct HistoryArgs {
 }
 
 pub fn undo(ctx: &Ctx, out: &Output, args: &UndoArgs) -> Result<i32> {
-    let mut engine = open_engine(ctx, out)?;
-    match engine.undo(args.id.as_deref(), args.dry_run) {
+    let session = open_session(ctx, out, false)?;
+    let req = UndoRequest { id: args.id.clone(), dry_run: args.dry_run };
+    match with_call(ctx, out, |call| session.undo(&req, call)) {
         Ok(r) => {
             print_result(out, &r, "undo");
             Ok(0)
         }
-        Err(e) => report_edit_error(out, &e),
+        Err(e) => report_error(out, &exit::error_info(&e)),
     }
 }
 
 pub fn redo(ctx: &Ctx, out: &Output, args: &UndoArgs) -> Result<i32> {
-    let mut engine = open_engine(ctx, out)?;
-    match engine.redo(args.id.as_deref(), args.dry_run) {
+    let session = open_session(ctx, out, false)?;
+    let req = RedoRequest { id: args.id.clone(), dry_run: args.dry_run };
+    match with_call(ctx, out, |call| session.redo(&req, call)) {
         Ok(r) => {
             print_result(out, &r, "redo");
             Ok(0)
         }
-        Err(e) => report_edit_error(out, &e),
+        Err(e) => report_error(out, &exit::error_info(&e)),
     }
 }
 
@@ -59,34 +65,33 @@ struct Shown<'a> {
 }
 
 pub fn history(ctx: &Ctx, out: &Output, args: &HistoryArgs) -> Result<i32> {
-    let engine = open_engine(ctx, out)?;
-    if let Some(id) = &args.id {
-        let (summary, changes) = match engine.transaction(id) {
-            Ok(t) => t,
-            Err(e) => return report_edit_error(out, &e),
-        };
+    let session = open_session(ctx, out, false)?;
+    let req = HistoryRequest { id: args.id.clone(), limit: Some(args.limit as u32) };
+    let r = match with_call(ctx, out, |call| session.history(&req, call)) {
+        Ok(r) => r,
+        Err(e) => return report_error(out, &exit::error_info(&e)),
+    };
+    if let (Some(changes), Some(summary)) = (&r.changes, r.transactions.first()) {
         if out.json {
-            out.json(&Shown { summary: &summary, changes: &changes })?;
+            out.json(&Shown { summary, changes })?;
             return Ok(0);
         }
-        out.line(line(out, &summary));
-        let r = protocol::EditResult { transaction_id: None, dry_run: false, files: changes };
-        for f in &r.files {
+        out.line(line(out, summary));
+        for f in changes {
             for l in f.diff.lines() {
                 out.line(l);
             }
         }
         return Ok(0);
     }
-    let list = engine.history(args.limit)?;
     if out.json {
-        out.json(&list)?;
+        out.json(&r.transactions)?;
         return Ok(0);
     }
-    if list.is_empty() {
+    if r.transactions.is_empty() {
         eprintln!("no edits yet");
     }
-    for t in &list {
+    for t in &r.transactions {
         out.line(line(out, t));
     }
     Ok(0)

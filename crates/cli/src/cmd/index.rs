@@ -43,7 +43,7 @@ pub fn index_config(
 pub fn open_fresh(ctx: &Ctx, out: &Output) -> Result<Index> {
     let mut index = Index::open(&ctx.root, index_config(ctx, &[], None)?)?;
     let bar = Bar::new(out);
-    match index.try_update(&bar, &ctx.cancel)? {
+    match index.try_update(&code_index::Call::new(&bar, &ctx.cancel))? {
         Some(_) => {}
         None => out.warn("the index is being updated by another process; answering from its last committed state"),
     }
@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &IndexArgs) -> Result<i32> {
     let mut index =
         if args.rebuild { Index::rebuild(&ctx.root, cfg)? } else { Index::open(&ctx.root, cfg)? };
     let bar = Bar::new(out);
-    let report = index.update(&bar, &ctx.cancel);
+    let report = index.update(&code_index::Call::new(&bar, &ctx.cancel));
     bar.finish();
     let report = report?;
     let status = index.summary()?;

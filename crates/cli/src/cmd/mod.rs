@@ -16,6 +16,7 @@ pub mod llm;
 pub mod localize;
 pub mod pillar;
 pub mod repomap;
+pub mod session;
 pub mod report;
 pub mod search;
 pub mod skeleton;
@@ -23,26 +24,21 @@ pub mod status;
 pub mod symbols;
 pub mod test;
 
-use std::{
-    path::PathBuf,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use engine::CancellationToken;
 
 use crate::{Cli, Command, config::Config, output::Output};
 
 /// What every command needs: where it runs, the project root, the configuration and
-/// the cancellation flag that Ctrl-C sets.
+/// the cancellation token that Ctrl-C fires.
 pub struct Ctx {
     /// The directory the command runs in (`-C DIR` or the current directory).
     pub cwd: PathBuf,
     pub root: PathBuf,
     pub config: Config,
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: CancellationToken,
 }
 
 impl Ctx {
@@ -62,17 +58,18 @@ impl Ctx {
 
 /// First Ctrl-C: ask the running operation to stop at its next consistent point.
 /// Second Ctrl-C: exit at once (every committed state on disk is consistent anyway).
-fn install_ctrl_c() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = Arc::clone(&flag);
+fn install_ctrl_c() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
     // Fails only if a handler is already installed (tests calling twice); ignore.
     let _ = ctrlc::set_handler(move || {
-        if f.swap(true, Ordering::SeqCst) {
+        if t.is_cancelled() {
             std::process::exit(130);
         }
+        t.cancel();
         eprintln!("\ninterrupted: finishing the current step (Ctrl-C again to quit now)");
     });
-    flag
+    token
 }
 
 /// A runtime for the async `llm` client. The CLI stays synchronous; commands that
@@ -84,18 +81,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// A cancellation token that fires when Ctrl-C sets the context's flag. Must be
-/// called inside the runtime (it spawns the watcher).
-pub fn cancel_token(ctx: &Ctx) -> ::llm::CancellationToken {
-    let token = ::llm::CancellationToken::new();
-    let (flag, t) = (Arc::clone(&ctx.cancel), token.clone());
-    tokio::spawn(async move {
-        while !flag.load(Ordering::SeqCst) {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        t.cancel();
-    });
-    token
+/// The token Ctrl-C fires (the model client awaits it, blocking code polls it).
+pub fn cancel_token(ctx: &Ctx) -> CancellationToken {
+    ctx.cancel.clone()
 }
 
 /// A model client for commands that chat. A provider configured without a model

@@ -3,10 +3,7 @@
 //! the pillar's answer as JSON with `--json`, else as text for people, with the
 //! guidance's next actions at the end.
 
-use std::{path::Path, time::Duration};
-
-use anyhow::{Context, Result};
-use pillars::{Call, SandboxSetup, Workspace, WorkspaceOptions};
+use anyhow::Result;
 use protocol::{
     Depth, Guidance, LineRange, ManageCommand, ManageRequest, NavigateAction, NavigateRequest,
     ReadRequest, ReadView, RebuildScope, UnderstandInclude, UnderstandRequest, WriteRequest,
@@ -14,81 +11,9 @@ use protocol::{
 
 use super::{
     Ctx,
-    change::EditSection,
-    exec::{SandboxArgs, command_env, policy},
-    index::{Bar, index_config},
+    session::{open_session, user_path, with_call},
 };
 use crate::{exit::cli_error, output::Output};
-
-/// Opens the workspace with the configured index, edit and sandbox settings.
-pub fn open_workspace(ctx: &Ctx, out: &Output, watch: bool) -> Result<Workspace> {
-    let section: EditSection = ctx.config.section("edit")?;
-    let d = edit::EngineOptions::default();
-    let edit = edit::EngineOptions {
-        max_file_size: section.max_file_size.unwrap_or(d.max_file_size),
-        history_limit: section.history_limit.unwrap_or(d.history_limit),
-        history_max_bytes: section.history_max_bytes.unwrap_or(d.history_max_bytes),
-        lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
-    };
-    let sandbox_args = SandboxArgs {
-        timeout: None,
-        memory: None,
-        cpu: None,
-        processes: None,
-        network: None,
-        writable: vec![],
-        hide: vec![],
-        throwaway: false,
-        workspace: None,
-        backend: None,
-        image: None,
-        strict: false,
-        max_output: None,
-    };
-    let sandbox = match policy(ctx, &sandbox_args) {
-        Ok(policy) => {
-            let helper = std::env::current_exe().context("locating the ironbees binary")?;
-            let (env, env_removed) = command_env();
-            Some(SandboxSetup {
-                config: sandbox::SandboxConfig {
-                    helper,
-                    home: std::env::var_os("HOME").map(std::path::PathBuf::from),
-                    temp_dir: std::env::temp_dir(),
-                    search_path: std::env::var_os("PATH"),
-                    probe_container: false,
-                    probe_bubblewrap: false,
-                    probe_cache: None,
-                },
-                policy,
-                env,
-                env_removed,
-            })
-        }
-        Err(e) => {
-            out.warn(format!("sandbox settings are invalid, tests cannot run: {e:#}"));
-            None
-        }
-    };
-    let options = WorkspaceOptions { index: index_config(ctx, &[], None)?, edit, watch, sandbox };
-    let ws = Workspace::open(&ctx.root, options)?;
-    for id in &ws.recovery().rolled_back {
-        out.warn(format!("an interrupted edit ({id}) was rolled back; its files are as before it"));
-    }
-    Ok(ws)
-}
-
-/// Runs one pillar call with a progress bar on a terminal and Ctrl-C wired in.
-fn with_call<T>(
-    ctx: &Ctx,
-    out: &Output,
-    f: impl FnOnce(&Call<'_>) -> pillars::Result<T>,
-) -> Result<T> {
-    let bar = Bar::new(out);
-    let call = Call::new(&bar, &ctx.cancel);
-    let r = f(&call);
-    bar.finish();
-    Ok(r?)
-}
 
 fn print_guidance(out: &Output, g: &Guidance) {
     let dim = out.style_out().dim();
@@ -131,7 +56,7 @@ Examples:
   ironbees understand 'how are sessions expired?' --json";
 
 pub fn understand(ctx: &Ctx, out: &Output, args: &UnderstandArgs) -> Result<i32> {
-    let mut ws = open_workspace(ctx, out, false)?;
+    let session = open_session(ctx, out, false)?;
     let depth = match args.depth.as_str() {
         "shallow" => Depth::Shallow,
         "deep" => Depth::Deep,
@@ -140,7 +65,7 @@ pub fn understand(ctx: &Ctx, out: &Output, args: &UnderstandArgs) -> Result<i32>
     let include = UnderstandInclude { skeleton: !args.no_skeleton, ..Default::default() };
     let req =
         UnderstandRequest { target: args.target.clone(), depth, include, budget: args.budget };
-    let r = with_call(ctx, out, |call| ws.understand(&req, call))?;
+    let r = with_call(ctx, out, |call| session.understand(&req, call))?;
     if out.json {
         out.json(&r)?;
         return Ok(0);
@@ -238,11 +163,13 @@ pub fn understand(ctx: &Ctx, out: &Output, args: &UnderstandArgs) -> Result<i32>
 
 #[derive(Debug, clap::Args)]
 pub struct NavigateArgs {
-    /// definition, references, callers, callees, implementations or hierarchy.
-    #[arg(value_parser = ["definition", "references", "callers", "callees", "implementations", "hierarchy"])]
-    pub action: String,
+    /// definition, references (the default: with the definition, "where is it and who
+    /// uses it"), callers, callees, implementations or hierarchy; then the target.
+    #[arg(value_name = "ACTION")]
+    pub first: String,
     /// A symbol (`Server.start`, `parse`) or `path:line`.
-    pub target: String,
+    #[arg(value_name = "TARGET")]
+    pub second: Option<String>,
     /// Levels for callers, callees and hierarchy.
     #[arg(long)]
     pub depth: Option<u32>,
@@ -253,24 +180,46 @@ pub struct NavigateArgs {
     pub path: Option<String>,
 }
 
+pub const NAVIGATE_HELP: &str = "\
+Examples:
+  ironbees navigate Server.start                 the definition and its references
+  ironbees navigate callers Server.start --depth 2
+  ironbees navigate definition src/app.py:42     what is defined at that line";
+
 pub fn navigate(ctx: &Ctx, out: &Output, args: &NavigateArgs) -> Result<i32> {
-    let action = match args.action.as_str() {
-        "definition" => NavigateAction::Definition,
-        "references" => NavigateAction::References,
-        "callers" => NavigateAction::Callers,
-        "callees" => NavigateAction::Callees,
-        "implementations" => NavigateAction::Implementations,
-        _ => NavigateAction::Hierarchy,
+    // `navigate TARGET` or `navigate ACTION TARGET`.
+    let (action, target) = match &args.second {
+        None => (NavigateAction::References, args.first.clone()),
+        Some(target) => {
+            let action = match args.first.as_str() {
+                "definition" => NavigateAction::Definition,
+                "references" => NavigateAction::References,
+                "callers" => NavigateAction::Callers,
+                "callees" => NavigateAction::Callees,
+                "implementations" => NavigateAction::Implementations,
+                "hierarchy" => NavigateAction::Hierarchy,
+                other => {
+                    return Err(cli_error(
+                        protocol::ErrorCode::InvalidArgument,
+                        format!(
+                            "unknown action {other:?}: definition, references, callers, callees, \
+                             implementations or hierarchy"
+                        ),
+                    ));
+                }
+            };
+            (action, target.clone())
+        }
     };
-    let mut ws = open_workspace(ctx, out, false)?;
+    let session = open_session(ctx, out, false)?;
     let req = NavigateRequest {
         action,
-        target: args.target.clone(),
+        target,
         depth: args.depth,
         limit: args.limit,
         path: args.path.clone(),
     };
-    let r = with_call(ctx, out, |call| ws.navigate(&req, call))?;
+    let r = with_call(ctx, out, |call| session.navigate(&req, call))?;
     if out.json {
         out.json(&r)?;
         return Ok(0);
@@ -314,8 +263,8 @@ pub struct ReadArgs {
 }
 
 pub fn read(ctx: &Ctx, out: &Output, args: &ReadArgs) -> Result<i32> {
-    let mut ws = open_workspace(ctx, out, false)?;
-    let target = relative(ctx, &args.file);
+    let session = open_session(ctx, out, false)?;
+    let target = user_path(ctx, &args.file);
     let line_range = match &args.lines {
         Some(l) => Some(
             LineRange::parse(l).map_err(|e| cli_error(protocol::ErrorCode::InvalidArgument, e))?,
@@ -336,7 +285,7 @@ pub fn read(ctx: &Ctx, out: &Output, args: &ReadArgs) -> Result<i32> {
         symbol: args.symbol.clone(),
         against: args.diff.clone(),
     };
-    let r = with_call(ctx, out, |call| ws.read(&req, call))?;
+    let r = with_call(ctx, out, |call| session.read(&req, call))?;
     if out.json {
         out.json(&r)?;
         return Ok(0);
@@ -353,10 +302,6 @@ pub fn read(ctx: &Ctx, out: &Output, args: &ReadArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn relative(ctx: &Ctx, file: &Path) -> String {
-    let abs = if file.is_absolute() { file.to_owned() } else { ctx.cwd.join(file) };
-    abs.display().to_string()
-}
 
 // --- write ------------------------------------------------------------------------------
 
@@ -383,7 +328,7 @@ pub struct WriteArgs {
 }
 
 pub fn write(ctx: &Ctx, out: &Output, args: &WriteArgs) -> Result<i32> {
-    let mut ws = open_workspace(ctx, out, false)?;
+    let session = open_session(ctx, out, false)?;
     let mut variables = std::collections::BTreeMap::new();
     for v in &args.vars {
         let (k, val) = v.split_once('=').ok_or_else(|| {
@@ -395,16 +340,16 @@ pub fn write(ctx: &Ctx, out: &Output, args: &WriteArgs) -> Result<i32> {
         variables.insert(k.to_owned(), val.to_owned());
     }
     let req = WriteRequest {
-        path: relative(ctx, &args.path),
+        path: user_path(ctx, &args.path),
         content: args.content.clone(),
         template: args.template.clone(),
-        from: args.from.as_ref().map(|f| relative(ctx, f)),
+        from: args.from.as_ref().map(|f| user_path(ctx, f)),
         variables,
         overwrite: args.overwrite,
         dry_run: args.dry_run,
         description: None,
     };
-    let r = with_call(ctx, out, |call| ws.write(&req, call))?;
+    let r = with_call(ctx, out, |call| session.write(&req, call))?;
     if out.json {
         out.json(&r)?;
         return Ok(0);
@@ -443,7 +388,7 @@ pub fn manage(ctx: &Ctx, out: &Output, args: &ManageArgs) -> Result<i32> {
         "rebuild" => ManageCommand::Rebuild,
         _ => ManageCommand::Test,
     };
-    let mut ws = open_workspace(ctx, out, false)?;
+    let session = open_session(ctx, out, false)?;
     let req = ManageRequest {
         command,
         id: args.id.clone(),
@@ -452,7 +397,7 @@ pub fn manage(ctx: &Ctx, out: &Output, args: &ManageArgs) -> Result<i32> {
         targets: args.targets.clone(),
         dry_run: args.dry_run,
     };
-    let r = with_call(ctx, out, |call| ws.manage(&req, call))?;
+    let r = with_call(ctx, out, |call| session.manage(&req, call))?;
     if out.json {
         out.json(&r)?;
     } else {
@@ -492,26 +437,22 @@ pub struct McpArgs {
 }
 
 pub const MCP_HELP: &str = "\
-Serves the six pillars (understand, change, navigate, read, write, manage) and the
-superseded low-level tools over MCP on stdin/stdout, for the project at -C DIR (or
-the current directory). Register it with a client, e.g.:
+Serves every ironbees operation as an MCP tool on stdin/stdout — the six pillars
+(understand, change, navigate, read, write, manage), localize, search, repomap,
+graph, impact, hotspots, report, undo/redo/history, build, test, exec, and the
+superseded low-level tools — for the project at -C DIR (or the current directory). Register it with a client, e.g.:
   claude mcp add ironbees -- ironbees mcp -C /path/to/repo
   codex mcp add ironbees -- ironbees mcp -C /path/to/repo
 Logs go to stderr (IRONBEES_LOG=debug); stdout carries only the protocol.";
 
 pub fn mcp(ctx: &Ctx, out: &Output, args: &McpArgs) -> Result<i32> {
-    let ws = open_workspace(ctx, out, !args.no_watch)?;
+    let session = open_session(ctx, out, !args.no_watch)?;
     let rt = super::runtime()?;
-    let cancel = std::sync::Arc::clone(&ctx.cancel);
+    let cancel = ctx.cancel.clone();
     rt.block_on(async move {
-        let stop = async move {
-            while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        };
         tokio::select! {
-            r = mcp::serve_stdio(ws) => r.map_err(anyhow::Error::from),
-            () = stop => Ok(()),
+            r = mcp::serve_stdio(session) => r.map_err(anyhow::Error::from),
+            () = cancel.cancelled() => Ok(()),
         }
     })?;
     Ok(0)

@@ -2,14 +2,14 @@
 //! totals and failures.
 
 use anyhow::Result;
-use protocol::{ExecResult, TestResult};
-use sandbox::{DetectOptions, Hooks, Project};
-use serde::Serialize;
+use engine::Trust;
+use protocol::TestRequest;
 
 use super::{
     Ctx,
-    build::{render_diagnostic, spinner, stream_to_stderr},
-    exec::{SandboxArgs, command_env, open_sandbox, policy, report_limit, warn_plan, workspace},
+    build::render_diagnostic,
+    exec::{SandboxArgs, report_limit, warn_plan},
+    session::{CliProgress, PassThrough, open_session, with_progress},
 };
 use crate::output::Output;
 
@@ -38,44 +38,26 @@ Examples:
 
 Exit codes: 0 all tests passed, 1 failures (or no tests ran), 6 a sandbox limit fired.";
 
-#[derive(Serialize)]
-struct TestOutput<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project: Option<&'a Project>,
-    test: &'a TestResult,
-    exec: &'a ExecResult,
-}
-
 pub fn run(ctx: &Ctx, out: &Output, args: &TestArgs) -> Result<i32> {
-    let policy = policy(ctx, &args.sandbox)?;
-    let root = workspace(ctx, &args.sandbox);
-    let project = if args.command.is_empty() {
-        Some(sandbox::detect_project(&root, DetectOptions { nextest: args.nextest })?)
-    } else {
-        None
+    let session = open_session(ctx, out, false)?;
+    let opts = args.sandbox.options(ctx);
+    warn_plan(out, &session, &opts)?;
+    let req = TestRequest {
+        sandbox: opts,
+        nextest: args.nextest,
+        command: args.command.clone(),
+        targets: Vec::new(),
     };
-    let sb = open_sandbox(&policy)?;
-    warn_plan(out, &sb, &policy)?;
-    let (env, removed) = command_env();
-    let bar = spinner(out, "testing".into());
-    if args.verbose {
-        bar.finish_and_clear();
-    }
-    let hooks = Hooks {
-        on_output: if args.verbose { Some(&stream_to_stderr) } else { None },
-        cancel: Some(&ctx.cancel),
-    };
-    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
-    let (test, exec) =
-        sandbox::test(&sb, project.as_ref(), command, &root, &policy, &env, &removed, &hooks)?;
-    bar.finish_and_clear();
+    let progress = CliProgress::new(out, args.verbose.then_some(PassThrough::Stderr));
+    let r = with_progress(ctx, &progress, |call| session.test_as(&req, Trust::User, call))?;
+    let (test, exec) = (&r.test, &r.exec);
     if out.json {
-        out.json(&TestOutput { project: project.as_ref(), test: &test, exec: &exec })?;
+        out.json(&r)?;
         if let Some(e) = exec.limit_error() {
             out.error(&e);
         }
     } else {
-        report_limit(out, &exec);
+        report_limit(out, exec);
         let bad = out.style_out().red().bold();
         let dim = out.style_out().dim();
         for d in &test.build_errors {

@@ -601,13 +601,13 @@ fn streaming_hook_sees_output_in_order() {
 fn cancel_kills_the_tree() {
     let ws = TempProject::new();
     let m = marker();
-    let flag = std::sync::atomic::AtomicBool::new(false);
+    let flag = stdx::CancellationToken::new();
     let hooks = sandbox::Hooks { on_output: None, cancel: Some(&flag) };
     let start = Instant::now();
     let err = std::thread::scope(|s| {
         s.spawn(|| {
             std::thread::sleep(Duration::from_millis(300));
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            flag.cancel();
         });
         sandbox().run(&request(ws.root(), &["sh", "-c", "sleep 60", &m]), &quick_policy(), &hooks)
     })

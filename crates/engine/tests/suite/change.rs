@@ -39,7 +39,7 @@ fn breaking(auto_rollback: Option<bool>) -> ChangeRequest {
 #[test]
 fn a_syntax_error_rolls_the_whole_transaction_back() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let e = call(|c| ws.change(&breaking(None), c)).unwrap_err();
     let info = e.to_info();
     assert_eq!(info.code, ErrorCode::SyntaxError, "{info:?}");
@@ -56,14 +56,14 @@ fn a_syntax_error_rolls_the_whole_transaction_back() {
         h.history
     );
     // The recovery tells the model what happened.
-    let g = pillars::error_guidance(&info, protocol::Pillar::Change, &json!({}));
+    let g = engine::error_guidance(&info, protocol::Operation::Change, &json!({}));
     assert!(g.recovery.unwrap().strategy.contains("rolled back"));
 }
 
 #[test]
 fn without_auto_rollback_the_broken_edit_stays_flagged_and_undo_restores() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let r = call(|c| ws.change(&breaking(Some(false)), c)).unwrap();
     assert!(!r.success, "a failed check is not a success");
     let check = r.check.as_ref().unwrap();
@@ -87,7 +87,7 @@ fn a_file_broken_before_the_edit_does_not_block_an_unrelated_fix() {
     // not the edit's fault.
     let p = project();
     p.write("src/util.py", "def helper(:\n    return 1\n");
-    let mut ws = open(&p);
+    let ws = open(&p);
     let req: ChangeRequest = serde_json::from_value(json!({
         "edits": [{"path": "src/util.py", "targetString": "return 1", "replacementString": "return 3"}],
         "options": {"dryRun": false},

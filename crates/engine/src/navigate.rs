@@ -4,11 +4,16 @@
 use std::collections::{HashMap, HashSet};
 
 use code_index::{DefId, FileId, Snapshot};
-use protocol::{Guidance, Location, NavigateAction, NavigateRequest, NavigateResponse, Warning};
+use protocol::{
+    DirEntry, EntryType, Guidance, Location, NavigateAction, NavigateRequest, NavigateResponse,
+    Warning,
+};
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace,
+    Session,
     error::{Error, Result},
     guidance::{action, finish},
     locate,
@@ -17,8 +22,8 @@ use crate::{
 
 const DEFAULT_LIMIT: u32 = 50;
 
-impl Workspace {
-    pub fn navigate(&mut self, req: &NavigateRequest, call: &Call<'_>) -> Result<NavigateResponse> {
+impl Session {
+    pub fn navigate(&self, req: &NavigateRequest, call: &Call<'_>) -> Result<NavigateResponse> {
         let target = req.target.trim();
         if target.is_empty() {
             return Err(Error::InvalidArgument(
@@ -386,11 +391,11 @@ impl<'a> LineCache<'a> {
     }
 }
 
-impl Workspace {
+impl Session {
     /// The low-level `search_project`: definitions whose name matches `query` and
     /// the files it leads to (BM25, definitions, graph).
-    pub fn search_project(
-        &mut self,
+    pub(crate) fn find_symbols_and_files(
+        &self,
         query: &str,
         limit: u32,
         call: &Call<'_>,
@@ -420,9 +425,9 @@ impl Workspace {
             }
         }
         let root = self.root.clone();
-        let search = self.search()?;
+        let search = self.search(&snap)?;
         let opts = code_index::LocalizeOptions { k: limit, ..Default::default() };
-        let files = code_index::localize(&snap, search, &root, query, &opts)?
+        let files = code_index::localize(&snap, &search, &root, query, &opts)?
             .into_iter()
             .map(|r| protocol::RankedFile {
                 path: r.path,
@@ -440,12 +445,12 @@ impl Workspace {
 
     /// The low-level `list_directory`: entries under `dir` (gitignore-aware), up to
     /// `depth` levels, files with their language and line count when indexed.
-    pub fn list_directory(
-        &mut self,
+    pub(crate) fn directory_entries(
+        &self,
         dir: &str,
         depth: u32,
         call: &Call<'_>,
-    ) -> Result<Vec<serde_json::Value>> {
+    ) -> Result<Vec<DirEntry>> {
         let rel = if dir.trim().is_empty() || dir.trim() == "." {
             String::new()
         } else {
@@ -474,14 +479,20 @@ impl Workspace {
             let Ok(path) = entry.path().strip_prefix(&self.root) else { continue };
             let path = stdx::to_slash(path);
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let mut v = serde_json::json!({"path": path, "type": if is_dir { "directory" } else { "file" }});
+            let mut e = DirEntry {
+                path: path.clone(),
+                kind: if is_dir { EntryType::Directory } else { EntryType::File },
+                language: None,
+                lines: None,
+                definitions: None,
+            };
             if let Some(f) = snap.project.file_id(&path) {
                 let pf = snap.project.file(f);
-                v["language"] = serde_json::json!(pf.language.name());
-                v["lines"] = serde_json::json!(pf.lines);
-                v["definitions"] = serde_json::json!(pf.defs.len());
+                e.language = Some(pf.language.name().to_owned());
+                e.lines = Some(pf.lines);
+                e.definitions = Some(pf.defs.len() as u32);
             }
-            out.push(v);
+            out.push(e);
             if out.len() >= 2000 {
                 break;
             }

@@ -2,7 +2,7 @@
 //! for errors. Pure functions of the error, the pillar and the request that failed,
 //! so the strategies are tested as tables.
 
-use protocol::{ErrorCode, ErrorInfo, Guidance, NextAction, Pillar, RecoveryStrategy};
+use protocol::{ErrorCode, ErrorInfo, Guidance, NextAction, Operation, RecoveryStrategy};
 use serde_json::{Value, json};
 
 /// A ready tool call.
@@ -30,7 +30,7 @@ pub(crate) fn finish(mut actions: Vec<NextAction>) -> Vec<NextAction> {
 }
 
 /// The guidance of a failed call.
-pub fn error_guidance(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Guidance {
+pub fn error_guidance(info: &ErrorInfo, pillar: Operation, request: &Value) -> Guidance {
     let recovery = recovery_for(info, pillar, request);
     let next_actions = recovery.as_ref().map(|r| r.actions.clone()).unwrap_or_default();
     Guidance {
@@ -53,7 +53,7 @@ fn lines_arg(c: &Value, pad: u64) -> Option<String> {
 
 /// The recovery strategy for an error of `pillar` given the request that failed.
 /// None for codes where retrying differently cannot help (cancelled, internal).
-pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option<RecoveryStrategy> {
+pub fn recovery_for(info: &ErrorInfo, pillar: Operation, request: &Value) -> Option<RecoveryStrategy> {
     let path = info.path.clone().or_else(|| request_path(request)).unwrap_or_default();
     let d = &info.details;
     let edit_index = d["editIndex"].as_u64().map(|i| i as usize);
@@ -91,7 +91,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                 if let Some(retry) = with_line_range(request, edit_index, best) {
                     actions.push(action(
                         2,
-                        pillar.as_str(),
+                        pillar.name(),
                         retry,
                         "retry restricted to that range",
                         "only once the fragment confirms the text",
@@ -123,7 +123,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                 if let Some(retry) = with_line_range(request, edit_index, c) {
                     actions.push(action(
                         1 + i as u8,
-                        pillar.as_str(),
+                        pillar.name(),
                         retry,
                         format!(
                             "apply to the match at lines {}",
@@ -167,7 +167,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                 {
                     actions.push(action(
                         2,
-                        pillar.as_str(),
+                        pillar.name(),
                         retry,
                         "retry with the current hash",
                         "only if the re-read content still fits your edit",
@@ -217,7 +217,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
         }
         ErrorCode::NotFound => {
             for (i, n) in similar.iter().take(3).enumerate() {
-                let tool = if pillar == Pillar::Understand { "understand" } else { "navigate" };
+                let tool = if pillar == Operation::Understand { "understand" } else { "navigate" };
                 let args = if tool == "understand" {
                     json!({"target": n})
                 } else {
@@ -260,7 +260,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
                 retry["overwrite"] = json!(true);
                 actions.push(action(
                     2,
-                    pillar.as_str(),
+                    pillar.name(),
                     retry,
                     "replace it",
                     "only if the existing file should go",
@@ -268,7 +268,7 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Pillar, request: &Value) -> Option
             }
             format!("{path} exists; choose another path or set overwrite (it can be undone).")
         }
-        ErrorCode::SyntaxError | ErrorCode::ToolExecutionFailed if pillar == Pillar::Change => {
+        ErrorCode::SyntaxError | ErrorCode::ToolExecutionFailed if matches!(pillar, Operation::Change | Operation::EditCode) => {
             let mut retry = request.clone();
             retry["options"]["dryRun"] = json!(true);
             actions.push(action(
@@ -401,11 +401,11 @@ mod tests {
         let cand = json!([{"lineRange": {"start": 10, "end": 12}, "similarity": 0.8, "preview": "x  = 1"}]);
         let two = json!([{"lineRange": {"start": 3, "end": 3}, "preview": "x = 1"},
                          {"lineRange": {"start": 9, "end": 9}, "preview": "x = 1"}]);
-        let cases: Vec<(ErrorCode, Value, Pillar, &str, Value, &str)> = vec![
+        let cases: Vec<(ErrorCode, Value, Operation, &str, Value, &str)> = vec![
             (
                 ErrorCode::NoMatch,
                 json!({"editIndex": 0, "candidates": cand}),
-                Pillar::Change,
+                Operation::Change,
                 "read",
                 json!({"target": "a.py", "view": "fragment", "lineRange": "7-15"}),
                 "lines 10-12 (80% similar)",
@@ -413,7 +413,7 @@ mod tests {
             (
                 ErrorCode::NoMatch,
                 json!({"editIndex": 0, "similarNames": ["Server.start"]}),
-                Pillar::Change,
+                Operation::Change,
                 "navigate",
                 json!({"action": "definition", "target": "Server.start"}),
                 "closest is `Server.start`",
@@ -421,7 +421,7 @@ mod tests {
             (
                 ErrorCode::NoMatch,
                 Value::Null,
-                Pillar::Change,
+                Operation::Change,
                 "read",
                 json!({"target": "a.py", "view": "skeleton"}),
                 "not found",
@@ -429,7 +429,7 @@ mod tests {
             (
                 ErrorCode::AmbiguousMatch,
                 json!({"editIndex": 0, "candidates": two}),
-                Pillar::Change,
+                Operation::Change,
                 "change",
                 json!({"edits": [{"lineRange": "3"}]}),
                 "2 places",
@@ -437,7 +437,7 @@ mod tests {
             (
                 ErrorCode::HashMismatch,
                 json!({"editIndex": 0, "currentHash": "new"}),
-                Pillar::Change,
+                Operation::Change,
                 "read",
                 json!({"target": "a.py", "view": "full"}),
                 "hash new",
@@ -445,7 +445,7 @@ mod tests {
             (
                 ErrorCode::HashMismatch,
                 json!({"changedBy": "tx9"}),
-                Pillar::Manage,
+                Operation::Manage,
                 "manage",
                 json!({"command": "history", "id": "tx9"}),
                 "later transaction tx9",
@@ -453,7 +453,7 @@ mod tests {
             (
                 ErrorCode::PathOutsideRoot,
                 Value::Null,
-                Pillar::Read,
+                Operation::Read,
                 "understand",
                 json!({"target": "a.py"}),
                 "relative to the project root",
@@ -461,7 +461,7 @@ mod tests {
             (
                 ErrorCode::IndexStale,
                 Value::Null,
-                Pillar::Understand,
+                Operation::Understand,
                 "manage",
                 json!({"command": "rebuild"}),
                 "rebuild",
@@ -469,7 +469,7 @@ mod tests {
             (
                 ErrorCode::NotFound,
                 json!({"similarNames": ["parse_args"]}),
-                Pillar::Navigate,
+                Operation::Navigate,
                 "navigate",
                 json!({"target": "parse_args"}),
                 "closest names",
@@ -477,7 +477,7 @@ mod tests {
             (
                 ErrorCode::SyntaxError,
                 Value::Null,
-                Pillar::Change,
+                Operation::Change,
                 "read",
                 json!({"view": "skeleton"}),
                 "rolled back",
@@ -493,13 +493,13 @@ mod tests {
             assert!(contains(&first.arguments, &args), "{code}: {} lacks {args}", first.arguments);
         }
         assert!(
-            recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Pillar::Read, &Value::Null)
+            recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Operation::Read, &Value::Null)
                 .is_none()
         );
         // A missing test tool is no reason to undo an edit (issue 24).
         let r = recovery_for(
             &info(ErrorCode::CommandNotFound, "", Value::Null),
-            Pillar::Manage,
+            Operation::Manage,
             &json!({"command": "test"}),
         )
         .unwrap();
@@ -511,7 +511,7 @@ mod tests {
     fn hash_mismatch_retry_carries_the_current_hash() {
         let r = recovery_for(
             &info(ErrorCode::HashMismatch, "a.py", json!({"currentHash": "new"})),
-            Pillar::Change,
+            Operation::Change,
             &change_req(),
         )
         .unwrap();

@@ -84,7 +84,7 @@ fn project() -> TempProject {
     )
 }
 
-fn check(ws: &mut pillars::Workspace, action: NavigateAction, target: &str, want: Expect) {
+fn check(ws: &engine::Session, action: NavigateAction, target: &str, want: Expect) {
     let req =
         NavigateRequest { action, target: target.into(), depth: None, limit: None, path: None };
     let r = call(|c| ws.navigate(&req, c)).unwrap_or_else(|e| panic!("{target}: {e}"));
@@ -108,9 +108,9 @@ fn check(ws: &mut pillars::Workspace, action: NavigateAction, target: &str, want
 #[test]
 fn definitions_across_languages() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Definition,
         "Order.total",
         expect![[r#"
@@ -119,7 +119,7 @@ fn definitions_across_languages() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Definition,
         "Item",
         expect![[r#"
@@ -128,7 +128,7 @@ fn definitions_across_languages() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Definition,
         "square",
         expect![[r#"
@@ -141,9 +141,9 @@ fn definitions_across_languages() {
 #[test]
 fn references_callers_and_callees() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     check(
-        &mut ws,
+        &ws,
         NavigateAction::References,
         "sum_lines",
         expect![[r#"
@@ -154,7 +154,7 @@ fn references_callers_and_callees() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Callers,
         "store",
         expect![[r#"
@@ -163,7 +163,7 @@ fn references_callers_and_callees() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Callees,
         "checkout",
         expect![[r#"
@@ -174,7 +174,7 @@ fn references_callers_and_callees() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Callers,
         "round",
         expect![[r#"
@@ -183,7 +183,7 @@ fn references_callers_and_callees() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Callees,
         "Square.area",
         expect![[r#"
@@ -196,9 +196,9 @@ fn references_callers_and_callees() {
 #[test]
 fn implementations_and_type_hierarchy() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Implementations,
         "Priced",
         expect![[r#"
@@ -207,7 +207,7 @@ fn implementations_and_type_hierarchy() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Implementations,
         "Shape",
         expect![[r#"
@@ -216,7 +216,7 @@ fn implementations_and_type_hierarchy() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Hierarchy,
         "Order",
         expect![[r#"
@@ -226,7 +226,7 @@ fn implementations_and_type_hierarchy() {
         "#]],
     );
     check(
-        &mut ws,
+        &ws,
         NavigateAction::Hierarchy,
         "Item",
         expect![[r#"
@@ -240,7 +240,7 @@ fn implementations_and_type_hierarchy() {
 #[test]
 fn unknown_symbol_is_not_found_with_close_names() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let req = NavigateRequest {
         action: NavigateAction::Definition,
         target: "sum_line".into(),
@@ -259,7 +259,7 @@ fn unknown_symbol_is_not_found_with_close_names() {
 #[test]
 fn without_an_action_navigate_gives_the_definition_and_its_references() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let req: NavigateRequest = serde_json::from_str(r#"{"target": "sum_lines"}"#).unwrap();
     assert_eq!(req.action, NavigateAction::References);
     let r = call(|c| ws.navigate(&req, c)).unwrap();

@@ -2,11 +2,14 @@
 //! of a file, its risks and the recommendations that follow, breaking-change risk.
 //! The decisions are pure functions of numbers, tested as tables.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    path::Path,
+};
 
 use code_index::{FileId, Snapshot};
 use protocol::{
-    ArchitecturalRole, ChangedSymbol, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
+    ArchitecturalRole, Churn, ChangedSymbol, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
     SymbolChange,
 };
 
@@ -355,10 +358,38 @@ pub(crate) fn breaking_change_risk(
     (level, found.into_iter().map(|f| f.1).collect())
 }
 
-/// Hotspots of the project. Without history analysis (churn from git) there are
-/// none; the `git` analysis fills them in.
-pub(crate) fn hot_spots(_snap: &Snapshot) -> Vec<HotSpot> {
-    Vec::new()
+/// Hotspots of the project: files that change often (git churn, recency-weighted)
+/// and are complex and depended on, scored 0..1 against the hottest. Code that does
+/// not change is not a hotspot, so without history there are none.
+pub(crate) fn hot_spots(snap: &Snapshot, churn: Option<&Churn>, root: &Path) -> Vec<HotSpot> {
+    let Some(churn) = churn.filter(|c| c.available) else { return Vec::new() };
+    let sources = code_index::DiskSources::new(root.to_owned(), 4 << 20);
+    let opts = code_index::HotspotOptions { half_life_days: 90.0, limit: 50, under: String::new() };
+    let found = code_index::hotspots(snap, Some(churn), &sources, &opts);
+    let top = found.files.iter().map(|f| f.score).fold(0.0_f64, f64::max);
+    if top <= 0.0 {
+        return Vec::new();
+    }
+    found
+        .files
+        .iter()
+        .filter(|f| f.score > 0.0)
+        .map(|f| {
+            let c = f.churn.as_ref();
+            HotSpot {
+                path: f.path.clone(),
+                score: round6(f.score / top),
+                commits: c.map(|c| c.commits),
+                reason: format!(
+                    "{} commits, {} lines changed; {} decision points, {} dependents",
+                    c.map_or(0, |c| c.commits),
+                    c.map_or(0, |c| c.lines),
+                    f.complexity.decisions,
+                    f.fan_in
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Call sites per definition from other places, and the files they are in.
@@ -499,4 +530,9 @@ mod tests {
         assert!(risks(&calm).is_empty());
         assert_eq!(recommendations(&[], ArchitecturalRole::Peripheral).len(), 1);
     }
+}
+
+/// Six decimals: enough for a rank, and stable in snapshots.
+pub(crate) fn round6(x: f64) -> f64 {
+    (x * 1_000_000.0).round() / 1_000_000.0
 }

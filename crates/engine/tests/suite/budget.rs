@@ -29,7 +29,7 @@ fn big_project() -> TempProject {
 
 fn understand(budget: u32) -> (u32, bool, Vec<String>, usize) {
     let p = big_project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let req: UnderstandRequest =
         serde_json::from_value(json!({"target": "src/big.py", "budget": budget})).unwrap();
     let resp = call(|c| ws.understand(&req, c)).unwrap();

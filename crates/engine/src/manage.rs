@@ -6,15 +6,18 @@ use protocol::{
 };
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace,
+    Session,
+    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
 };
 
-impl Workspace {
-    pub fn manage(&mut self, req: &ManageRequest, call: &Call<'_>) -> Result<ManageResponse> {
-        call.check_cancel()?;
+impl Session {
+    pub fn manage(&self, req: &ManageRequest, call: &Call<'_>) -> Result<ManageResponse> {
+        check_cancel(call)?;
         let mut resp = ManageResponse {
             command: req.command,
             status: None,
@@ -29,12 +32,12 @@ impl Workspace {
         let summary = match req.command {
             ManageCommand::Status => {
                 warnings = self.refresh(call)?;
-                let s = self.index.summary()?;
+                let s = self.index().summary()?;
                 let test_tool =
                     sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
                         .ok()
                         .map(|p| format!("{:?}", p.test_tool).to_lowercase());
-                let recent = self.engine.history(5)?;
+                let recent = self.edits().history(5)?;
                 let fresh = warnings.is_empty();
                 let status = ProjectStatus {
                     root: self.root.display().to_string(),
@@ -79,9 +82,9 @@ impl Workspace {
             ManageCommand::Undo | ManageCommand::Redo => {
                 let undo = req.command == ManageCommand::Undo;
                 let r = if undo {
-                    self.engine.undo(req.id.as_deref(), req.dry_run)?
+                    self.edits().undo(req.id.as_deref(), req.dry_run)?
                 } else {
-                    self.engine.redo(req.id.as_deref(), req.dry_run)?
+                    self.edits().redo(req.id.as_deref(), req.dry_run)?
                 };
                 if !req.dry_run {
                     self.mark_dirty();
@@ -136,7 +139,7 @@ impl Workspace {
             }
             ManageCommand::History => {
                 if let Some(id) = &req.id {
-                    let (summary, changes) = self.engine.transaction(id)?;
+                    let (summary, changes) = self.edits().transaction(id)?;
                     let text = format!(
                         "Transaction {} ({:?}, {:?}): {}.",
                         summary.id, summary.kind, summary.state, summary.description
@@ -150,7 +153,7 @@ impl Workspace {
                     text
                 } else {
                     resp.history =
-                        self.engine.history(req.limit.unwrap_or(20).clamp(1, 500) as usize)?;
+                        self.edits().history(req.limit.unwrap_or(20).clamp(1, 500) as usize)?;
                     if let Some(t) = resp.history.first() {
                         actions.push(action(
                             1,
@@ -243,7 +246,7 @@ impl Workspace {
 
     /// Runs the project's tests (or only `targets`: test files or names) in the
     /// sandbox.
-    pub(crate) fn run_tests(&mut self, targets: &[String], call: &Call<'_>) -> Result<TestResult> {
+    pub(crate) fn run_tests(&self, targets: &[String], call: &Call<'_>) -> Result<TestResult> {
         let root = self.root.clone();
         let project = sandbox::detect_project(&root, sandbox::DetectOptions::default())?;
         let command = (!targets.is_empty()).then(|| targeted_command(&project, targets));
@@ -269,7 +272,7 @@ impl Workspace {
 }
 
 /// The project's test tool restricted to `targets`.
-fn targeted_command(p: &sandbox::Project, targets: &[String]) -> Vec<String> {
+pub(crate) fn targeted_command(p: &sandbox::Project, targets: &[String]) -> Vec<String> {
     use sandbox::TestTool as T;
     let mut argv: Vec<String> = match p.test_tool {
         T::Pytest => vec!["python3".into(), "-m".into(), "pytest".into(), "-q".into()],

@@ -4,16 +4,19 @@
 use protocol::{EditOp, EditRequest, Guidance, Warning, WarningLevel, WriteRequest, WriteResponse};
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace,
+    Session,
+    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
     templates,
 };
 
-impl Workspace {
-    pub fn write(&mut self, req: &WriteRequest, call: &Call<'_>) -> Result<WriteResponse> {
-        call.check_cancel()?;
+impl Session {
+    pub fn write(&self, req: &WriteRequest, call: &Call<'_>) -> Result<WriteResponse> {
+        check_cancel(call)?;
         let rel = self.rel_path(&req.path)?;
         let (content, how) = match (&req.content, &req.template, &req.from) {
             (Some(c), None, None) => (c.clone(), "content".to_owned()),
@@ -57,7 +60,7 @@ impl Workspace {
             }],
             options: protocol::EditOptions { dry_run: req.dry_run, ..Default::default() },
         };
-        let result = self.engine.apply(&edit)?;
+        let result = self.edits().apply(&edit)?;
         let mut warnings = Vec::new();
         if let Some(lang) = code_index::Language::from_path(std::path::Path::new(&rel)) {
             let errors = code_index::analyze(lang, content.as_bytes()).error_nodes;

@@ -18,15 +18,17 @@ use protocol::{
 };
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace, analysis,
+    Session,
+    session::check_cancel, analysis,
     error::{Error, Result},
     guidance::{action, finish},
-    patch,
 };
 
-impl Workspace {
-    pub fn change(&mut self, req: &ChangeRequest, call: &Call<'_>) -> Result<ChangeResponse> {
+impl Session {
+    pub fn change(&self, req: &ChangeRequest, call: &Call<'_>) -> Result<ChangeResponse> {
         if req.edits.is_empty() {
             return Err(Error::InvalidArgument(
                 "`edits` is empty: give at least one edit, e.g. {\"path\": \"src/a.py\", \
@@ -50,15 +52,21 @@ impl Workspace {
                 e.fill_path(t);
             }
         }
-        // 1. The dry run validates everything and yields the diffs.
-        let preview = self.engine.apply(&edit)?;
-        call.check_cancel()?;
+        // 1. The dry run validates everything and yields the diffs and contents.
+        let edit::Preview { result: preview, files } = self.edits().preview(&edit)?;
+        check_cancel(call)?;
         let touched: Vec<String> = preview.files.iter().map(|f| f.path.clone()).collect();
         let (snap, mut warnings) =
             self.fresh_snapshot(call, &touched.iter().map(String::as_str).collect::<Vec<_>>())?;
-        // 2. Before/after analyses (the after side rebuilt from the diffs).
-        let sides = self.sides(&preview);
-        let impact = include_impact.then(|| impact(&snap, &preview, &sides));
+        // 2. Before/after analyses of the contents the engine planned.
+        let sides = sides(&preview, files);
+        let hot = if include_impact {
+            let churn = self.churn(&git::ChurnOptions::default())?;
+            analysis::hot_spots(&snap, Some(&churn), &self.root)
+        } else {
+            Vec::new()
+        };
+        let impact = include_impact.then(|| impact(&snap, &preview, &sides, &hot));
         if dry_run {
             let guidance =
                 change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
@@ -77,25 +85,19 @@ impl Workspace {
         edit.options.dry_run = false;
         let before_errors: HashMap<String, u32> =
             sides.iter().map(|(p, s)| (p.clone(), s.before_errors)).collect();
-        if check == CheckLevel::Build {
-            self.sandbox()?;
-        }
-        let setup = self.options.sandbox.clone();
+        let sandbox = if check == CheckLevel::Build { Some(self.sandbox()?) } else { None };
         let root = self.root.clone();
-        let sb = self.sandbox.as_ref();
         let mut run_check = |changes: &[FileChange]| -> std::result::Result<(), CheckFailure> {
             syntax_check(&root, changes, &before_errors)?;
-            if check == CheckLevel::Build
-                && let (Some(sb), Some(setup)) = (sb, setup.as_ref())
-            {
+            if let Some((sb, setup)) = sandbox {
                 build_check(sb, setup, &root, call)?;
             }
             Ok(())
         };
         let (result, report) = if check == CheckLevel::None {
-            (self.engine.apply(&edit)?, None)
+            (self.edits().apply(&edit)?, None)
         } else if auto_rollback {
-            let r = self.engine.apply_checked(&edit, &mut run_check)?;
+            let r = self.edits().apply_checked(&edit, &mut run_check)?;
             (
                 r,
                 Some(CheckReport {
@@ -106,7 +108,7 @@ impl Workspace {
                 }),
             )
         } else {
-            let r = self.engine.apply(&edit)?;
+            let r = self.edits().apply(&edit)?;
             let outcome = run_check(&r.files);
             let report = match outcome {
                 Ok(()) => CheckReport {
@@ -154,50 +156,40 @@ impl Workspace {
         })
     }
 
-    /// Each changed file's text before and after (keyed by the path before).
-    fn sides(&self, preview: &EditResult) -> BTreeMap<String, Sides> {
-        let mut out = BTreeMap::new();
-        for f in &preview.files {
-            let before = match f.kind {
-                FileChangeKind::Created => None,
-                _ => std::fs::read(self.root.join(&f.path))
-                    .ok()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
-            };
-            let after = match f.kind {
-                FileChangeKind::Deleted => None,
-                _ => patch::apply_unified(before.as_deref().unwrap_or(""), &f.diff).filter(|a| {
-                    f.new_hash.as_deref().is_none_or(|h| {
-                        stdx::sha256_hex(a.as_bytes()) == h || a.starts_with('\u{feff}')
-                    })
-                }),
-            };
-            let path_after = f.new_path.clone().unwrap_or_else(|| f.path.clone());
-            let lang = Language::from_path(std::path::Path::new(&path_after));
-            let analyze = |t: &Option<String>| -> Option<Vec<Definition>> {
-                Some(code_index::analyze(lang?, t.as_ref()?.as_bytes()).definitions)
-            };
-            let before_errors = match (lang, &before) {
-                (Some(l), Some(b)) => code_index::analyze(l, b.as_bytes()).error_nodes,
-                _ => 0,
-            };
-            out.insert(
-                f.path.clone(),
-                Sides {
-                    old_defs: analyze(&before),
-                    new_defs: if f.kind == FileChangeKind::Deleted {
-                        Some(Vec::new())
-                    } else {
-                        analyze(&after)
-                    },
-                    before_errors,
-                    before,
-                    after,
+}
+
+/// Each changed file's text before and after (keyed by the path before), from the
+/// contents the edit engine planned.
+fn sides(preview: &EditResult, files: Vec<edit::FileVersions>) -> BTreeMap<String, Sides> {
+    let mut out = BTreeMap::new();
+    for (f, v) in preview.files.iter().zip(files) {
+        let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let (before, after) = (text(v.before), text(v.after));
+        let path_after = f.new_path.clone().unwrap_or_else(|| f.path.clone());
+        let lang = Language::from_path(std::path::Path::new(&path_after));
+        let analyze = |t: &Option<String>| -> Option<Vec<Definition>> {
+            Some(code_index::analyze(lang?, t.as_ref()?.as_bytes()).definitions)
+        };
+        let before_errors = match (lang, &before) {
+            (Some(l), Some(b)) => code_index::analyze(l, b.as_bytes()).error_nodes,
+            _ => 0,
+        };
+        out.insert(
+            f.path.clone(),
+            Sides {
+                old_defs: analyze(&before),
+                new_defs: if f.kind == FileChangeKind::Deleted {
+                    Some(Vec::new())
+                } else {
+                    analyze(&after)
                 },
-            );
-        }
-        out
+                before_errors,
+                before,
+                after,
+            },
+        );
     }
+    out
 }
 
 /// A file's two versions and their definitions (None: not analyzable).
@@ -284,7 +276,12 @@ fn norm_ws(s: &str) -> String {
     code.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>) -> ImpactReport {
+fn impact(
+    snap: &Snapshot,
+    preview: &EditResult,
+    sides: &BTreeMap<String, Sides>,
+    hot: &[protocol::HotSpot],
+) -> ImpactReport {
     let p = &snap.project;
     let mut changed_symbols = Vec::new();
     let mut reasons_extra = Vec::new();
@@ -354,10 +351,8 @@ fn impact(snap: &Snapshot, preview: &EditResult, sides: &BTreeMap<String, Sides>
         affected.push(AffectedFile { path: p.file(f).path.clone(), distance: dist });
     }
     let radius = affected.iter().filter(|a| a.distance > 0).count() as u32;
-    let hot: Vec<protocol::HotSpot> = analysis::hot_spots(snap)
-        .into_iter()
-        .filter(|h| affected.iter().any(|a| a.path == h.path))
-        .collect();
+    let hot: Vec<protocol::HotSpot> =
+        hot.iter().filter(|h| affected.iter().any(|a| a.path == h.path)).cloned().collect();
     let (mut risk, mut reasons) = analysis::breaking_change_risk(&changed_symbols, hot.len());
     if !reasons_extra.is_empty() {
         risk = risk.max(RiskLevel::Medium);

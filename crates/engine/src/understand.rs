@@ -5,14 +5,17 @@ use std::collections::{HashMap, HashSet};
 
 use code_index::{DefId, FileId, Snapshot};
 use protocol::{
-    CallEdge, Complexity, FileEdge, FileInsight, Guidance, NextAction, RankedFile, Report,
+    CallEdge, Complexity, FileEdge, FileInsight, Guidance, HotSpot, NextAction, RankedFile, Report,
     SymbolBrief, SymbolInsight, TargetKind, UnderstandInclude, UnderstandRequest,
     UnderstandResponse, Warning, WarningLevel,
 };
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace, analysis,
+    Session,
+    session::check_cancel, analysis,
     error::{Error, Result},
     guidance::{action, finish},
     locate,
@@ -23,10 +26,10 @@ const DEFAULT_BUDGET: u32 = 8000;
 /// Files shown in full insight for a directory or a question.
 const DETAILED_FILES: usize = 3;
 
-impl Workspace {
+impl Session {
     /// See the crate documentation; `target` is a path, a symbol or a question.
     pub fn understand(
-        &mut self,
+        &self,
         req: &UnderstandRequest,
         call: &Call<'_>,
     ) -> Result<UnderstandResponse> {
@@ -44,7 +47,14 @@ impl Workspace {
             _ => vec![],
         };
         let (snap, mut warnings) = self.fresh_snapshot(call, &file_paths)?;
-        call.check_cancel()?;
+        check_cancel(call)?;
+        // Hotspots need the git history: read once per HEAD (cached by the session).
+        let hot = if req.include.hot_spots {
+            let churn = self.churn(&git::ChurnOptions::default())?;
+            analysis::hot_spots(&snap, Some(&churn), &self.root)
+        } else {
+            Vec::new()
+        };
         let depth = req.depth.levels();
         let budget = req.budget.unwrap_or(DEFAULT_BUDGET).max(500);
         let mut resp = UnderstandResponse {
@@ -65,6 +75,7 @@ impl Workspace {
                 resp.files.push(self.file_insight(
                     &snap,
                     &positions,
+                    &hot,
                     rel,
                     depth,
                     &req.include,
@@ -97,6 +108,7 @@ impl Workspace {
                     resp.files.push(self.file_insight(
                         &snap,
                         &positions,
+                        &hot,
                         &path,
                         depth,
                         &req.include,
@@ -170,7 +182,7 @@ impl Workspace {
                         let mut inc = req.include;
                         inc.skeleton = false;
                         resp.files
-                            .push(self.file_insight(&snap, &positions, &file, 1, &inc, false)?);
+                            .push(self.file_insight(&snap, &positions, &hot, &file, 1, &inc, false)?);
                     }
                 } else if path_like {
                     return Err(Error::NotFound {
@@ -187,9 +199,9 @@ impl Workspace {
                 } else {
                     resp.resolved_as = TargetKind::Question;
                     let root = self.root.clone();
-                    let search = self.search()?;
+                    let search = self.search(&snap)?;
                     let opts = code_index::LocalizeOptions { k: 8, ..Default::default() };
-                    let results = code_index::localize(&snap, search, &root, target, &opts)?;
+                    let results = code_index::localize(&snap, &search, &root, target, &opts)?;
                     resp.ranked = results
                         .iter()
                         .map(|r| RankedFile {
@@ -203,6 +215,7 @@ impl Workspace {
                         resp.files.push(self.file_insight(
                             &snap,
                             &positions,
+                            &hot,
                             path,
                             depth.min(2),
                             &req.include,
@@ -221,9 +234,10 @@ impl Workspace {
                         .chain(f.dependents.iter().map(|d| d.path.clone()))
                 })
                 .collect();
-            resp.hot_spots = analysis::hot_spots(&snap)
-                .into_iter()
+            resp.hot_spots = hot
+                .iter()
                 .filter(|h| near.contains(&h.path))
+                .cloned()
                 .take(5)
                 .collect();
         }
@@ -236,12 +250,13 @@ impl Workspace {
         &self,
         snap: &Snapshot,
         positions: &HashMap<FileId, u32>,
+        hot: &[HotSpot],
         rel: &str,
         depth: u32,
         include: &UnderstandInclude,
         with_skeleton: bool,
     ) -> Result<FileInsight> {
-        let (lang, bytes, analysis) = self.index.analyze_file(rel)?;
+        let (lang, bytes, analysis) = self.index().analyze_file(rel)?;
         let hash = stdx::sha256_hex(&bytes);
         let source = String::from_utf8_lossy(&bytes);
         let fid = snap.project.file_id(rel);
@@ -334,11 +349,11 @@ impl Workspace {
             fi.calls_in = inn;
         }
         if include.page_rank {
-            fi.page_rank = Some(round6(snap.file_rank[f as usize]));
+            fi.page_rank = Some(analysis::round6(snap.file_rank[f as usize]));
             fi.rank = positions.get(&f).copied();
         }
         if include.hot_spots {
-            fi.hot_spot = analysis::hot_spots(snap).into_iter().find(|h| h.path == rel);
+            fi.hot_spot = hot.iter().find(|h| h.path == rel).cloned();
         }
         let impact = analysis::impact_radius(snap, &[f], depth);
         if include.report {
@@ -644,9 +659,6 @@ fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-fn round6(x: f64) -> f64 {
-    (x * 1_000_000.0).round() / 1_000_000.0
-}
 
 /// A path: has a separator or a file extension, and no spaces.
 pub(crate) fn looks_like_path(t: &str) -> bool {

@@ -7,8 +7,11 @@ use std::path::Path;
 use protocol::{Guidance, LineRange, ReadRequest, ReadResponse, ReadView, Warning, WarningLevel};
 use serde_json::json;
 
+use stdx::Call;
+
 use crate::{
-    Call, Workspace,
+    Session,
+    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
     locate,
@@ -17,9 +20,9 @@ use crate::{
 /// A whole-file read is cut past this many tokens (the skeleton is the better view).
 const FULL_MAX_TOKENS: usize = 12_000;
 
-impl Workspace {
-    pub fn read(&mut self, req: &ReadRequest, call: &Call<'_>) -> Result<ReadResponse> {
-        call.check_cancel()?;
+impl Session {
+    pub fn read(&self, req: &ReadRequest, call: &Call<'_>) -> Result<ReadResponse> {
+        check_cancel(call)?;
         let rel = self.rel_path(&req.target)?;
         let abs = self.root.join(&rel);
         if abs.is_dir() {
@@ -206,7 +209,7 @@ impl Workspace {
             let now = self.root.join(rel).exists().then_some(bytes);
             return Ok(edit::unified_diff(rel, head.as_deref(), now));
         }
-        let (summary, changes) = self.engine.transaction(against)?;
+        let (summary, changes) = self.edits().transaction(against)?;
         let mine: Vec<&protocol::FileChange> = changes
             .iter()
             .filter(|c| c.path == rel || c.new_path.as_deref() == Some(rel))

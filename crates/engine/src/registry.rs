@@ -1,0 +1,286 @@
+//! The tool registry: every operation as a tool with a name, a description, input
+//! and output JSON Schemas derived from its `protocol` types, its effect, and a
+//! handler. `ironbees mcp` lists and calls these; the agents hand them to models;
+//! the CLI's subcommands call the same session methods the handlers do.
+
+use std::sync::{Arc, LazyLock};
+
+use protocol::{Effect, ErrorCode, ErrorInfo, Guidance, Op, Operation, PillarError};
+use schemars::{JsonSchema, generate::SchemaSettings};
+use serde_json::{Map, Value};
+use stdx::Call;
+
+use crate::{Session, error::Result, guidance::error_guidance};
+
+/// What a client is told about a tool.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub operation: Operation,
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub effect: Effect,
+    /// The request type's JSON Schema (what a caller may send).
+    pub input_schema: Arc<Map<String, Value>>,
+    /// The response type's JSON Schema (what a successful call answers).
+    pub output_schema: Arc<Map<String, Value>>,
+}
+
+/// A failed call: the error with its machine code, and guidance with a recovery
+/// strategy (computed from the error and the request that failed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub info: ErrorInfo,
+    pub guidance: Guidance,
+}
+
+impl ToolError {
+    /// The wire body of a failed call (`{"error": ..., "guidance": ...}`).
+    pub fn to_body(&self) -> PillarError {
+        PillarError { error: self.info.clone(), guidance: self.guidance.clone() }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.info.code, self.info.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Runs one tool call: JSON arguments in, the JSON answer or the error out.
+pub type Handler =
+    Box<dyn Fn(&Session, &Call<'_>, Value) -> std::result::Result<Value, ToolError> + Send + Sync>;
+
+/// One operation as a tool.
+pub struct Tool {
+    pub spec: ToolSpec,
+    pub handler: Handler,
+}
+
+/// Every operation as a tool, in `Operation::ALL` order.
+pub struct Registry {
+    tools: Vec<Arc<Tool>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+impl Registry {
+    /// The registry of every operation. Building the schemas costs a few
+    /// milliseconds, so every registry shares one set of tools.
+    pub fn new() -> Registry {
+        static ALL: LazyLock<Vec<Arc<Tool>>> =
+            LazyLock::new(|| all_tools().into_iter().map(Arc::new).collect());
+        Registry { tools: ALL.clone() }
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter().map(|t| t.as_ref())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools().find(|t| t.spec.name == name)
+    }
+
+    /// Only the named tools (an agent sees its `requiredTools` only), in the
+    /// registry's order. `TOOL_NOT_FOUND` names the first unknown one.
+    pub fn only(&self, names: &[&str]) -> std::result::Result<Registry, ErrorInfo> {
+        if let Some(unknown) = names.iter().find(|n| self.get(n).is_none()) {
+            return Err(ErrorInfo::new(
+                ErrorCode::ToolNotFound,
+                format!("no tool named `{unknown}` (known: {})", self.names().join(", ")),
+            ));
+        }
+        Ok(Registry {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| names.contains(&t.spec.name))
+                .cloned()
+                .collect(),
+        })
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools().map(|t| t.spec.name).collect()
+    }
+
+    /// Calls the tool `name` with JSON arguments. An unknown name is
+    /// `TOOL_NOT_FOUND`.
+    pub fn call(
+        &self,
+        session: &Session,
+        call: &Call<'_>,
+        name: &str,
+        arguments: Value,
+    ) -> std::result::Result<Value, ToolError> {
+        let Some(tool) = self.get(name) else {
+            let info = ErrorInfo::new(
+                ErrorCode::ToolNotFound,
+                format!("no tool named `{}` (known: {})", stdx::clip(name, 80), self.names().join(", ")),
+            );
+            return Err(ToolError { guidance: Guidance::default(), info });
+        };
+        (tool.handler)(session, call, arguments)
+    }
+}
+
+/// The schema of `T` as a JSON object: the request as deserialized, or the
+/// response as serialized (fields skipped when empty are not required).
+fn schema<T: JsonSchema>(serialize: bool) -> Arc<Map<String, Value>> {
+    let settings = SchemaSettings::draft2020_12();
+    let settings = if serialize { settings.for_serialize() } else { settings.for_deserialize() };
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    match serde_json::to_value(schema) {
+        Ok(Value::Object(m)) => Arc::new(inline_root_ref(m)),
+        _ => Arc::new(Map::new()),
+    }
+}
+
+/// What a call's structured content is: the answer, or (with `isError`) the error
+/// body with its guidance. Clients validate both against the output schema.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+enum Answer<T> {
+    Ok(T),
+    Err(PillarError),
+}
+
+/// The output schema: either the response or the error body, an object either way.
+fn output_schema<T: JsonSchema>() -> Arc<Map<String, Value>> {
+    let mut m = (*schema::<Answer<T>>(true)).clone();
+    m.insert("type".into(), Value::from("object"));
+    Arc::new(m)
+}
+
+/// A transparent wrapper's schema is a bare `$ref` to its inner type; MCP clients
+/// want the root to be the object itself, so the referenced definition is inlined.
+fn inline_root_ref(mut root: Map<String, Value>) -> Map<String, Value> {
+    let Some(Value::String(r)) = root.get("$ref").cloned() else { return root };
+    let Some(name) = r.strip_prefix("#/$defs/") else { return root };
+    let Some(Value::Object(def)) = root.get("$defs").and_then(|d| d.get(name)).cloned() else {
+        return root;
+    };
+    root.remove("$ref");
+    for (k, v) in def {
+        root.entry(k).or_insert(v);
+    }
+    root
+}
+
+/// The spec of the operation `R` requests.
+pub(crate) fn spec_of<R: Op>() -> ToolSpec {
+    let op = R::OPERATION;
+    ToolSpec {
+        operation: op,
+        name: op.name(),
+        title: op.title(),
+        description: op.description(),
+        effect: op.effect(),
+        input_schema: schema::<R>(false),
+        output_schema: output_schema::<R::Response>(),
+    }
+}
+
+/// A tool whose handler parses `R`, calls `f` and serializes the answer; errors get
+/// their guidance from the request that failed.
+fn tool<R: Op>(f: fn(&Session, &R, &Call<'_>) -> Result<R::Response>) -> Tool {
+    let op = R::OPERATION;
+    Tool {
+        spec: spec_of::<R>(),
+        handler: Box::new(move |session, call, arguments| {
+            let fail = |info: ErrorInfo, request: &Value| {
+                let info = clip_info(info);
+                let request = clip_strings(request, 512);
+                ToolError { guidance: error_guidance(&info, op, &request), info }
+            };
+            let req: R = match serde_json::from_value(arguments.clone()) {
+                Ok(r) => r,
+                Err(e) => {
+                    let info =
+                        ErrorInfo::new(ErrorCode::InvalidArgument, format!("bad `{op}` arguments: {e}"));
+                    return Err(fail(info, &arguments));
+                }
+            };
+            match f(session, &req, call) {
+                Ok(resp) => serde_json::to_value(resp).map_err(|e| {
+                    fail(ErrorInfo::new(ErrorCode::Internal, format!("answer of `{op}`: {e}")), &arguments)
+                }),
+                Err(e) => Err(fail(e.to_info(), &arguments)),
+            }
+        }),
+    }
+}
+
+/// What the caller sent is echoed cut short: a 5 MB bogus path must not come back
+/// as a 25 MB error (message, guidance and text each repeating it).
+fn clip_info(mut info: ErrorInfo) -> ErrorInfo {
+    info.message = stdx::clip(&info.message, 4096).into_owned();
+    if let Some(p) = &mut info.path {
+        *p = stdx::clip(p, 512).into_owned();
+    }
+    info
+}
+
+/// `v` with every string longer than `max` bytes cut in the middle.
+fn clip_strings(v: &Value, max: usize) -> Value {
+    match v {
+        Value::String(s) => Value::String(stdx::clip(s, max).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(|x| clip_strings(x, max)).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), clip_strings(x, max))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn all_tools() -> Vec<Tool> {
+    vec![
+        tool(Session::understand),
+        tool(Session::change),
+        tool(Session::navigate),
+        tool(Session::read),
+        tool(Session::write),
+        tool(Session::manage),
+        tool(Session::undo),
+        tool(Session::redo),
+        tool(Session::history),
+        tool(Session::build),
+        tool(Session::test),
+        tool(Session::exec),
+        tool(Session::search_project),
+        tool(Session::read_code),
+        tool(Session::edit_code),
+        tool(Session::analyze_relationship),
+        tool(Session::list_directory),
+        tool(Session::get_hierarchy),
+        tool(Session::manage_project),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed set: every operation is a tool, once, in `Operation::ALL` order,
+    /// and its schemas are objects a client can read.
+    #[test]
+    fn every_operation_is_one_tool_with_object_schemas() {
+        let r = Registry::new();
+        let ops: Vec<Operation> = r.tools().map(|t| t.spec.operation).collect();
+        assert_eq!(ops, Operation::ALL.to_vec());
+        for t in r.tools() {
+            assert_eq!(t.spec.input_schema.get("type"), Some(&Value::from("object")), "{}", t.spec.name);
+            assert_eq!(t.spec.output_schema.get("type"), Some(&Value::from("object")), "{}", t.spec.name);
+        }
+        let only = r.only(&["read", "navigate"]).unwrap();
+        assert_eq!(only.names(), vec!["navigate", "read"]);
+        assert_eq!(r.only(&["read", "rm_rf"]).err().unwrap().code, ErrorCode::ToolNotFound);
+    }
+}

@@ -1,0 +1,431 @@
+//! One project's session: everything the operations compute from, shared by many
+//! concurrent callers, and how it is kept fresh.
+//!
+//! Concurrency: readers never wait for a writer. The snapshot (definitions,
+//! graphs, ranks) is an `Arc` swapped under a short `RwLock`; a call clones the
+//! `Arc` and works on it unlocked. The edit engine is the one writer, behind its
+//! own mutex: a transaction, post-edit build included, holds only that lock, so
+//! `understand`, `navigate`, `read` or `search` calls running meanwhile are not
+//! queued behind it. History is read through a second engine handle (another
+//! SQLite connection), so listing transactions does not wait for one to commit.
+//! Refreshing the index takes the index mutex; concurrent callers that find the
+//! session dirty wait for the one refresh rather than each running their own.
+//!
+//! Freshness: a file watcher (inotify through `notify`) only sets a dirty flag;
+//! the next call runs `Index::try_update`, whose walk decides what really
+//! changed, and rebuilds the snapshot only when something did (or when another
+//! process wrote the index database meanwhile). The watcher is a trigger, never
+//! the source of truth, so a lost or coalesced event costs nothing but a walk.
+//! Without a watcher (inotify limits, or turned off) every call walks. The files
+//! a call names are also checked by content hash against the snapshot, which
+//! closes the window between a client's write and the watcher's event.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::SystemTime,
+};
+
+use code_index::{Index, IndexConfig, SearchIndex, Snapshot};
+use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
+use protocol::{ErrorCode, Warning, WarningLevel};
+use stdx::Call;
+
+use crate::{
+    error::{Error, Result},
+    layout::Layout,
+};
+
+/// How to run project commands (tests, builds), given by the binary.
+#[derive(Debug, Clone)]
+pub struct SandboxSetup {
+    pub config: sandbox::SandboxConfig,
+    /// The policy before a request's own options (the `sandbox:` configuration).
+    pub policy: sandbox::Policy,
+    /// The environment for commands (already filtered of secrets) and the names removed.
+    pub env: Vec<(String, String)>,
+    pub env_removed: Vec<String>,
+}
+
+/// How a [`Session`] is opened. The binary fills it from the configuration files
+/// and the environment; the engine reads neither.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub index: IndexConfig,
+    pub edit: EngineOptions,
+    /// Watch the tree for changes (else every call walks it).
+    pub watch: bool,
+    /// Needed by `build`, `test`, `exec`, `manage test` and `change` with
+    /// `check: build`.
+    pub sandbox: Option<SandboxSetup>,
+    /// The model providers, for `--embeddings` and the agents.
+    pub llm: Option<llm::Settings>,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            index: IndexConfig::default(),
+            edit: EngineOptions::default(),
+            watch: true,
+            sandbox: None,
+            llm: None,
+        }
+    }
+}
+
+/// One project root and everything the operations compute from. `Sync`: share it
+/// in an `Arc` between threads (an MCP server, an HTTP server, agents).
+pub struct Session {
+    pub(crate) root: PathBuf,
+    pub(crate) layout: Layout,
+    pub(crate) options: SessionOptions,
+    /// The index database: updates, and the queries that need it (status, symbols).
+    index: Mutex<Index>,
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+    /// The search index of one snapshot (rebuilt lazily when the snapshot changes).
+    search: Mutex<Option<(Arc<Snapshot>, Arc<SearchIndex>)>>,
+    /// (mtime, size) of the index database files after our last look.
+    db_stamp: Mutex<Vec<Option<(SystemTime, u64)>>>,
+    dirty: Arc<AtomicBool>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    watching: bool,
+    /// The one writer into the project.
+    edits: Mutex<Engine>,
+    /// A second handle on the edit history, for reads while a transaction runs.
+    history: Mutex<Option<Engine>>,
+    sandbox: OnceLock<std::result::Result<sandbox::Sandbox, String>>,
+    pub(crate) churn: crate::churn::ChurnCache,
+}
+
+impl Session {
+    /// Opens the index and the edit engine of `root` (recovering an interrupted
+    /// edit) and starts the watcher. The snapshot is built by the first call.
+    pub fn open(root: &Path, options: SessionOptions) -> Result<Session> {
+        let index = Index::open(root, options.index.clone())?;
+        let root = index.root().to_owned();
+        let mut engine = Engine::open(&root, options.edit.clone())?;
+        engine.set_symbol_locator(Arc::new(IndexLocator));
+        let dirty = Arc::new(AtomicBool::new(true));
+        let watcher = if options.watch { start_watcher(&root, Arc::clone(&dirty)) } else { None };
+        Ok(Session {
+            layout: Layout::new(&root),
+            root,
+            options,
+            index: Mutex::new(index),
+            snapshot: RwLock::new(None),
+            search: Mutex::new(None),
+            db_stamp: Mutex::new(Vec::new()),
+            dirty,
+            watching: watcher.is_some(),
+            watcher: Mutex::new(watcher),
+            edits: Mutex::new(engine),
+            history: Mutex::new(None),
+            sandbox: OnceLock::new(),
+            churn: crate::churn::ChurnCache::default(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the session's state lives under `.ironbees/`.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// What the edit engine repaired when it opened (an interrupted transaction).
+    pub fn recovery(&self) -> edit::Recovery {
+        self.edits().recovery().clone()
+    }
+
+    /// `watcher` or `polling`.
+    pub fn freshness_mode(&self) -> &'static str {
+        if self.watching { "watcher" } else { "polling" }
+    }
+
+    /// Stops watching the tree (a session about to end, or a test that must poll).
+    pub fn stop_watching(&self) {
+        if let Ok(mut w) = self.watcher.lock() {
+            *w = None;
+        }
+    }
+
+    /// Marks the session dirty: the next call re-checks the files.
+    pub fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// The one writer. Held for a whole transaction (its check included).
+    pub(crate) fn edits(&self) -> MutexGuard<'_, Engine> {
+        // A panic in an earlier call must not take the session down with it.
+        self.edits.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A reader of the edit history that does not wait for a running transaction.
+    pub(crate) fn with_history<T>(&self, f: impl FnOnce(&Engine) -> Result<T>) -> Result<T> {
+        let mut guard = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(Engine::open(&self.root, self.options.edit.clone())?);
+        }
+        f(guard.as_ref().expect("just opened"))
+    }
+
+    pub(crate) fn index(&self) -> MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Brings the index and snapshot up to date when something may have changed.
+    /// Returns warnings (INDEX_STALE when another process holds the index lock).
+    pub(crate) fn refresh(&self, call: &Call<'_>) -> Result<Vec<Warning>> {
+        let have = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some();
+        if have && self.watching && !self.dirty.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
+        // One refresh at a time; the others find it done when they get the lock.
+        let mut index = self.index();
+        let dirty = self.dirty.swap(false, Ordering::SeqCst);
+        let have = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some();
+        if have && self.watching && !dirty {
+            return Ok(Vec::new());
+        }
+        let before = self.db_files_stamp(&index);
+        let report = match index.try_update(call) {
+            Ok(r) => r,
+            Err(e) => {
+                self.mark_dirty();
+                return Err(match e {
+                    code_index::Error::Cancelled => Error::Cancelled,
+                    e => e.into(),
+                });
+            }
+        };
+        let mut warnings = Vec::new();
+        let changed = match &report {
+            Some(r) => r.added + r.modified + r.deleted > 0,
+            None => {
+                // Another process is updating: answer from the last committed state
+                // and try again next call.
+                self.mark_dirty();
+                warnings.push(stale_warning());
+                true
+            }
+        };
+        let mut stamp = self.db_stamp.lock().unwrap_or_else(|p| p.into_inner());
+        let foreign_write = !stamp.is_empty() && before != *stamp;
+        if !have || changed || foreign_write {
+            call.progress.phase("building the project snapshot", None);
+            let snap = Arc::new(index.snapshot()?);
+            *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+        }
+        *stamp = self.db_files_stamp(&index);
+        Ok(warnings)
+    }
+
+    /// The current snapshot, refreshed first.
+    pub(crate) fn snapshot(&self, call: &Call<'_>) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
+        self.fresh_snapshot(call, &[])
+    }
+
+    /// Refreshes, then checks the named files' content against the snapshot and
+    /// refreshes again if one differs (a write the watcher has not reported yet).
+    pub(crate) fn fresh_snapshot(
+        &self,
+        call: &Call<'_>,
+        paths: &[&str],
+    ) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
+        let mut warnings = self.refresh(call)?;
+        let snap = self.current_snapshot();
+        let differs = paths.iter().any(|p| {
+            let on_disk = std::fs::read(self.root.join(p)).ok().map(|b| stdx::sha256_hex(&b));
+            let indexed = snap.project.file_id(p).map(|f| snap.project.file(f).hash.clone());
+            match (on_disk, indexed) {
+                (Some(d), Some(i)) => d != i,
+                (Some(_), None) => code_index::Language::from_path(Path::new(p)).is_some(),
+                (None, Some(_)) => true,
+                (None, None) => false,
+            }
+        });
+        if differs {
+            self.mark_dirty();
+            warnings.extend(self.refresh(call)?);
+        }
+        Ok((self.current_snapshot(), warnings))
+    }
+
+    fn current_snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .expect("refresh builds the snapshot")
+    }
+
+    /// The search index, synced with `snap` (built on first use, rebuilt when the
+    /// snapshot changed).
+    pub(crate) fn search(&self, snap: &Arc<Snapshot>) -> Result<Arc<SearchIndex>> {
+        let mut guard = self.search.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, idx)) = guard.as_ref()
+            && Arc::ptr_eq(s, snap)
+        {
+            return Ok(Arc::clone(idx));
+        }
+        let idx = Arc::new(self.index().search_index(snap)?);
+        *guard = Some((Arc::clone(snap), Arc::clone(&idx)));
+        Ok(idx)
+    }
+
+    /// The sandbox (probed on first use).
+    pub(crate) fn sandbox(&self) -> Result<(&sandbox::Sandbox, &SandboxSetup)> {
+        let Some(setup) = self.options.sandbox.as_ref() else {
+            return Err(Error::Unavailable(
+                "this session was opened without a sandbox; run the tests with `ironbees test`"
+                    .to_owned(),
+            ));
+        };
+        let sb = self
+            .sandbox
+            .get_or_init(|| sandbox::Sandbox::new(setup.config.clone()).map_err(|e| e.to_string()));
+        match sb {
+            Ok(sb) => Ok((sb, setup)),
+            Err(message) => Err(Error::Sandbox(sandbox::Error::Unavailable(message.clone()))),
+        }
+    }
+
+    /// A user path (relative to the root, or absolute inside it) as a root-relative
+    /// path; PATH_OUTSIDE_ROOT otherwise.
+    pub(crate) fn rel_path(&self, user: &str) -> Result<String> {
+        let user = user.trim();
+        if user.is_empty() {
+            return Err(Error::InvalidArgument("the path is empty".to_owned()));
+        }
+        if user.len() > stdx::MAX_PATH_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "the path is {} bytes long ({}); a path is at most {} bytes",
+                user.len(),
+                stdx::clip(user, 80),
+                stdx::MAX_PATH_BYTES
+            )));
+        }
+        let rel = code_index::relative_path(&self.root, &self.root, Path::new(user))?;
+        let first = rel.split('/').next().unwrap_or("");
+        if first == ".git" || first == stdx::STATE_DIR {
+            return Err(Error::Index(code_index::Error::PathOutsideRoot {
+                path: PathBuf::from(user),
+                root: self.root.clone(),
+            }));
+        }
+        Ok(rel)
+    }
+
+    /// Rebuilds the index: incrementally (waiting for another updater), or from
+    /// scratch.
+    pub(crate) fn rebuild(&self, full: bool, call: &Call<'_>) -> Result<code_index::UpdateReport> {
+        let mut index = self.index();
+        if full {
+            *self.search.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *index = Index::rebuild(&self.root, self.options.index.clone())?;
+        }
+        let report = match index.update(call) {
+            Err(code_index::Error::Cancelled) => return Err(Error::Cancelled),
+            other => other?,
+        };
+        call.progress.phase("building the project snapshot", None);
+        let snap = Arc::new(index.snapshot()?);
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+        self.dirty.store(false, Ordering::SeqCst);
+        *self.db_stamp.lock().unwrap_or_else(|p| p.into_inner()) = self.db_files_stamp(&index);
+        Ok(report)
+    }
+
+    fn db_files_stamp(&self, index: &Index) -> Vec<Option<(SystemTime, u64)>> {
+        let dir = index.state_dir();
+        ["index.db", "index.db-wal"]
+            .iter()
+            .map(|n| {
+                let m = std::fs::metadata(dir.join(n)).ok()?;
+                Some((m.modified().ok()?, m.len()))
+            })
+            .collect()
+    }
+}
+
+/// Fails with `Cancelled` once the call's token fired: checked between steps,
+/// where stopping leaves nothing half done.
+pub(crate) fn check_cancel(call: &Call<'_>) -> Result<()> {
+    if call.is_cancelled() { Err(Error::Cancelled) } else { Ok(()) }
+}
+
+pub(crate) fn stale_warning() -> Warning {
+    Warning {
+        severity: WarningLevel::Warning,
+        code: ErrorCode::IndexStale.as_str().to_owned(),
+        message: "another process is updating the index; this answer comes from its last \
+                  committed state and may miss the newest changes"
+            .to_owned(),
+        affected: Vec::new(),
+        mitigation: Some("call `manage` with {\"command\": \"rebuild\"} to wait for it".to_owned()),
+    }
+}
+
+/// Starts a recursive watcher that sets `dirty` on any change outside `.git/` and
+/// `.ironbees/`. None when the platform refuses (the session then polls).
+fn start_watcher(root: &Path, dirty: Arc<AtomicBool>) -> Option<notify::RecommendedWatcher> {
+    use notify::{EventKind, RecursiveMode, Watcher, event::AccessKind};
+    let internal = [root.join(".git"), root.join(stdx::STATE_DIR)];
+    let mut watcher =
+        notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
+            Ok(ev) => {
+                let relevant = match ev.kind {
+                    EventKind::Access(AccessKind::Close(notify::event::AccessMode::Write)) => true,
+                    EventKind::Access(_) => false,
+                    _ => true,
+                };
+                if relevant && ev.paths.iter().any(|p| !internal.iter().any(|i| p.starts_with(i))) {
+                    dirty.store(true, Ordering::SeqCst);
+                }
+            }
+            // An overflowed queue or a watch error: re-check everything.
+            Err(_) => dirty.store(true, Ordering::SeqCst),
+        })
+        .ok()?;
+    watcher.watch(root, RecursiveMode::Recursive).ok()?;
+    Some(watcher)
+}
+
+/// `replaceSymbol` through the code index: definitions of the exact bytes being
+/// edited, by qualified name. The one locator every edit engine of ours uses.
+pub struct IndexLocator;
+
+impl SymbolLocator for IndexLocator {
+    fn locate(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        name: &str,
+    ) -> std::result::Result<Vec<SymbolSpan>, String> {
+        let lang = code_index::Language::from_path(Path::new(path))
+            .ok_or_else(|| "no grammar for this file type".to_owned())?;
+        Ok(code_index::analyze(lang, bytes)
+            .definitions
+            .into_iter()
+            .filter(|d| d.qualified_name == name)
+            .map(|d| SymbolSpan { start_byte: d.start_byte, end_byte: d.end_byte, body: d.body })
+            .collect())
+    }
+
+    fn names(&self, path: &str, bytes: &[u8]) -> Vec<String> {
+        match code_index::Language::from_path(Path::new(path)) {
+            Some(lang) => code_index::analyze(lang, bytes)
+                .definitions
+                .into_iter()
+                .map(|d| d.qualified_name)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
