@@ -53,6 +53,11 @@ impl Output {
         console::Style::new().force_styling(self.color_out)
     }
 
+    /// Whether stderr gets colors.
+    pub fn color_err(&self) -> bool {
+        self.color_err
+    }
+
     pub fn style_err(&self) -> console::Style {
         console::Style::new().force_styling(self.color_err)
     }

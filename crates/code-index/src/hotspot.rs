@@ -25,7 +25,6 @@
 use std::collections::HashSet;
 
 use protocol::{Churn, SymbolKind};
-use serde::Serialize;
 
 use crate::{
     Snapshot,
@@ -33,8 +32,11 @@ use crate::{
     depgraph::{DepGraph, edge_trust},
     project::{DefId, FileId},
     sources::Sources,
-    target::SymbolRef,
     testfiles::{test_convention, vendored_files},
+};
+pub use protocol::{
+    ChurnStats, CodeComplexity as Complexity, FileHotspot, HistoryInfo, HotspotBasis, Hotspots,
+    ScoreParts, SymbolHotspot,
 };
 
 /// How hotspots are computed.
@@ -52,114 +54,6 @@ impl Default for HotspotOptions {
     fn default() -> Self {
         HotspotOptions { half_life_days: 90.0, limit: 20, under: String::new() }
     }
-}
-
-/// What the scores are based on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HotspotBasis {
-    /// Churn × structure.
-    History,
-    /// No history: complexity and fan-in only.
-    Structure,
-}
-
-/// The history the scores used, or why there was none.
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryInfo {
-    pub available: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    pub commits: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub newest: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oldest: Option<i64>,
-    pub shallow: bool,
-    /// Whether definitions have their own churn (line ranges were read).
-    pub symbol_churn: bool,
-}
-
-/// Churn of a file or definition over the window.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChurnStats {
-    pub commits: u32,
-    /// Lines added plus deleted (for a definition: changed lines inside it).
-    pub lines: u64,
-    /// Recency-weighted commits.
-    pub recency: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub authors: Option<u32>,
-    /// Unix seconds of the newest change.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_change: Option<i64>,
-}
-
-/// Size and decision points.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Complexity {
-    pub lines: u32,
-    /// McCabe decision points (the whole file, or the definition).
-    pub decisions: u32,
-    /// Definitions in the file (0 for a definition).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub definitions: u32,
-    /// The most complex function's cyclomatic number (1 + its decisions), for a file.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub max_cyclomatic: u32,
-}
-
-fn is_zero(x: &u32) -> bool {
-    *x == 0
-}
-
-/// The normalized parts a score is made of (0..1 each).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScoreParts {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub churn: Option<f64>,
-    pub complexity: f64,
-    pub fan_in: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct FileHotspot {
-    pub path: String,
-    pub score: f64,
-    /// None without history (not zero: unknown).
-    pub churn: Option<ChurnStats>,
-    pub complexity: Complexity,
-    /// Files depending on this one.
-    pub fan_in: u32,
-    pub test: bool,
-    pub parts: ScoreParts,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SymbolHotspot {
-    #[serde(flatten)]
-    pub symbol: SymbolRef,
-    pub score: f64,
-    pub churn: Option<ChurnStats>,
-    pub complexity: Complexity,
-    /// Distinct definitions (and files' top levels) referencing it.
-    pub fan_in: u32,
-    pub parts: ScoreParts,
-}
-
-/// Hotspots of a project, best first.
-#[derive(Debug, Clone, Serialize)]
-pub struct Hotspots {
-    pub basis: HotspotBasis,
-    pub history: HistoryInfo,
-    pub files: Vec<FileHotspot>,
-    pub symbols: Vec<SymbolHotspot>,
-    /// Share of all changed lines (or commits, for binary-only histories) held by
-    /// the top 10% of changed files; None without history.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub concentration: Option<f64>,
 }
 
 /// Every file's (and definition's) measures, before ranking: what reports need.
@@ -354,7 +248,7 @@ pub(crate) fn measure(
             symbols.push((
                 id,
                 SymbolHotspot {
-                    symbol: SymbolRef::of(project, id),
+                    symbol: crate::target::symbol_ref(project, id),
                     score: 0.0,
                     churn: sym_churn,
                     complexity: Complexity {

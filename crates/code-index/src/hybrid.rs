@@ -31,8 +31,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
-
 use crate::{
     Error, QueryFeatures, QueryKind, Snapshot, analyze_query,
     error::Result,
@@ -41,6 +39,7 @@ use crate::{
     sources::Sources,
     testfiles::is_test_path,
 };
+pub use protocol::{Matched, MixWeights, SearchHit, SearchResults};
 
 /// The `k` of reciprocal-rank fusion: how flat the rank curve is.
 const RRF_K: f64 = 60.0;
@@ -155,18 +154,6 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
 }
 
-/// The weight of each retriever in the fusion.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MixWeights {
-    pub bm25: f64,
-    pub name: f64,
-    pub path: f64,
-    pub literal: f64,
-    pub graph: f64,
-    /// The caller's extra retriever, when there is one.
-    pub extra: f64,
-}
-
 /// How much each retriever counts for a kind of query. A policy, so a table.
 pub fn mix_weights(kind: QueryKind) -> MixWeights {
     let w = |bm25, name, path, literal, graph, extra| MixWeights {
@@ -188,34 +175,6 @@ pub fn mix_weights(kind: QueryKind) -> MixWeights {
         // found verbatim is likely a message.
         QueryKind::Concept => w(2.0, 1.0, 0.3, 2.0, 0.7, 1.5),
     }
-}
-
-/// Which retriever found a hit, and at what rank (1-based).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Matched {
-    pub retriever: String,
-    pub rank: u32,
-}
-
-/// One result: a definition (or a file's top level, kind `file`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SearchHit {
-    pub path: String,
-    pub qualified_name: String,
-    pub kind: String,
-    pub line: u32,
-    pub end_line: u32,
-    /// The fused score (sum of `weight / (60 + rank)`).
-    pub score: f64,
-    pub matched: Vec<Matched>,
-}
-
-/// What [`hybrid_search`] found, with how it read the query.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SearchResults {
-    pub query_kind: QueryKind,
-    pub weights: MixWeights,
-    pub hits: Vec<SearchHit>,
 }
 
 pub struct HybridOptions<'a> {

@@ -13,9 +13,8 @@ use std::{
 };
 
 use protocol::ErrorCode;
-use stdx::CancellationToken;
 use rayon::prelude::*;
-use serde::Serialize;
+use stdx::CancellationToken;
 
 use crate::{
     Error, Language, Progress,
@@ -24,24 +23,7 @@ use crate::{
     store::{self, Batch, FileRow, Store},
     walk::{Entry, walk},
 };
-
-/// What one update did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct UpdateReport {
-    /// Files looked at (indexed or skipped).
-    pub files_seen: u64,
-    pub added: u64,
-    pub modified: u64,
-    pub deleted: u64,
-    pub unchanged: u64,
-    /// Files read and parsed in this run.
-    pub parsed: u64,
-    /// Changed files whose content was already in the index (renames, copies, touches).
-    pub reused: u64,
-    /// Files skipped in this run (binary, too large, unknown language, ...).
-    pub skipped: u64,
-    pub duration_ms: u64,
-}
+pub use protocol::UpdateReport;
 
 /// Files with a modification time this close to the last run are re-hashed even
 /// when size and time match: the filesystem clock may not have ticked between an

@@ -114,7 +114,7 @@ pub use stdx::{Call, CancellationToken, NoProgress, Progress};
 pub use stdx::STATE_DIR;
 
 /// How the index walks and reads the project.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexConfig {
     /// Gitignore-style globs, relative to the root, never indexed.
     pub exclude: Vec<String>,
@@ -129,7 +129,6 @@ impl Default for IndexConfig {
         IndexConfig { exclude: Vec::new(), max_file_size: 4 * 1024 * 1024, include_minified: false }
     }
 }
-
 
 /// The project root for a start directory: the nearest ancestor holding `.ironbees/`
 /// or `.git`, else the start directory itself (as git finds its work tree).

@@ -34,8 +34,6 @@ use std::{
     path::Path,
 };
 
-use serde::Serialize;
-
 use crate::{
     Snapshot,
     error::Result,
@@ -46,40 +44,7 @@ use crate::{
     search::SearchIndex,
     testfiles::{is_generated, is_test_path, is_vendored, vendored_files},
 };
-
-/// Why a file is in the result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Evidence {
-    /// A stack-trace frame points into the file.
-    Frame { line: Option<u32>, function: Option<String> },
-    /// The text names the file (or a module that is this file).
-    PathMentioned { text: String },
-    /// The file defines an identifier the text mentions.
-    Defines { symbol: String, line: u32, mention: String },
-    /// The file contains a quoted string or option from the text.
-    Literal { text: String, line: u32 },
-    /// A chunk of the file matches the text (BM25).
-    Text { symbol: String, line: u32, score: f32 },
-    /// The file is close in the dependency graph to files found by other signals.
-    Graph { near: String },
-    /// An extra retriever (embeddings) ranked one of its definitions high: the
-    /// file's best one (`symbol` empty for the file's top level) and its rank
-    /// among the files that retriever found.
-    Similar { retriever: String, symbol: String, line: u32, rank: u32 },
-}
-
-/// One ranked file.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileResult {
-    pub path: String,
-    pub score: f64,
-    pub evidence: Vec<Evidence>,
-    /// Feature values by name, with `explain`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub features: Option<std::collections::BTreeMap<&'static str, f64>>,
-}
+pub use protocol::{Evidence, FileResult};
 
 /// The features of a candidate file, in this order (see [`FEATURES`]).
 pub const NF: usize = 24;
@@ -264,9 +229,9 @@ pub fn localize(
                 path: snapshot.project.files[f].path.clone(),
                 score: fused * prior,
                 evidence: std::mem::take(&mut evidence[f]),
-                features: opts
-                    .explain
-                    .then(|| FEATURES.iter().copied().zip(x.iter().copied()).collect()),
+                features: opts.explain.then(|| {
+                    FEATURES.iter().map(|f| (*f).to_owned()).zip(x.iter().copied()).collect()
+                }),
             })
         })
         .collect();

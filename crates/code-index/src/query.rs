@@ -7,6 +7,7 @@ use rusqlite::params_from_iter;
 use serde::Serialize;
 
 use crate::{Error, error::Result, store::Store};
+pub use protocol::{IndexStatus as Status, ParseProblem, SkipGroup, Staleness};
 
 /// Which symbols to list. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
@@ -19,61 +20,6 @@ pub struct SymbolQuery {
     pub file: Option<String>,
     pub ignore_case: bool,
     pub limit: Option<usize>,
-}
-
-/// Skipped files of one kind, with a few examples.
-#[derive(Debug, Clone, Serialize)]
-pub struct SkipGroup {
-    pub code: ErrorCode,
-    pub count: u64,
-    pub examples: Vec<FileSkip>,
-}
-
-/// A file that parsed with syntax errors.
-#[derive(Debug, Clone, Serialize)]
-pub struct ParseProblem {
-    pub path: String,
-    pub error_nodes: u32,
-}
-
-/// Files on disk that differ from the index.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Staleness {
-    pub modified: u64,
-    pub added: u64,
-    pub deleted: u64,
-    /// Up to ten changed paths.
-    pub examples: Vec<String>,
-}
-
-impl Staleness {
-    pub fn is_fresh(&self) -> bool {
-        self.modified == 0 && self.added == 0 && self.deleted == 0
-    }
-}
-
-/// What the index holds and how fresh it is.
-#[derive(Debug, Clone, Serialize)]
-pub struct Status {
-    pub root: String,
-    pub database: String,
-    pub schema_version: i64,
-    pub files: u64,
-    pub symbols: u64,
-    pub references: u64,
-    pub imports: u64,
-    pub languages: Vec<LanguageStats>,
-    pub skipped: Vec<SkipGroup>,
-    pub files_with_syntax_errors: u64,
-    /// The files with the most syntax errors (up to ten).
-    pub syntax_errors: Vec<ParseProblem>,
-    /// Files that are not valid UTF-8, indexed with replacement characters.
-    pub invalid_utf8: Vec<String>,
-    /// Unix time (seconds) the last complete update finished; None if never.
-    pub last_update: Option<i64>,
-    /// Files changed on disk since the last update; None when not computed
-    /// ([`crate::Index::summary`] skips the walk it needs).
-    pub stale: Option<Staleness>,
 }
 
 /// One use of a name somewhere in the project.

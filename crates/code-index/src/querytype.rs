@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::{Error, Result};
+pub use protocol::QueryKind;
 
 /// The longest query the retrievers take. Issue texts are kilobytes; a larger one
 /// is a log dump or the wrong file, and would cost seconds of BM25 over its
@@ -27,19 +28,6 @@ pub(crate) fn check_query_size(query: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QueryKind {
-    /// One identifier: `Router`, `parse_args`, `http::Client::send`.
-    Symbol,
-    /// A path: `src/app/models.py`, `lib/util.go`.
-    File,
-    /// A stack trace or an error message.
-    ErrorTrace,
-    /// Words: "where are retries configured".
-    Concept,
 }
 
 /// An identifier the query mentions, and how sure we are it is code.

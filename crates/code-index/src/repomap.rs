@@ -36,7 +36,6 @@ use std::{
 };
 
 use protocol::SymbolKind;
-use serde::Serialize;
 
 use crate::{
     Error, Snapshot,
@@ -51,6 +50,7 @@ use crate::{
     testfiles::vendored_files,
     tokens::count_tokens,
 };
+pub use protocol::{MapFile, MapSeeds, MapSymbol, RepoMap};
 
 /// What map to draw.
 #[derive(Debug, Clone, Default)]
@@ -63,52 +63,6 @@ pub struct RepoMapOptions {
     /// A request (issue text, question): what it names and matches seeds the
     /// ranking.
     pub query: Option<String>,
-}
-
-/// One definition in the map.
-#[derive(Debug, Clone, Serialize)]
-pub struct MapSymbol {
-    pub qualified_name: String,
-    pub kind: SymbolKind,
-    pub line: u32,
-    pub rank: f64,
-}
-
-/// One file in the map, with the definitions shown.
-#[derive(Debug, Clone, Serialize)]
-pub struct MapFile {
-    pub path: String,
-    pub role: Role,
-    pub symbols: Vec<MapSymbol>,
-}
-
-/// What personalized the ranking.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct MapSeeds {
-    pub focus: Vec<String>,
-    /// Files the query names.
-    pub files: Vec<String>,
-    /// Definitions the query names (`path:line qualified_name`).
-    pub symbols: Vec<String>,
-    /// Definitions matched by text search.
-    pub search_hits: usize,
-}
-
-/// A rendered repository map.
-#[derive(Debug, Clone, Serialize)]
-pub struct RepoMap {
-    pub text: String,
-    /// Tokens of `text` (`o200k_base`), at most `budget`.
-    pub tokens: usize,
-    pub budget: usize,
-    /// Files shown with definitions, in map order.
-    pub files: Vec<MapFile>,
-    /// Files listed by path only, after them.
-    pub more_files: Vec<String>,
-    /// Definitions shown, and ranked definitions there were to choose from.
-    pub definitions: usize,
-    pub candidates: usize,
-    pub seeds: MapSeeds,
 }
 
 /// Draws the map (see the module documentation). `search` adds text-search seeds

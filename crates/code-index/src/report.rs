@@ -404,7 +404,12 @@ fn top_symbols(snapshot: &Snapshot, vendored: &[bool], top: usize) -> Vec<Ranked
                 used,
                 calls_out.get(&d).copied().unwrap_or(0),
             );
-            RankedSymbol { symbol: SymbolRef::of(project, d), score, role, used_by_files: used }
+            RankedSymbol {
+                symbol: crate::target::symbol_ref(project, d),
+                score,
+                role,
+                used_by_files: used,
+            }
         })
         .collect()
 }

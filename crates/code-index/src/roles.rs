@@ -23,55 +23,9 @@
 //! 9. **peripheral** — everything else.
 
 use protocol::SymbolKind;
-use serde::Serialize;
 
 use crate::{Snapshot, depgraph::DepGraph, project::FileId, testfiles::test_convention};
-
-/// An architectural role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    EntryPoint,
-    Core,
-    Interface,
-    Model,
-    Utility,
-    Config,
-    Test,
-    Peripheral,
-}
-
-impl Role {
-    pub const ALL: [Role; 8] = [
-        Role::EntryPoint,
-        Role::Core,
-        Role::Interface,
-        Role::Model,
-        Role::Utility,
-        Role::Config,
-        Role::Test,
-        Role::Peripheral,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::EntryPoint => "entry point",
-            Role::Core => "core",
-            Role::Interface => "interface",
-            Role::Model => "model",
-            Role::Utility => "utility",
-            Role::Config => "config",
-            Role::Test => "test",
-            Role::Peripheral => "peripheral",
-        }
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use protocol::FileRole as Role;
 
 /// What the rules look at.
 #[derive(Debug, Clone, Default)]

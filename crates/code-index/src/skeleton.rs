@@ -14,26 +14,12 @@
 use std::collections::BTreeSet;
 
 use protocol::SymbolKind;
-use serde::Serialize;
 
 use crate::{extract::FileAnalysis, tokens::count_tokens};
+pub use protocol::Skeleton;
 
 /// Body lines of a data type shown before it is cut.
 const DATA_BODY_MAX_LINES: u32 = 40;
-
-/// A rendered skeleton and how much smaller it is than the file.
-#[derive(Debug, Clone, Serialize)]
-pub struct Skeleton {
-    /// Lines as `  12│ text`, with `⋮` where lines were elided.
-    pub text: String,
-    pub definitions: usize,
-    pub file_lines: u32,
-    pub shown_lines: usize,
-    pub file_tokens: usize,
-    pub skeleton_tokens: usize,
-    /// `skeleton_tokens / file_tokens` (0 for an empty file).
-    pub ratio: f64,
-}
 
 /// Chooses the lines of `source` that outline it.
 pub fn skeleton_lines(source: &[u8], analysis: &FileAnalysis) -> BTreeSet<u32> {

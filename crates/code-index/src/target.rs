@@ -30,6 +30,7 @@ use crate::{
     project::{DefId, FileId, Project},
 };
 use protocol::SymbolKind;
+pub use protocol::SymbolRef;
 
 /// What a target turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,25 +42,14 @@ pub enum TargetKind {
 }
 
 /// A definition as results show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SymbolRef {
-    pub path: String,
-    pub qualified_name: String,
-    pub kind: SymbolKind,
-    pub line: u32,
-    pub end_line: u32,
-}
-
-impl SymbolRef {
-    pub fn of(project: &Project, def: DefId) -> SymbolRef {
-        let d = project.def(def);
-        SymbolRef {
-            path: project.file(def.file).path.clone(),
-            qualified_name: d.qualified_name.clone(),
-            kind: d.kind,
-            line: d.line,
-            end_line: d.end_line,
-        }
+pub fn symbol_ref(project: &Project, def: DefId) -> SymbolRef {
+    let d = project.def(def);
+    SymbolRef {
+        path: project.file(def.file).path.clone(),
+        qualified_name: d.qualified_name.clone(),
+        kind: d.kind,
+        line: d.line,
+        end_line: d.end_line,
     }
 }
 
@@ -239,7 +229,7 @@ fn symbol_target(project: &Project, spec: &str, defs: Vec<DefId>) -> Target {
         spec: spec.to_owned(),
         kind: TargetKind::Symbol,
         files: files.iter().map(|&f| project.file(f).path.clone()).collect(),
-        symbols: defs.iter().map(|&d| SymbolRef::of(project, d)).collect(),
+        symbols: defs.iter().map(|&d| crate::target::symbol_ref(project, d)).collect(),
         file_ids: files,
         def_ids: defs,
     }

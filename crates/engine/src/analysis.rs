@@ -9,7 +9,7 @@ use std::{
 
 use code_index::{FileId, Snapshot};
 use protocol::{
-    ArchitecturalRole, Churn, ChangedSymbol, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
+    ArchitecturalRole, ChangedSymbol, Churn, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
     SymbolChange,
 };
 

@@ -21,10 +21,10 @@ use serde_json::json;
 use stdx::Call;
 
 use crate::{
-    Session,
-    session::check_cancel, analysis,
+    Session, analysis,
     error::{Error, Result},
     guidance::{action, finish},
+    session::check_cancel,
 };
 
 impl Session {
@@ -155,7 +155,6 @@ impl Session {
             guidance: Guidance { warnings, ..guidance },
         })
     }
-
 }
 
 /// Each changed file's text before and after (keyed by the path before), from the

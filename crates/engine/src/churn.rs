@@ -32,7 +32,7 @@ impl Session {
     pub(crate) fn churn(&self, opts: &git::ChurnOptions) -> Result<Arc<Churn>> {
         let window = ChurnWindow { max_commits: opts.max_commits, since: opts.since.clone() };
         if opts.max_commits == Some(0) {
-            return Err(Error::InvalidArgument("max commits must be at least 1".into()));
+            return Err(Error::InvalidArgument("maxCommits must be at least 1".into()));
         }
         let head = git::head(&self.root).ok().flatten();
         let key = Key {

@@ -54,8 +54,12 @@ impl Session {
     ) -> Result<SearchProjectResponse> {
         let (symbols, files, warnings) =
             self.find_symbols_and_files(&req.query, req.max_results.unwrap_or(20), call)?;
-        let summary =
-            format!("{} definition(s) and {} file(s) for {:?}", symbols.len(), files.len(), req.query);
+        let summary = format!(
+            "{} definition(s) and {} file(s) for {:?}",
+            symbols.len(),
+            files.len(),
+            req.query
+        );
         let follow = files.first().map(|f| json!({"target": f.path}));
         let mut guidance = superseded(
             "understand",

@@ -15,9 +15,17 @@ pub enum Error {
     /// A build or test run could not be started.
     #[error(transparent)]
     Sandbox(#[from] sandbox::Error),
-    /// git could not be asked (a diff against HEAD).
+    /// git could not be asked (a diff against HEAD, a `since` git reads no date in).
     #[error(transparent)]
     Git(#[from] git::Error),
+    /// Embedding the definitions failed (the provider, a cache write); the code is
+    /// the cause's.
+    #[error("embedding the definitions with {model} ({provider}): {source}")]
+    Embedding { model: String, provider: String, source: code_index::Error },
+    /// The model client refused or failed (embeddings: no model configured, the
+    /// provider down).
+    #[error(transparent)]
+    Llm(#[from] llm::Error),
     /// A malformed request (an empty target, a bad line range, no edits).
     #[error("{0}")]
     InvalidArgument(String),
@@ -43,6 +51,8 @@ impl Error {
             Error::Edit(e) => e.code(),
             Error::Sandbox(e) => e.code(),
             Error::Git(e) => e.code(),
+            Error::Llm(e) => e.code(),
+            Error::Embedding { source, .. } => source.code(),
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::Unavailable(_) => ErrorCode::ToolExecutionFailed,
@@ -57,6 +67,7 @@ impl Error {
             Error::Edit(e) => e.to_info(),
             Error::Sandbox(e) => e.to_info(),
             Error::Git(e) => e.to_info(),
+            Error::Llm(e) => e.to_info(),
             Error::NotFound { message, path, similar } => {
                 let mut info = ErrorInfo::new(ErrorCode::NotFound, message.clone());
                 info.path = path.clone();

@@ -53,7 +53,11 @@ fn lines_arg(c: &Value, pad: u64) -> Option<String> {
 
 /// The recovery strategy for an error of `pillar` given the request that failed.
 /// None for codes where retrying differently cannot help (cancelled, internal).
-pub fn recovery_for(info: &ErrorInfo, pillar: Operation, request: &Value) -> Option<RecoveryStrategy> {
+pub fn recovery_for(
+    info: &ErrorInfo,
+    pillar: Operation,
+    request: &Value,
+) -> Option<RecoveryStrategy> {
     let path = info.path.clone().or_else(|| request_path(request)).unwrap_or_default();
     let d = &info.details;
     let edit_index = d["editIndex"].as_u64().map(|i| i as usize);
@@ -268,7 +272,9 @@ pub fn recovery_for(info: &ErrorInfo, pillar: Operation, request: &Value) -> Opt
             }
             format!("{path} exists; choose another path or set overwrite (it can be undone).")
         }
-        ErrorCode::SyntaxError | ErrorCode::ToolExecutionFailed if matches!(pillar, Operation::Change | Operation::EditCode) => {
+        ErrorCode::SyntaxError | ErrorCode::ToolExecutionFailed
+            if matches!(pillar, Operation::Change | Operation::EditCode) =>
+        {
             let mut retry = request.clone();
             retry["options"]["dryRun"] = json!(true);
             actions.push(action(
@@ -493,8 +499,12 @@ mod tests {
             assert!(contains(&first.arguments, &args), "{code}: {} lacks {args}", first.arguments);
         }
         assert!(
-            recovery_for(&info(ErrorCode::Cancelled, "", Value::Null), Operation::Read, &Value::Null)
-                .is_none()
+            recovery_for(
+                &info(ErrorCode::Cancelled, "", Value::Null),
+                Operation::Read,
+                &Value::Null
+            )
+            .is_none()
         );
         // A missing test tool is no reason to undo an edit (issue 24).
         let r = recovery_for(

@@ -10,9 +10,9 @@ use stdx::Call;
 
 use crate::{
     Session,
-    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
+    session::check_cancel,
 };
 
 impl Session {
@@ -32,7 +32,7 @@ impl Session {
         let summary = match req.command {
             ManageCommand::Status => {
                 warnings = self.refresh(call)?;
-                let s = self.index().summary()?;
+                let s = self.index_db().summary()?;
                 let test_tool =
                     sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
                         .ok()

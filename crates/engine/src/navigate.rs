@@ -425,7 +425,7 @@ impl Session {
             }
         }
         let root = self.root.clone();
-        let search = self.search(&snap)?;
+        let search = self.search_index(&snap)?;
         let opts = code_index::LocalizeOptions { k: limit, ..Default::default() };
         let files = code_index::localize(&snap, &search, &root, query, &opts)?
             .into_iter()

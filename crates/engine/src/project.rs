@@ -7,8 +7,8 @@ use std::{
 };
 
 use protocol::{
-    BuildRequest, BuildResponse, ExecRequest, ExecResult, ProjectInfo, SandboxOptions,
-    TestRequest, TestResponse,
+    BuildRequest, BuildResponse, ExecRequest, ExecResult, ProjectInfo, SandboxOptions, TestRequest,
+    TestResponse,
 };
 use sandbox::{BackendChoice, Hooks, Network, Policy, RunRequest, StdinMode, WorkspaceMode};
 use stdx::{Call, OutputStream};
@@ -186,7 +186,12 @@ impl Session {
     }
 
     /// `build` with the caller's trust (the CLI passes [`Trust::User`]).
-    pub fn build_as(&self, req: &BuildRequest, trust: Trust, call: &Call<'_>) -> Result<BuildResponse> {
+    pub fn build_as(
+        &self,
+        req: &BuildRequest,
+        trust: Trust,
+        call: &Call<'_>,
+    ) -> Result<BuildResponse> {
         let (policy, ws) = self.command_policy(&req.sandbox, trust)?;
         let project = sandbox::detect_project(&ws, sandbox::DetectOptions::default())?;
         let (sb, setup) = self.sandbox()?;
@@ -204,7 +209,12 @@ impl Session {
     }
 
     /// `test` with the caller's trust (the CLI passes [`Trust::User`]).
-    pub fn test_as(&self, req: &TestRequest, trust: Trust, call: &Call<'_>) -> Result<TestResponse> {
+    pub fn test_as(
+        &self,
+        req: &TestRequest,
+        trust: Trust,
+        call: &Call<'_>,
+    ) -> Result<TestResponse> {
         let (policy, ws) = self.command_policy(&req.sandbox, trust)?;
         let project = if req.command.is_empty() {
             Some(sandbox::detect_project(&ws, sandbox::DetectOptions { nextest: req.nextest })?)
@@ -292,17 +302,26 @@ mod tests {
 
     #[test]
     fn durations_and_sizes() {
-        for (s, ms) in
-            [("90s", 90_000), ("10m", 600_000), ("1h", 3_600_000), ("500ms", 500), ("2", 2000), ("1.5s", 1500)]
-        {
+        for (s, ms) in [
+            ("90s", 90_000),
+            ("10m", 600_000),
+            ("1h", 3_600_000),
+            ("500ms", 500),
+            ("2", 2000),
+            ("1.5s", 1500),
+        ] {
             assert_eq!(parse_duration(s).unwrap(), Duration::from_millis(ms), "{s}");
         }
         for bad in ["", "x", "-1s", "0", "10parsecs"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
-        for (s, b) in
-            [("512M", 512u64 << 20), ("2G", 2 << 30), ("1GiB", 1 << 30), ("100k", 100 << 10), ("1.5g", 3 << 29)]
-        {
+        for (s, b) in [
+            ("512M", 512u64 << 20),
+            ("2G", 2 << 30),
+            ("1GiB", 1 << 30),
+            ("100k", 100 << 10),
+            ("1.5g", 3 << 29),
+        ] {
             assert_eq!(parse_size(s).unwrap(), b, "{s}");
         }
         for bad in ["", "lots", "-5M", "0", "2048"] {

@@ -11,10 +11,10 @@ use stdx::Call;
 
 use crate::{
     Session,
-    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
     locate,
+    session::check_cancel,
 };
 
 /// A whole-file read is cut past this many tokens (the skeleton is the better view).

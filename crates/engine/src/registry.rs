@@ -97,12 +97,7 @@ impl Registry {
             ));
         }
         Ok(Registry {
-            tools: self
-                .tools
-                .iter()
-                .filter(|t| names.contains(&t.spec.name))
-                .cloned()
-                .collect(),
+            tools: self.tools.iter().filter(|t| names.contains(&t.spec.name)).cloned().collect(),
         })
     }
 
@@ -122,7 +117,11 @@ impl Registry {
         let Some(tool) = self.get(name) else {
             let info = ErrorInfo::new(
                 ErrorCode::ToolNotFound,
-                format!("no tool named `{}` (known: {})", stdx::clip(name, 80), self.names().join(", ")),
+                format!(
+                    "no tool named `{}` (known: {})",
+                    stdx::clip(name, 80),
+                    self.names().join(", ")
+                ),
             );
             return Err(ToolError { guidance: Guidance::default(), info });
         };
@@ -203,14 +202,19 @@ fn tool<R: Op>(f: fn(&Session, &R, &Call<'_>) -> Result<R::Response>) -> Tool {
             let req: R = match serde_json::from_value(arguments.clone()) {
                 Ok(r) => r,
                 Err(e) => {
-                    let info =
-                        ErrorInfo::new(ErrorCode::InvalidArgument, format!("bad `{op}` arguments: {e}"));
+                    let info = ErrorInfo::new(
+                        ErrorCode::InvalidArgument,
+                        format!("bad `{op}` arguments: {e}"),
+                    );
                     return Err(fail(info, &arguments));
                 }
             };
             match f(session, &req, call) {
                 Ok(resp) => serde_json::to_value(resp).map_err(|e| {
-                    fail(ErrorInfo::new(ErrorCode::Internal, format!("answer of `{op}`: {e}")), &arguments)
+                    fail(
+                        ErrorInfo::new(ErrorCode::Internal, format!("answer of `{op}`: {e}")),
+                        &arguments,
+                    )
                 }),
                 Err(e) => Err(fail(e.to_info(), &arguments)),
             }
@@ -248,6 +252,14 @@ fn all_tools() -> Vec<Tool> {
         tool(Session::read),
         tool(Session::write),
         tool(Session::manage),
+        tool(Session::symbols),
+        tool(Session::skeleton),
+        tool(Session::search),
+        tool(Session::localize),
+        tool(Session::repomap),
+        tool(Session::hotspots),
+        tool(Session::status),
+        tool(Session::index),
         tool(Session::undo),
         tool(Session::redo),
         tool(Session::history),
@@ -276,8 +288,18 @@ mod tests {
         let ops: Vec<Operation> = r.tools().map(|t| t.spec.operation).collect();
         assert_eq!(ops, Operation::ALL.to_vec());
         for t in r.tools() {
-            assert_eq!(t.spec.input_schema.get("type"), Some(&Value::from("object")), "{}", t.spec.name);
-            assert_eq!(t.spec.output_schema.get("type"), Some(&Value::from("object")), "{}", t.spec.name);
+            assert_eq!(
+                t.spec.input_schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                t.spec.name
+            );
+            assert_eq!(
+                t.spec.output_schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                t.spec.name
+            );
         }
         let only = r.only(&["read", "navigate"]).unwrap();
         assert_eq!(only.names(), vec!["navigate", "read"]);

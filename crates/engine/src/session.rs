@@ -63,6 +63,9 @@ pub struct SessionOptions {
     pub sandbox: Option<SandboxSetup>,
     /// The model providers, for `--embeddings` and the agents.
     pub llm: Option<llm::Settings>,
+    /// Start the index over instead of opening it (`index --rebuild` on a damaged
+    /// database, which could not be opened).
+    pub rebuild_index: bool,
 }
 
 impl Default for SessionOptions {
@@ -73,6 +76,7 @@ impl Default for SessionOptions {
             watch: true,
             sandbox: None,
             llm: None,
+            rebuild_index: false,
         }
     }
 }
@@ -105,7 +109,11 @@ impl Session {
     /// Opens the index and the edit engine of `root` (recovering an interrupted
     /// edit) and starts the watcher. The snapshot is built by the first call.
     pub fn open(root: &Path, options: SessionOptions) -> Result<Session> {
-        let index = Index::open(root, options.index.clone())?;
+        let index = if options.rebuild_index {
+            Index::rebuild(root, options.index.clone())?
+        } else {
+            Index::open(root, options.index.clone())?
+        };
         let root = index.root().to_owned();
         let mut engine = Engine::open(&root, options.edit.clone())?;
         engine.set_symbol_locator(Arc::new(IndexLocator));
@@ -175,7 +183,7 @@ impl Session {
         f(guard.as_ref().expect("just opened"))
     }
 
-    pub(crate) fn index(&self) -> MutexGuard<'_, Index> {
+    pub(crate) fn index_db(&self) -> MutexGuard<'_, Index> {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -187,7 +195,7 @@ impl Session {
             return Ok(Vec::new());
         }
         // One refresh at a time; the others find it done when they get the lock.
-        let mut index = self.index();
+        let mut index = self.index_db();
         let dirty = self.dirty.swap(false, Ordering::SeqCst);
         let have = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some();
         if have && self.watching && !dirty {
@@ -226,9 +234,14 @@ impl Session {
         Ok(warnings)
     }
 
-    /// The current snapshot, refreshed first.
+    /// The current snapshot, refreshed first; its warnings go to the call's
+    /// progress sink (the answer has no place for them).
     pub(crate) fn snapshot(&self, call: &Call<'_>) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
-        self.fresh_snapshot(call, &[])
+        let (snap, warnings) = self.fresh_snapshot(call, &[])?;
+        for w in &warnings {
+            call.progress.warning(&w.code, &w.message);
+        }
+        Ok((snap, warnings))
     }
 
     /// Refreshes, then checks the named files' content against the snapshot and
@@ -267,14 +280,14 @@ impl Session {
 
     /// The search index, synced with `snap` (built on first use, rebuilt when the
     /// snapshot changed).
-    pub(crate) fn search(&self, snap: &Arc<Snapshot>) -> Result<Arc<SearchIndex>> {
+    pub(crate) fn search_index(&self, snap: &Arc<Snapshot>) -> Result<Arc<SearchIndex>> {
         let mut guard = self.search.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((s, idx)) = guard.as_ref()
             && Arc::ptr_eq(s, snap)
         {
             return Ok(Arc::clone(idx));
         }
-        let idx = Arc::new(self.index().search_index(snap)?);
+        let idx = Arc::new(self.index_db().search_index(snap)?);
         *guard = Some((Arc::clone(snap), Arc::clone(&idx)));
         Ok(idx)
     }
@@ -325,7 +338,7 @@ impl Session {
     /// Rebuilds the index: incrementally (waiting for another updater), or from
     /// scratch.
     pub(crate) fn rebuild(&self, full: bool, call: &Call<'_>) -> Result<code_index::UpdateReport> {
-        let mut index = self.index();
+        let mut index = self.index_db();
         if full {
             *self.search.lock().unwrap_or_else(|p| p.into_inner()) = None;
             *index = Index::rebuild(&self.root, self.options.index.clone())?;

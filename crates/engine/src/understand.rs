@@ -14,11 +14,11 @@ use serde_json::json;
 use stdx::Call;
 
 use crate::{
-    Session,
-    session::check_cancel, analysis,
+    Session, analysis,
     error::{Error, Result},
     guidance::{action, finish},
     locate,
+    session::check_cancel,
 };
 
 /// Default token budget of an answer.
@@ -181,8 +181,9 @@ impl Session {
                     if req.include.report || req.include.skeleton {
                         let mut inc = req.include;
                         inc.skeleton = false;
-                        resp.files
-                            .push(self.file_insight(&snap, &positions, &hot, &file, 1, &inc, false)?);
+                        resp.files.push(
+                            self.file_insight(&snap, &positions, &hot, &file, 1, &inc, false)?,
+                        );
                     }
                 } else if path_like {
                     return Err(Error::NotFound {
@@ -199,7 +200,7 @@ impl Session {
                 } else {
                     resp.resolved_as = TargetKind::Question;
                     let root = self.root.clone();
-                    let search = self.search(&snap)?;
+                    let search = self.search_index(&snap)?;
                     let opts = code_index::LocalizeOptions { k: 8, ..Default::default() };
                     let results = code_index::localize(&snap, &search, &root, target, &opts)?;
                     resp.ranked = results
@@ -234,12 +235,8 @@ impl Session {
                         .chain(f.dependents.iter().map(|d| d.path.clone()))
                 })
                 .collect();
-            resp.hot_spots = hot
-                .iter()
-                .filter(|h| near.contains(&h.path))
-                .cloned()
-                .take(5)
-                .collect();
+            resp.hot_spots =
+                hot.iter().filter(|h| near.contains(&h.path)).cloned().take(5).collect();
         }
         resp.guidance = understand_guidance(&resp, warnings);
         fit_budget(&mut resp, budget);
@@ -256,7 +253,7 @@ impl Session {
         include: &UnderstandInclude,
         with_skeleton: bool,
     ) -> Result<FileInsight> {
-        let (lang, bytes, analysis) = self.index().analyze_file(rel)?;
+        let (lang, bytes, analysis) = self.index_db().analyze_file(rel)?;
         let hash = stdx::sha256_hex(&bytes);
         let source = String::from_utf8_lossy(&bytes);
         let fid = snap.project.file_id(rel);
@@ -658,7 +655,6 @@ fn role_word(r: protocol::ArchitecturalRole) -> &'static str {
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
-
 
 /// A path: has a separator or a file extension, and no spaces.
 pub(crate) fn looks_like_path(t: &str) -> bool {

@@ -8,9 +8,9 @@ use stdx::Call;
 
 use crate::{
     Session,
-    session::check_cancel,
     error::{Error, Result},
     guidance::{action, finish},
+    session::check_cancel,
     templates,
 };
 

@@ -144,7 +144,10 @@ impl Server {
             Ok((_, Ok(value))) => CallToolResult::structured(value),
             Ok((_, Err(e))) => failure(&e),
             Err(join) => failure(&ToolError {
-                info: ErrorInfo::new(ErrorCode::Internal, format!("the tool call panicked: {join}")),
+                info: ErrorInfo::new(
+                    ErrorCode::Internal,
+                    format!("the tool call panicked: {join}"),
+                ),
                 guidance: Guidance::default(),
             }),
         })

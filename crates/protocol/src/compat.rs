@@ -89,7 +89,8 @@ impl EditCodeEdit {
         match self.operation {
             Some(EditCodeOperation::Create) => {
                 v["op"] = serde_json::json!("create");
-                v["content"] = serde_json::json!(self.replacement_string.clone().unwrap_or_default());
+                v["content"] =
+                    serde_json::json!(self.replacement_string.clone().unwrap_or_default());
             }
             Some(EditCodeOperation::Delete) => v["op"] = serde_json::json!("delete"),
             _ => {

@@ -42,7 +42,9 @@ pub struct EditOptions {
 }
 
 /// A 1-based, inclusive range of lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(try_from = "LineRangeWire")]
 pub struct LineRange {
     pub start: u32,

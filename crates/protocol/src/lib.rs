@@ -22,6 +22,7 @@ mod edit;
 mod error;
 mod exec;
 mod index;
+mod intel;
 mod ops;
 mod pillars;
 mod workflow;
@@ -29,10 +30,10 @@ mod workflow;
 pub use crate::{
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{
-        AnalyzeRelationshipRequest, AnalyzeRelationshipResponse, DirEntry, Direction,
-        EditCodeEdit, EditCodeOperation, EditCodeRequest, EntryType, GetHierarchyRequest,
-        ListDirectoryRequest, ListDirectoryResponse, ManageProjectRequest, ReadCodeRequest,
-        RelationMode, SearchProjectRequest, SearchProjectResponse,
+        AnalyzeRelationshipRequest, AnalyzeRelationshipResponse, DirEntry, Direction, EditCodeEdit,
+        EditCodeOperation, EditCodeRequest, EntryType, GetHierarchyRequest, ListDirectoryRequest,
+        ListDirectoryResponse, ManageProjectRequest, ReadCodeRequest, RelationMode,
+        SearchProjectRequest, SearchProjectResponse,
     },
     edit::{
         AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
@@ -45,10 +46,18 @@ pub use crate::{
         TestFailure, TestResult,
     },
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
+    intel::{
+        ChurnStats, CodeComplexity, Evidence, FileHotspot, FileResult, FileRole, HistoryInfo,
+        HotspotBasis, Hotspots, IndexStatus, MapFile, MapSeeds, MapSymbol, Matched, MixWeights,
+        ParseProblem, QueryKind, RepoMap, ScoreParts, SearchHit, SearchResults, Skeleton,
+        SkipGroup, Staleness, SymbolHotspot, SymbolRef, UpdateReport,
+    },
     ops::{
-        BuildRequest, BuildResponse, Effect, ExecRequest, HistoryRequest, HistoryResponse, Op,
-        Operation, ProjectInfo, RedoRequest, SandboxOptions, TestRequest, TestResponse,
-        UndoRequest,
+        BuildRequest, BuildResponse, Effect, ExecRequest, HistoryRequest, HistoryResponse,
+        HistoryWindow, HotspotsRequest, IndexRequest, IndexResponse, LocalizeRequest,
+        LocalizeResponse, Op, Operation, ProjectInfo, RedoRequest, RepomapRequest, SandboxOptions,
+        SearchRequest, SkeletonRequest, SkeletonResponse, StatusRequest, SymbolsRequest,
+        SymbolsResponse, TestRequest, TestResponse, UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

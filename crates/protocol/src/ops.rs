@@ -11,9 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-use crate::{
-    BuildResult, EditResult, ExecResult, FileChange, TestResult, TransactionSummary,
-};
+use crate::{BuildResult, EditResult, ExecResult, FileChange, TestResult, TransactionSummary};
 
 /// What an operation does to the world, for approval policies and tool hints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -239,6 +237,172 @@ macro_rules! impl_ops {
     };
 }
 
+// --- code intelligence ------------------------------------------------------------------------
+
+/// `symbols`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SymbolsRequest {
+    /// Name glob (`parse_*`, `*Error`); matched against the qualified name when it
+    /// contains `.` or `::` (`Router.*`). Without glob characters: exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// function, method, class, struct, enum, interface, trait, ... (`symbols` lists
+    /// the kinds in its error when one is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Only this file, directory or path glob (relative to the project root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Match the name without regard to case.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub ignore_case: bool,
+    /// At most this many definitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// The answer of `symbols`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SymbolsResponse {
+    pub symbols: Vec<crate::Symbol>,
+}
+
+/// `skeleton`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkeletonRequest {
+    /// The file, relative to the project root.
+    pub path: String,
+}
+
+/// The answer of `skeleton`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SkeletonResponse {
+    pub path: String,
+    pub language: String,
+    #[serde(flatten)]
+    pub skeleton: crate::Skeleton,
+}
+
+/// `status` (no arguments).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusRequest {}
+
+/// `index`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexRequest {
+    /// More paths to leave out (gitignore syntax), on top of the configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// Skip files larger than this many bytes (default 4 MiB, or the configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_file_size: Option<u64>,
+    /// Start over instead of updating incrementally.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub rebuild: bool,
+}
+
+/// The answer of `index`: what this run did and what the index now holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IndexResponse {
+    pub root: String,
+    pub update: crate::UpdateReport,
+    pub files: u64,
+    pub symbols: u64,
+    pub references: u64,
+    pub imports: u64,
+    pub languages: Vec<crate::LanguageStats>,
+    pub skipped: Vec<crate::SkipGroup>,
+}
+
+/// `search`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    /// A name (typos and prefixes too), words, a path or an error message.
+    pub query: String,
+    /// Number of hits (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// Add the configured embedding model (`llm.embeddings`) as one more retriever.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub embeddings: bool,
+}
+
+/// `localize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalizeRequest {
+    /// The request: an issue, a bug report, a question, a stack trace (at most 1 MiB).
+    pub query: String,
+    /// Number of files (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// Include every file's feature values.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub explain: bool,
+    /// Add the configured embedding model's ranking as one more vote.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub embeddings: bool,
+    /// Feature weights for experiments (`only=text`, `graph=0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
+}
+
+/// The answer of `localize`: files best first, each with its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LocalizeResponse {
+    pub files: Vec<crate::FileResult>,
+}
+
+/// `repomap`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepomapRequest {
+    /// The token budget (o200k) the map is fitted to (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    /// Files or directories to personalize the ranking toward (not shown themselves).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub focus: Vec<String>,
+    /// Words, names or an issue to personalize the ranking toward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+/// Which history `hotspots` and `report` read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryWindow {
+    /// Read at most the newest N non-merge commits (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_commits: Option<u32>,
+    /// Only commits after this date (`2024-01-01`, `6 months ago`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Do not read the git history: rank by structure only.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub no_history: bool,
+}
+
+/// `hotspots`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HotspotsRequest {
+    /// How many files and definitions (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<u32>,
+    /// Only files under this directory (relative to the project root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
+    /// Half-life of a commit's weight, in days (default 90).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_life_days: Option<f64>,
+    #[serde(default)]
+    pub history: HistoryWindow,
+}
+
 // --- edit history ----------------------------------------------------------------------------
 
 /// `undo` and `redo`.
@@ -411,6 +575,14 @@ pub struct ExecRequest {
 }
 
 impl_ops! {
+    SymbolsRequest => Symbols, SymbolsResponse;
+    SkeletonRequest => Skeleton, SkeletonResponse;
+    StatusRequest => Status, crate::IndexStatus;
+    IndexRequest => Index, IndexResponse;
+    SearchRequest => Search, crate::SearchResults;
+    LocalizeRequest => Localize, LocalizeResponse;
+    RepomapRequest => Repomap, crate::RepoMap;
+    HotspotsRequest => Hotspots, crate::Hotspots;
     crate::UnderstandRequest => Understand, crate::UnderstandResponse;
     crate::ChangeRequest => Change, crate::ChangeResponse;
     crate::NavigateRequest => Navigate, crate::NavigateResponse;

@@ -26,6 +26,9 @@ pub trait Progress: Sync {
     fn advance(&self, _n: u64) {}
     /// A project command wrote `bytes` (builds, tests, `exec`), as it ran.
     fn output(&self, _stream: OutputStream, _bytes: &[u8]) {}
+    /// Something the caller should know that the answer itself does not say (the
+    /// index was being updated by another process, say), with its machine code.
+    fn warning(&self, _code: &str, _message: &str) {}
 }
 
 /// A [`Progress`] that ignores everything.

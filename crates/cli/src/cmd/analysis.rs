@@ -56,6 +56,17 @@ pub struct HistoryArgs {
     pub no_history: bool,
 }
 
+impl HistoryArgs {
+    /// The window as the `hotspots` and `report` operations take it.
+    pub fn window(&self) -> protocol::HistoryWindow {
+        protocol::HistoryWindow {
+            max_commits: Some(self.max_commits),
+            since: self.since.clone(),
+            no_history: self.no_history,
+        }
+    }
+}
+
 /// The churn of the project under its root, or an unavailable history with the
 /// reason (not a repository, git missing, git failed: a warning, not an error).
 /// A window the user asked for that cannot hold a commit (`--max-commits 0`, a

@@ -241,7 +241,8 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ExecArgs) -> Result<i32> {
     let req = ExecRequest { command: args.command.clone(), sandbox: opts, cwd };
     let stdin = if out.json { StdinMode::Null } else { StdinMode::Inherit };
     let progress = CliProgress::new(out, (!out.json).then_some(PassThrough::Own));
-    let result = with_progress(ctx, &progress, |call| session.exec_as(&req, Trust::User, stdin, call))?;
+    let result =
+        with_progress(ctx, &progress, |call| session.exec_as(&req, Trust::User, stdin, call))?;
     let code = exit_code_for(&result, out.json);
     if out.json {
         out.json(&result)?;

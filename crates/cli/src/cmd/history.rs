@@ -3,8 +3,7 @@
 
 use anyhow::Result;
 use protocol::{
-    HistoryRequest, RedoRequest, TransactionKind, TransactionState, TransactionSummary,
-    UndoRequest,
+    HistoryRequest, RedoRequest, TransactionKind, TransactionState, TransactionSummary, UndoRequest,
 };
 use serde::Serialize;
 

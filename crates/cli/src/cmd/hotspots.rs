@@ -1,11 +1,10 @@
 use anyhow::Result;
-use code_index::{HotspotBasis, HotspotOptions, Hotspots, hotspots};
-use protocol::ErrorCode;
+use protocol::{ErrorCode, HotspotBasis, Hotspots, HotspotsRequest};
 
 use super::{
     Ctx,
     analysis::{self, HistoryArgs},
-    index::open_fresh,
+    session::{open_session, user_path, with_call},
 };
 use crate::{exit::cli_error, output::Output};
 
@@ -42,26 +41,20 @@ pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
     if args.top == 0 {
         return Err(cli_error(ErrorCode::InvalidArgument, "--top must be at least 1"));
     }
-    let index = open_fresh(ctx, out)?;
-    let under = match &args.under {
-        Some(d) => index.relative_path(&ctx.cwd, d)?,
-        None => String::new(),
-    };
-    let churn = analysis::churn(ctx, out, &args.history, true)?;
-    let snapshot = index.snapshot()?;
-    // A directory with no indexed file under it (a typo, an ignored tree) is not
-    // a directory without hotspots.
-    if let Some(dir) = &args.under
-        && !under.is_empty()
-        && !snapshot.project.files.iter().any(|f| stdx::is_within(&f.path, &under))
-    {
-        return Err(cli_error(
-            ErrorCode::NotFound,
-            format!("--under {}: no indexed file under this directory", dir.display()),
-        ));
+    if args.history.max_commits == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--max-commits must be at least 1"));
     }
-    let opts = HotspotOptions { half_life_days: args.half_life, limit: args.top, under };
-    let result = hotspots(&snapshot, Some(&churn), &index.sources(), &opts);
+    let req = HotspotsRequest {
+        top: Some(args.top as u32),
+        under: args.under.as_ref().map(|d| user_path(ctx, d)),
+        half_life_days: Some(args.half_life),
+        history: args.history.window(),
+    };
+    let session = open_session(ctx, out, false)?;
+    let spin = analysis::Spinner::new(out, "reading git history");
+    let result = with_call(ctx, out, |call| session.hotspots(&req, call));
+    spin.finish();
+    let result = result?;
     if out.json {
         out.json(&result)?;
         return Ok(0);
@@ -70,7 +63,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub fn history_line(h: &code_index::HistoryInfo) -> String {
+pub fn history_line(h: &protocol::HistoryInfo) -> String {
     if !h.available {
         return format!(
             "no history ({}): ranked by complexity and fan-in only",

@@ -1,9 +1,12 @@
 use anyhow::Result;
-use code_index::{Index, IndexConfig, Progress, UpdateReport};
+use code_index::{Index, IndexConfig, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
+use protocol::IndexRequest;
 
-use super::Ctx;
+use super::{
+    Ctx,
+    session::{open_session_with, with_call},
+};
 use crate::{config::IndexSection, output::Output};
 
 #[derive(Debug, clap::Args)]
@@ -53,50 +56,27 @@ pub fn open_fresh(ctx: &Ctx, out: &Output) -> Result<Index> {
 
 /// Says why an answer is empty when nothing is indexed: an empty list alone reads
 /// as "no match" (an empty directory, a project in a language with no grammar).
-pub fn warn_if_nothing_indexed(ctx: &Ctx, out: &Output, snapshot: &code_index::Snapshot) {
-    if snapshot.project.files.is_empty() {
-        out.warn(format!(
-            "nothing is indexed in {}: no source file of a supported language \
-             (`ironbees index --json` lists what was skipped and why)",
-            ctx.root.display()
-        ));
-    }
-}
-
-#[derive(Serialize)]
-struct IndexOutput<'a> {
-    root: String,
-    update: &'a UpdateReport,
-    files: u64,
-    symbols: u64,
-    references: u64,
-    imports: u64,
-    languages: Vec<protocol::LanguageStats>,
-    skipped: Vec<code_index::SkipGroup>,
+pub fn warn_nothing_indexed(ctx: &Ctx, out: &Output) {
+    out.warn(format!(
+        "nothing is indexed in {}: no source file of a supported language \
+         (`ironbees index --json` lists what was skipped and why)",
+        ctx.root.display()
+    ));
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &IndexArgs) -> Result<i32> {
-    let cfg = index_config(ctx, &args.exclude, args.max_file_size)?;
-    let mut index =
-        if args.rebuild { Index::rebuild(&ctx.root, cfg)? } else { Index::open(&ctx.root, cfg)? };
-    let bar = Bar::new(out);
-    let report = index.update(&code_index::Call::new(&bar, &ctx.cancel));
-    bar.finish();
-    let report = report?;
-    let status = index.summary()?;
+    let session = open_session_with(ctx, out, false, args.rebuild)?;
+    let req = IndexRequest {
+        exclude: args.exclude.clone(),
+        max_file_size: args.max_file_size,
+        rebuild: args.rebuild,
+    };
+    let r = with_call(ctx, out, |call| session.index(&req, call))?;
     if out.json {
-        out.json(&IndexOutput {
-            root: status.root.clone(),
-            update: &report,
-            files: status.files,
-            symbols: status.symbols,
-            references: status.references,
-            imports: status.imports,
-            languages: status.languages,
-            skipped: status.skipped,
-        })?;
+        out.json(&r)?;
         return Ok(0);
     }
+    let (report, status) = (&r.update, &r);
     let bold = out.style_out().bold();
     out.line(format!(
         "{} {} files, {} symbols, {} references in {:.2}s",
@@ -145,6 +125,14 @@ impl Bar {
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
+        }
+    }
+
+    /// Runs `f` with the bar hidden, so a line printed meanwhile is not drawn over.
+    pub fn suspend(&self, f: impl FnOnce()) {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
         }
     }
 }

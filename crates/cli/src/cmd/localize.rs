@@ -1,10 +1,14 @@
 use std::{io::Read, path::PathBuf};
 
 use anyhow::Result;
-use code_index::{Evidence, MAX_QUERY_BYTES};
-use protocol::ErrorCode;
+use code_index::MAX_QUERY_BYTES;
+use protocol::{ErrorCode, Evidence, LocalizeRequest};
 
-use super::{Ctx, index::open_fresh};
+use super::{
+    Ctx,
+    index::warn_nothing_indexed,
+    session::{open_session, with_call},
+};
 use crate::{exit::cli_error, output::Output};
 
 #[derive(Debug, clap::Args)]
@@ -89,20 +93,21 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
         return Err(cli_error(ErrorCode::InvalidArgument, "-k must be at least 1"));
     }
     let query = read_query(out, &args.query, &args.query_file)?;
-    let mut index = open_fresh(ctx, out)?;
-    let snapshot = index.snapshot()?;
-    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
-    let search = index.search_index(&snapshot)?;
-    let dense =
-        if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };
-    let opts = code_index::LocalizeOptions {
-        k: args.k,
-        weights: args.weights.clone(),
+    let req = LocalizeRequest {
+        query,
+        k: Some(args.k as u32),
         explain: args.explain,
-        extra: dense.as_ref().map(|(d, _)| d as &dyn code_index::Retriever),
-        extra_weight: dense.as_ref().map(|(_, w)| *w),
+        embeddings: args.embeddings,
+        weights: args.weights.clone(),
     };
-    let results = code_index::localize(&snapshot, &search, index.root(), &query, &opts)?;
+    let session = open_session(ctx, out, false)?;
+    let results = with_call(ctx, out, |call| {
+        let r = session.localize(&req, call)?;
+        if r.files.is_empty() && session.nothing_indexed(call)? {
+            warn_nothing_indexed(ctx, out);
+        }
+        Ok(r.files)
+    })?;
     if out.json {
         out.json(&results)?;
         return Ok(0);

@@ -302,7 +302,6 @@ pub fn read(ctx: &Ctx, out: &Output, args: &ReadArgs) -> Result<i32> {
     Ok(0)
 }
 
-
 // --- write ------------------------------------------------------------------------------
 
 #[derive(Debug, clap::Args)]

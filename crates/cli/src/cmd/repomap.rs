@@ -1,10 +1,14 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use code_index::{RepoMapOptions, repo_map, warm_up_tokenizer};
-use protocol::ErrorCode;
+use protocol::{ErrorCode, RepomapRequest};
 
-use super::{Ctx, index::open_fresh, localize::read_query};
+use super::{
+    Ctx,
+    index::warn_nothing_indexed,
+    localize::read_query,
+    session::{open_session, user_path, with_call},
+};
 use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
@@ -36,57 +40,27 @@ pub struct RepomapArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &RepomapArgs) -> Result<i32> {
-    // The map is cut to a token budget at the end; build the tokenizer meanwhile.
     if args.tokens == 0 {
         return Err(cli_error(ErrorCode::InvalidArgument, "--tokens must be at least 1"));
     }
-    warm_up_tokenizer();
     let query = if args.query.is_some() || args.query_file.is_some() {
         Some(read_query(out, &args.query, &args.query_file)?)
     } else {
         None
     };
-    let mut index = open_fresh(ctx, out)?;
-    let snapshot = index.snapshot()?;
-    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
-    let mut focus = Vec::new();
-    for f in &args.focus {
-        let rel = index.relative_path(&ctx.cwd, f)?;
-        if snapshot.project.file_id(&rel).is_some() {
-            focus.push(rel);
-            continue;
-        }
-        // A directory stands for the indexed files under it; the root would
-        // stand for all of them, leaving nothing to show.
-        let dir = rel.trim_end_matches('/');
-        if dir.is_empty() {
-            return Err(cli_error(
-                ErrorCode::InvalidArgument,
-                format!("--focus {}: the whole project; focus files are not shown", f.display()),
-            ));
-        }
-        let under: Vec<String> = snapshot
-            .project
-            .files
-            .iter()
-            .filter(|p| stdx::is_within(&p.path, dir))
-            .map(|p| p.path.clone())
-            .collect();
-        if under.is_empty() && ctx.cwd.join(f).is_dir() {
-            return Err(cli_error(
-                ErrorCode::NotFound,
-                format!("{}: no indexed file under this directory", f.display()),
-            ));
-        }
-        // Not a directory either: `repo_map` says no such file.
-        focus.extend(if under.is_empty() { vec![rel] } else { under });
-    }
-    let search = match &query {
-        Some(_) => Some(index.search_index(&snapshot)?),
-        None => None,
+    let req = RepomapRequest {
+        tokens: Some(args.tokens as u32),
+        focus: args.focus.iter().map(|f| user_path(ctx, f)).collect(),
+        query,
     };
-    let opts = RepoMapOptions { tokens: args.tokens, focus, query };
-    let map = repo_map(&snapshot, search.as_ref(), &index.sources(), &opts)?;
+    let session = open_session(ctx, out, false)?;
+    let map = with_call(ctx, out, |call| {
+        let r = session.repomap(&req, call)?;
+        if r.files.is_empty() && session.nothing_indexed(call)? {
+            warn_nothing_indexed(ctx, out);
+        }
+        Ok(r)
+    })?;
     if out.json {
         out.json(&map)?;
         return Ok(0);

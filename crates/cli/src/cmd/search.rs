@@ -1,8 +1,12 @@
 use anyhow::Result;
-use code_index::{HybridOptions, hybrid_search};
-use protocol::ErrorCode;
+use protocol::{ErrorCode, SearchRequest};
 
-use super::{Ctx, index::open_fresh, localize::read_query};
+use super::{
+    Ctx,
+    index::warn_nothing_indexed,
+    localize::read_query,
+    session::{open_session, with_call},
+};
 use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
@@ -45,17 +49,15 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
     if args.k == 0 {
         return Err(cli_error(ErrorCode::InvalidArgument, "-k must be at least 1"));
     }
-    let mut index = open_fresh(ctx, out)?;
-    let snapshot = index.snapshot()?;
-    super::index::warn_if_nothing_indexed(ctx, out, &snapshot);
-    let search = index.search_index(&snapshot)?;
-    let dense =
-        if args.embeddings { Some(super::embed::retriever(ctx, out, &snapshot)?) } else { None };
-    let opts = HybridOptions {
-        k: args.k,
-        extra: dense.as_ref().map(|(d, _)| d as &dyn code_index::Retriever),
-    };
-    let results = hybrid_search(&snapshot, &search, &index.sources(), &query, &opts)?;
+    let req = SearchRequest { query, k: Some(args.k as u32), embeddings: args.embeddings };
+    let session = open_session(ctx, out, false)?;
+    let results = with_call(ctx, out, |call| {
+        let r = session.search(&req, call)?;
+        if r.hits.is_empty() && session.nothing_indexed(call)? {
+            warn_nothing_indexed(ctx, out);
+        }
+        Ok(r)
+    })?;
     if out.json {
         out.json(&results)?;
         return Ok(0);

@@ -87,6 +87,17 @@ pub fn sandbox_setup(ctx: &Ctx) -> Result<SandboxSetup> {
 /// settings. Invalid sandbox settings are a warning (the rest still works);
 /// commands that run something report them when they need the sandbox.
 pub fn open_session(ctx: &Ctx, out: &Output, watch: bool) -> Result<Arc<Session>> {
+    open_session_with(ctx, out, watch, false)
+}
+
+/// [`open_session`], starting the index over when `rebuild_index` (a damaged
+/// database cannot be opened, only replaced).
+pub fn open_session_with(
+    ctx: &Ctx,
+    out: &Output,
+    watch: bool,
+    rebuild_index: bool,
+) -> Result<Arc<Session>> {
     let sandbox = match sandbox_setup(ctx) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -101,6 +112,7 @@ pub fn open_session(ctx: &Ctx, out: &Output, watch: bool) -> Result<Arc<Session>
         watch,
         sandbox,
         llm,
+        rebuild_index,
     };
     let session = Session::open(&ctx.root, options)?;
     for id in &session.recovery().rolled_back {
@@ -112,6 +124,8 @@ pub fn open_session(ctx: &Ctx, out: &Output, watch: bool) -> Result<Arc<Session>
 /// A progress bar on a terminal that can also pass a command's output through.
 pub struct CliProgress {
     bar: Bar,
+    /// Warnings print on stderr (styled as `Output::warn` does).
+    color: bool,
     /// Where a project command's output goes as it runs (`None`: kept quiet).
     pass_through: Option<PassThrough>,
 }
@@ -127,7 +141,7 @@ pub enum PassThrough {
 
 impl CliProgress {
     pub fn new(out: &Output, pass_through: Option<PassThrough>) -> CliProgress {
-        CliProgress { bar: Bar::new(out), pass_through }
+        CliProgress { bar: Bar::new(out), color: out.color_err(), pass_through }
     }
 
     pub fn finish(&self) {
@@ -142,6 +156,11 @@ impl Progress for CliProgress {
 
     fn advance(&self, n: u64) {
         self.bar.advance(n);
+    }
+
+    fn warning(&self, code: &str, message: &str) {
+        let head = console::Style::new().force_styling(self.color).yellow().bold();
+        self.bar.suspend(|| eprintln!("{} [{code}] {message}", head.apply_to("warning:")));
     }
 
     fn output(&self, stream: OutputStream, bytes: &[u8]) {

@@ -1,10 +1,12 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use code_index::{Index, Skeleton};
-use serde::Serialize;
+use protocol::SkeletonRequest;
 
-use super::{Ctx, index::index_config};
+use super::{
+    Ctx,
+    session::{open_session, user_path, with_call},
+};
 use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
@@ -13,25 +15,15 @@ pub struct SkeletonArgs {
     pub file: PathBuf,
 }
 
-#[derive(Serialize)]
-struct SkeletonOutput<'a> {
-    path: String,
-    language: &'static str,
-    #[serde(flatten)]
-    skeleton: &'a Skeleton,
-}
-
 pub fn run(ctx: &Ctx, out: &Output, args: &SkeletonArgs) -> Result<i32> {
-    // A skeleton is computed from the file as it is now; the index only supplies
-    // the root (and the path jail), so no update is needed.
-    let index = Index::open(&ctx.root, index_config(ctx, &[], None)?)?;
-    let rel = index.relative_path(&ctx.cwd, &args.file)?;
-    let (lang, bytes, analysis) = index.analyze_file(&rel)?;
-    let skeleton = code_index::render_skeleton(&bytes, &analysis);
+    let session = open_session(ctx, out, false)?;
+    let req = SkeletonRequest { path: user_path(ctx, &args.file) };
+    let r = with_call(ctx, out, |call| session.skeleton(&req, call))?;
     if out.json {
-        out.json(&SkeletonOutput { path: rel, language: lang.name(), skeleton: &skeleton })?;
+        out.json(&r)?;
         return Ok(0);
     }
+    let (rel, skeleton) = (&r.path, &r.skeleton);
     let mut stdout_text = skeleton.text.clone();
     if stdout_text.ends_with('\n') {
         stdout_text.pop();

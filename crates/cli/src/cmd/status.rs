@@ -1,15 +1,17 @@
 use anyhow::Result;
-use code_index::Index;
 
-use super::{Ctx, index::index_config};
+use super::{
+    Ctx,
+    session::{open_session, with_call},
+};
 use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {}
 
 pub fn run(ctx: &Ctx, out: &Output, _args: &StatusArgs) -> Result<i32> {
-    let index = Index::open(&ctx.root, index_config(ctx, &[], None)?)?;
-    let st = index.status()?;
+    let session = open_session(ctx, out, false)?;
+    let st = with_call(ctx, out, |call| session.status(&protocol::StatusRequest {}, call))?;
     if out.json {
         out.json(&st)?;
         return Ok(0);

@@ -1,9 +1,13 @@
-use anyhow::Result;
-use code_index::SymbolQuery;
-use protocol::{ErrorCode, SymbolKind};
+//! `ironbees symbols`: the `symbols` operation.
 
-use super::{Ctx, index::open_fresh};
-use crate::{exit::cli_error, output::Output};
+use anyhow::Result;
+use protocol::SymbolsRequest;
+
+use super::{
+    Ctx,
+    session::{open_session, user_path, with_call},
+};
+use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct SymbolsArgs {
@@ -27,34 +31,21 @@ pub struct SymbolsArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &SymbolsArgs) -> Result<i32> {
-    let kind = match &args.kind {
-        None => None,
-        Some(k) => Some(SymbolKind::parse(k).ok_or_else(|| {
-            let all: Vec<&str> = SymbolKind::ALL.iter().map(|k| k.as_str()).collect();
-            cli_error(
-                ErrorCode::InvalidArgument,
-                format!("unknown kind {k:?}; one of: {}", all.join(", ")),
-            )
-        })?),
-    };
-    if args.limit == Some(0) {
-        return Err(cli_error(ErrorCode::InvalidArgument, "--limit must be at least 1"));
-    }
-    let index = open_fresh(ctx, out)?;
     let file = match &args.file {
         None => None,
         // A glob is relative to the root as written; a path is resolved from the cwd.
         Some(f) if f.contains(['*', '?', '[']) => Some(f.clone()),
-        Some(f) => Some(index.relative_path(&ctx.cwd, std::path::Path::new(f))?),
+        Some(f) => Some(user_path(ctx, std::path::Path::new(f))),
     };
-    let query = SymbolQuery {
+    let req = SymbolsRequest {
         name: args.name.clone(),
-        kind,
+        kind: args.kind.clone(),
         file,
         ignore_case: args.ignore_case,
-        limit: args.limit,
+        limit: args.limit.map(|n| n as u32),
     };
-    let symbols = index.symbols(&query)?;
+    let session = open_session(ctx, out, false)?;
+    let symbols = with_call(ctx, out, |call| session.symbols(&req, call))?.symbols;
     if out.json {
         out.json(&symbols)?;
         return Ok(0);

@@ -1,4 +1,4 @@
-//! `--embeddings` for `search` and `localize`: the model of `llm.embeddings`
+//! `embeddings: true` for `search` and `localize`: the model of `llm.embeddings`
 //! (`llm::Llm::embed`) behind code_index's [`Embedder`], and a vector cache so
 //! a project's definitions are embedded once, not on every query.
 //!
@@ -14,91 +14,104 @@
 //! loses its records: a cache miss next time, nothing worse.)
 
 use std::{
-    cell::RefCell,
     collections::{HashMap, HashSet},
     fs::{File, OpenOptions},
     io::{BufReader, Read, Write},
     path::{Path, PathBuf},
-    rc::Rc,
+    sync::Mutex,
 };
 
-use anyhow::{Context, Result};
 use code_index::{Embedder, EmbeddingRetriever, Snapshot};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use stdx::Call;
 
-use super::{Ctx, cancel_token, env_pairs, runtime};
-use crate::{config, output::Output};
+use crate::{
+    Session,
+    error::{Error, Result},
+};
 
-/// The retriever `--embeddings` adds: every definition of `snapshot` embedded
-/// (from the cache when it can), with a progress bar on a terminal; and the
-/// weight of its vote in `localize` (`llm.embeddings.weight`).
-pub fn retriever(
-    ctx: &Ctx,
-    out: &Output,
-    snapshot: &Snapshot,
-) -> Result<(EmbeddingRetriever<CachedEmbedder>, f64)> {
-    let settings = config::llm_settings(&ctx.config, &env_pairs())?.for_embeddings();
-    // The generic "no provider" advice names Anthropic, which has no embeddings API.
-    if settings.providers.is_empty() {
-        return Err(llm::Error::Config(
-            "--embeddings needs an embedding model and none is configured: set OPENAI_API_KEY \
-             (text-embedding-3-small), or OPENAI_BASE_URL and llm.embeddings.model for a local \
-             OpenAI-compatible server (e.g. nomic-embed-text on Ollama)"
-                .into(),
-        )
-        .into());
+impl Session {
+    /// The retriever `embeddings: true` adds: every definition of `snapshot`
+    /// embedded (from the cache when it can), reporting progress to the call; and
+    /// the weight of its vote in `localize` (`llm.embeddings.weight`).
+    pub(crate) fn embedding_retriever<'c>(
+        &self,
+        snapshot: &Snapshot,
+        call: &'c Call<'c>,
+    ) -> Result<(EmbeddingRetriever<CachedEmbedder<'c>>, f64)> {
+        let settings = self.options.llm.clone().unwrap_or_default().for_embeddings();
+        // The generic "no provider" advice names Anthropic, which has no embeddings API.
+        if settings.providers.is_empty() {
+            return Err(Error::InvalidArgument(
+                "--embeddings needs an embedding model and none is configured: set OPENAI_API_KEY \
+                 (text-embedding-3-small), or OPENAI_BASE_URL and llm.embeddings.model for a local \
+                 OpenAI-compatible server (e.g. nomic-embed-text on Ollama)"
+                    .into(),
+            ));
+        }
+        let llm = llm::Llm::new(&settings)?;
+        let (provider, model) = llm.embedding_model()?;
+        let file = self.layout.embeddings_dir().join(format!(
+            "{}.vec",
+            &stdx::sha256_hex(format!("{provider}\0{model}").as_bytes())[..16]
+        ));
+        let cache = VectorCache::open(&file)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Unavailable(format!("starting the async runtime: {e}")))?;
+        let total = snapshot.project.all_defs().count() as u64;
+        call.progress.phase("embedding", Some(total));
+        let batch = llm.embedding_batch();
+        let weight = llm.embedding_weight()?;
+        let embedder = CachedEmbedder {
+            llm,
+            rt,
+            call,
+            cache: Mutex::new(cache),
+            batch,
+            total,
+            done: Mutex::new(0),
+        };
+        let built = EmbeddingRetriever::build(embedder, snapshot, 256).map_err(|e| match e {
+            code_index::Error::Cancelled => Error::Cancelled,
+            source => Error::Embedding { model: model.clone(), provider: provider.clone(), source },
+        })?;
+        Ok((built, weight))
     }
-    let llm = llm::Llm::new(&settings)?;
-    let (provider, model) = llm.embedding_model()?;
-    let dir = ctx.root.join(code_index::STATE_DIR).join("embeddings");
-    let file = dir.join(format!(
-        "{}.vec",
-        &stdx::sha256_hex(format!("{provider}\0{model}").as_bytes())[..16]
-    ));
-    let cache = Rc::new(RefCell::new(VectorCache::open(&file)?));
-    let rt = runtime()?;
-    let cancel = rt.block_on(async { cancel_token(ctx) });
-    let total = snapshot.project.all_defs().count() as u64;
-    let bar = (out.stderr_is_tty && !out.json).then(|| {
-        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        b.set_style(
-            ProgressStyle::with_template("{spinner} embedding {wide_bar} {pos}/{len} ({eta})")
-                .expect("valid template"),
-        );
-        b
-    });
-    let batch = llm.embedding_batch();
-    let weight = llm.embedding_weight()?;
-    let embedder = CachedEmbedder { llm, rt, cancel, cache: Rc::clone(&cache), bar, batch };
-    let built = EmbeddingRetriever::build(embedder, snapshot, 256)
-        .with_context(|| format!("embedding the definitions with {model} ({provider})"))?;
-    // Every definition has asked for its vector: what was not asked for is stale.
-    // Failing to drop it costs disk space, not the answer.
-    if let Err(e) = cache.borrow_mut().compact() {
-        out.warn(format!("{e:#}"));
-    }
-    Ok((built, weight))
 }
 
-/// [`llm::Llm::embed`] as an [`Embedder`], through the cache.
-pub struct CachedEmbedder {
+/// [`llm::Llm::embed`] as an [`Embedder`], through the cache. Lives for one call:
+/// its progress and cancellation are that call's.
+pub(crate) struct CachedEmbedder<'c> {
     llm: llm::Llm,
     rt: tokio::runtime::Runtime,
-    cancel: llm::CancellationToken,
-    cache: Rc<RefCell<VectorCache>>,
-    bar: Option<ProgressBar>,
+    call: &'c Call<'c>,
+    cache: Mutex<VectorCache>,
     batch: usize,
+    total: u64,
+    done: Mutex<u64>,
 }
 
-impl Embedder for CachedEmbedder {
+impl Drop for CachedEmbedder<'_> {
+    fn drop(&mut self) {
+        // Every definition has asked for its vector: what was not asked for is stale.
+        // Failing to drop it costs disk space, not the answer.
+        let _ = self.cache.lock().map(|mut c| c.compact());
+    }
+}
+
+impl Embedder for CachedEmbedder<'_> {
     fn embed(&self, texts: &[&str]) -> code_index::Result<Vec<Vec<f32>>> {
+        if self.call.is_cancelled() {
+            return Err(code_index::Error::Cancelled);
+        }
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| key(t)).collect();
-        let mut cache = self.cache.borrow_mut();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let missing: Vec<usize> =
             (0..texts.len()).filter(|&i| cache.get(&keys[i]).is_none()).collect();
         for chunk in missing.chunks(self.batch) {
             let input: Vec<String> = chunk.iter().map(|&i| texts[i].to_owned()).collect();
-            let opts = llm::CallOptions { cancel: self.cancel.clone(), ..Default::default() };
+            let opts = llm::CallOptions { cancel: self.call.cancel.clone(), ..Default::default() };
             let got = self
                 .rt
                 .block_on(self.llm.embed(&input, &opts))
@@ -109,14 +122,11 @@ impl Embedder for CachedEmbedder {
                     .map_err(|e| code_index::Error::Io { path: cache.path.clone(), source: e })?;
             }
         }
-        if let Some(b) = &self.bar {
-            // Queries come one at a time after the definitions; the bar is for those.
-            if b.position() < b.length().unwrap_or(0) {
-                b.inc(texts.len() as u64);
-                if b.position() >= b.length().unwrap_or(0) {
-                    b.finish_and_clear();
-                }
-            }
+        // Queries come one at a time after the definitions; progress is for those.
+        let mut done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        if *done < self.total {
+            *done += texts.len() as u64;
+            self.call.progress.advance(texts.len() as u64);
         }
         cache.used.extend(keys.iter().copied());
         Ok(keys.iter().map(|k| cache.get(k).expect("embedded above").to_vec()).collect())
@@ -153,11 +163,14 @@ impl VectorCache {
     /// Reads every whole record; a torn or damaged tail (a killed run) is cut off
     /// so that appends start on a record boundary.
     fn open(path: &Path) -> Result<VectorCache> {
+        let io = |e: std::io::Error| {
+            Error::Index(code_index::Error::Io { path: path.to_owned(), source: e })
+        };
         let mut vectors = HashMap::new();
         let mut good: u64 = 0;
         let len = match File::open(path) {
             Ok(f) => {
-                let len = f.metadata()?.len();
+                let len = f.metadata().map_err(io)?.len();
                 let mut r = BufReader::new(f);
                 let mut head = [0u8; RECORD_HEAD];
                 while r.read_exact(&mut head).is_ok() {
@@ -179,14 +192,10 @@ impl VectorCache {
                 len
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(e).with_context(|| format!("{}", path.display())),
+            Err(e) => return Err(io(e)),
         };
         if good < len {
-            OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|f| f.set_len(good))
-                .with_context(|| format!("{}: cutting off a torn record", path.display()))?;
+            OpenOptions::new().write(true).open(path).and_then(|f| f.set_len(good)).map_err(io)?;
         }
         Ok(VectorCache { path: path.to_owned(), vectors, writer: None, used: HashSet::new() })
     }
@@ -215,8 +224,7 @@ impl VectorCache {
         })();
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
-            return Err(e)
-                .with_context(|| format!("{}: dropping stale vectors", self.path.display()));
+            return Err(Error::Index(code_index::Error::Io { path: self.path.clone(), source: e }));
         }
         // Appends go to the new file from now on.
         self.writer = None;

@@ -1,0 +1,259 @@
+//! The code-intelligence operations over the session's snapshot: `symbols`,
+//! `skeleton`, `status`, `index`, `search`, `localize`, `repomap`, `hotspots`.
+
+use std::sync::Arc;
+
+use code_index::{
+    DiskSources, HybridOptions, Index, LocalizeOptions, RepoMapOptions, Retriever, SymbolQuery,
+};
+use protocol::{
+    Hotspots, HotspotsRequest, IndexRequest, IndexResponse, IndexStatus, LocalizeRequest,
+    LocalizeResponse, RepoMap, RepomapRequest, SearchRequest, SearchResults, SkeletonRequest,
+    SkeletonResponse, StatusRequest, SymbolKind, SymbolsRequest, SymbolsResponse,
+};
+use stdx::Call;
+
+use crate::{
+    Session,
+    error::{Error, Result},
+};
+
+/// `-k` and friends: at least 1, the default when absent.
+fn count(v: Option<u32>, default: usize, what: &str) -> Result<usize> {
+    match v {
+        Some(0) => Err(Error::InvalidArgument(format!("{what} must be at least 1"))),
+        Some(n) => Ok(n as usize),
+        None => Ok(default),
+    }
+}
+
+/// A request's text: refused when empty.
+fn query_text(q: &str) -> Result<&str> {
+    if q.trim().is_empty() {
+        return Err(Error::InvalidArgument("the query is empty".into()));
+    }
+    Ok(q)
+}
+
+impl Session {
+    fn sources(&self) -> DiskSources {
+        DiskSources::new(self.root.clone(), self.options.index.max_file_size)
+    }
+
+    /// Whether the index holds no file at all (an empty answer then means "nothing
+    /// indexed", not "no match"; drivers say so).
+    pub fn nothing_indexed(&self, call: &Call<'_>) -> Result<bool> {
+        Ok(self.snapshot(call)?.0.project.files.is_empty())
+    }
+
+    pub fn symbols(&self, req: &SymbolsRequest, call: &Call<'_>) -> Result<SymbolsResponse> {
+        let kind = match &req.kind {
+            None => None,
+            Some(k) => Some(SymbolKind::parse(k).ok_or_else(|| {
+                let all: Vec<&str> = SymbolKind::ALL.iter().map(|k| k.as_str()).collect();
+                Error::InvalidArgument(format!("unknown kind {k:?}; one of: {}", all.join(", ")))
+            })?),
+        };
+        if req.limit == Some(0) {
+            return Err(Error::InvalidArgument("the limit must be at least 1".into()));
+        }
+        let file = match &req.file {
+            None => None,
+            // A glob is relative to the root as written; a path is resolved.
+            Some(f) if f.contains(['*', '?', '[']) => Some(f.clone()),
+            Some(f) => Some(self.rel_path(f)?),
+        };
+        self.snapshot(call)?;
+        let query = SymbolQuery {
+            name: req.name.clone(),
+            kind,
+            file,
+            ignore_case: req.ignore_case,
+            limit: req.limit.map(|n| n as usize),
+        };
+        Ok(SymbolsResponse { symbols: self.index_db().symbols(&query)? })
+    }
+
+    /// A file's skeleton, computed from the file as it is now (no index update).
+    pub fn skeleton(&self, req: &SkeletonRequest, _call: &Call<'_>) -> Result<SkeletonResponse> {
+        let rel = self.rel_path(&req.path)?;
+        let (lang, bytes, analysis) = self.index_db().analyze_file(&rel)?;
+        let skeleton = code_index::render_skeleton(&bytes, &analysis);
+        Ok(SkeletonResponse { path: rel, language: lang.name().to_owned(), skeleton })
+    }
+
+    /// The index as it is (no update: staleness is part of the answer).
+    pub fn status(&self, _req: &StatusRequest, _call: &Call<'_>) -> Result<IndexStatus> {
+        Ok(self.index_db().status()?)
+    }
+
+    /// Builds or refreshes the index (with the request's excludes and size limit on
+    /// top of the configuration), then the snapshot the other operations read.
+    pub fn index(&self, req: &IndexRequest, call: &Call<'_>) -> Result<IndexResponse> {
+        let mut cfg = self.options.index.clone();
+        cfg.exclude.extend(req.exclude.iter().cloned());
+        if let Some(n) = req.max_file_size {
+            cfg.max_file_size = n;
+        }
+        // Another configuration than the session's is a one-off index over the same
+        // database; the session's snapshot is refreshed from it either way.
+        let same = cfg == self.options.index;
+        let report = if same {
+            self.rebuild(req.rebuild, call)?
+        } else {
+            let mut index = if req.rebuild {
+                Index::rebuild(&self.root, cfg)?
+            } else {
+                Index::open(&self.root, cfg)?
+            };
+            let r = index.update(call).map_err(|e| match e {
+                code_index::Error::Cancelled => Error::Cancelled,
+                e => e.into(),
+            })?;
+            self.mark_dirty();
+            self.refresh(call)?;
+            r
+        };
+        let st = self.index_db().summary()?;
+        Ok(IndexResponse {
+            root: st.root,
+            update: report,
+            files: st.files,
+            symbols: st.symbols,
+            references: st.references,
+            imports: st.imports,
+            languages: st.languages,
+            skipped: st.skipped,
+        })
+    }
+
+    pub fn search(&self, req: &SearchRequest, call: &Call<'_>) -> Result<SearchResults> {
+        let query = query_text(&req.query)?;
+        let k = count(req.k, 10, "k")?;
+        let (snap, _) = self.snapshot(call)?;
+        let search = self.search_index(&snap)?;
+        let dense =
+            if req.embeddings { Some(self.embedding_retriever(&snap, call)?) } else { None };
+        let opts = HybridOptions { k, extra: dense.as_ref().map(|(d, _)| d as &dyn Retriever) };
+        Ok(code_index::hybrid_search(&snap, &search, &self.sources(), query, &opts)?)
+    }
+
+    pub fn localize(&self, req: &LocalizeRequest, call: &Call<'_>) -> Result<LocalizeResponse> {
+        let query = query_text(&req.query)?;
+        let k = count(req.k, 10, "k")?;
+        let (snap, _) = self.snapshot(call)?;
+        let search = self.search_index(&snap)?;
+        let dense =
+            if req.embeddings { Some(self.embedding_retriever(&snap, call)?) } else { None };
+        let opts = LocalizeOptions {
+            k,
+            weights: req.weights.clone(),
+            explain: req.explain,
+            extra: dense.as_ref().map(|(d, _)| d as &dyn Retriever),
+            extra_weight: dense.as_ref().map(|(_, w)| *w),
+        };
+        let files = code_index::localize(&snap, &search, &self.root, query, &opts)?;
+        Ok(LocalizeResponse { files })
+    }
+
+    pub fn repomap(&self, req: &RepomapRequest, call: &Call<'_>) -> Result<RepoMap> {
+        let tokens = count(req.tokens, 1024, "the token budget")?;
+        // The map is cut to a token budget at the end; build the tokenizer meanwhile.
+        code_index::warm_up_tokenizer();
+        if let Some(q) = &req.query {
+            query_text(q)?;
+        }
+        let (snap, _) = self.snapshot(call)?;
+        let mut focus = Vec::new();
+        for f in &req.focus {
+            let rel = self.rel_path(f)?;
+            if snap.project.file_id(&rel).is_some() {
+                focus.push(rel);
+                continue;
+            }
+            // A directory stands for the indexed files under it; the root would
+            // stand for all of them, leaving nothing to show.
+            let dir = rel.trim_end_matches('/');
+            if dir.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "focus {f}: the whole project; focus files are not shown"
+                )));
+            }
+            let under: Vec<String> = snap
+                .project
+                .files
+                .iter()
+                .filter(|p| stdx::is_within(&p.path, dir))
+                .map(|p| p.path.clone())
+                .collect();
+            if under.is_empty() && self.root.join(dir).is_dir() {
+                return Err(Error::NotFound {
+                    message: format!("{f}: no indexed file under this directory"),
+                    path: Some(rel),
+                    similar: vec![],
+                });
+            }
+            // Not a directory either: `repo_map` says no such file.
+            focus.extend(if under.is_empty() { vec![rel] } else { under });
+        }
+        let search = match &req.query {
+            Some(_) => Some(self.search_index(&snap)?),
+            None => None,
+        };
+        let opts = RepoMapOptions { tokens, focus, query: req.query.clone() };
+        Ok(code_index::repo_map(&snap, search.as_deref(), &self.sources(), &opts)?)
+    }
+
+    pub fn hotspots(&self, req: &HotspotsRequest, call: &Call<'_>) -> Result<Hotspots> {
+        let top = count(req.top, 20, "top")?;
+        let under = match &req.under {
+            Some(d) => self.rel_path(d)?,
+            None => String::new(),
+        };
+        let churn = self.churn_window(&req.history, true)?;
+        let (snap, _) = self.snapshot(call)?;
+        // A directory with no indexed file under it (a typo, an ignored tree) is not
+        // a directory without hotspots.
+        if let Some(dir) = &req.under
+            && !under.is_empty()
+            && !snap.project.files.iter().any(|f| stdx::is_within(&f.path, &under))
+        {
+            return Err(Error::NotFound {
+                message: format!("under {dir}: no indexed file under this directory"),
+                path: Some(under),
+                similar: vec![],
+            });
+        }
+        let opts = code_index::HotspotOptions {
+            half_life_days: req.half_life_days.unwrap_or(90.0),
+            limit: top,
+            under,
+        };
+        Ok(code_index::hotspots(&snap, Some(&churn), &self.sources(), &opts))
+    }
+
+    /// The churn of a history window (`no_history`: an unavailable history saying so).
+    pub(crate) fn churn_window(
+        &self,
+        w: &protocol::HistoryWindow,
+        lines: bool,
+    ) -> Result<Arc<protocol::Churn>> {
+        let max_commits = w.max_commits.unwrap_or(1000);
+        let window =
+            protocol::ChurnWindow { max_commits: Some(max_commits), since: w.since.clone() };
+        if w.no_history {
+            return Ok(Arc::new(protocol::Churn::unavailable(
+                "history not read (no_history)",
+                window,
+            )));
+        }
+        if max_commits == 0 {
+            return Err(Error::InvalidArgument("maxCommits must be at least 1".into()));
+        }
+        self.churn(&git::ChurnOptions {
+            max_commits: Some(max_commits),
+            since: w.since.clone(),
+            lines,
+        })
+    }
+}
