@@ -969,3 +969,49 @@ fn cpp_template_calls_are_calls() {
         "#]],
     );
 }
+
+#[test]
+fn member_calls_on_receivers_of_unknown_type_are_guesses() {
+    // Issue 24: requests' `os.environ.get(..)` was a sure `imported` edge to
+    // `RequestsCookieJar.get` (utils.py imports cookies.py), and flask's
+    // `app.config.update(..)` a sure `global` edge to the tutorial's only `update`.
+    // A typed receiver, a module of the project and a Rust path keep theirs.
+    check_calls(
+        r#"
+        //- requests/__init__.py
+        //- requests/cookies.py
+        class RequestsCookieJar:
+            def get(self, name):
+                return None
+        //- requests/utils.py
+        import os
+        from requests import cookies
+        from requests.cookies import RequestsCookieJar
+
+        def get_environ_proxies():
+            jar = RequestsCookieJar()
+            jar.get("a")
+            cookies.RequestsCookieJar()
+            return os.environ.get("no_proxy")
+        //- examples/flaskr/blog.py
+        def update(id):
+            return id
+        //- src/flask/app.py
+        def create_app(app):
+            app.config.update(1)
+        //- crates/x/src/lib.rs
+        mod util;
+        fn run() { util::helper(); }
+        //- crates/x/src/util.rs
+        pub fn helper() {}
+        "#,
+        expect![[r#"
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (Receiver, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (Ambiguous, 0.30)
+            create_app -> examples/flaskr/blog.py:update (Ambiguous, 0.30)
+            run -> crates/x/src/util.rs:helper (Imported, 1.00)
+        "#]],
+    );
+}
