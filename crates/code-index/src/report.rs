@@ -34,7 +34,7 @@ use crate::{
         FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, concentration, history_info,
         measure,
     },
-    impact::{ImpactGraph, ImpactOptions, Radius, Risk, impact_with},
+    impact::{ImpactOptions, Radius, Risk, impact_with},
     project::{DefId, FileId},
     roles::{Role, RoleFacts, file_facts, infer_role, percentiles},
     sources::Sources,
@@ -194,7 +194,7 @@ pub fn report(
     let project = &snapshot.project;
     let n = project.files.len();
     let top = opts.top.max(1);
-    let graph = ImpactGraph::build(snapshot);
+    let graph = snapshot.impact_graph();
     let deps = &graph.deps;
     let facts = file_facts(snapshot, deps);
     let roles: Vec<(Role, String)> = facts.iter().map(infer_role).collect();
@@ -296,7 +296,7 @@ pub fn report(
     let mut blast: Vec<BlastRadius> = candidates
         .iter()
         .map(|&f| {
-            let i = impact_with(snapshot, &graph, &file_target(f), &iopts);
+            let i = impact_with(snapshot, graph, &file_target(f), &iopts);
             BlastRadius {
                 path: project.files[f].path.clone(),
                 radius: i.radius,
@@ -321,7 +321,7 @@ pub fn report(
         .filter(|h| !h.test)
         .filter(|h| {
             project.file_id(&h.path).is_some_and(|f| {
-                impact_with(snapshot, &graph, &file_target(f as usize), &iopts).tests.is_empty()
+                impact_with(snapshot, graph, &file_target(f as usize), &iopts).tests.is_empty()
             })
         })
         .map(|h| h.path.clone())

@@ -340,7 +340,7 @@ impl Workspace {
         if include.hot_spots {
             fi.hot_spot = analysis::hot_spots(snap).into_iter().find(|h| h.path == rel);
         }
-        let impact = analysis::impact_radius(snap, &[f], depth);
+        let (impact, reach) = analysis::impact_radius(snap, &[f], None, depth);
         if include.report {
             let is_test = analysis::is_test_path(rel);
             let n = snap.project.files.len().max(1) as f64;
@@ -360,6 +360,7 @@ impl Workspace {
                 tests: impact.tests.len(),
                 is_test,
                 hot_spot: fi.hot_spot.as_ref().map(|h| h.score),
+                reach: Some(reach),
             });
             let recommendations = analysis::recommendations(&risks, role);
             let summary = format!(
@@ -431,31 +432,10 @@ impl Workspace {
         } else {
             (Vec::new(), Vec::new())
         };
-        let impact = include.impact.then(|| {
-            let mut files: Vec<FileId> = ref_files.iter().copied().collect();
-            files.sort();
-            let mut r = analysis::impact_radius(snap, &files, depth.saturating_sub(1));
-            // The referencing files themselves are the first ring.
-            let mut nearest: Vec<String> = files
-                .iter()
-                .filter(|&&f| f != d.file)
-                .map(|&f| snap.project.file(f).path.clone())
-                .collect();
-            nearest.sort();
-            r.direct = nearest.len() as u32;
-            r.transitive += nearest.len() as u32;
-            r.depth = depth;
-            for p in &nearest {
-                if analysis::is_test_path(p) && !r.tests.contains(p) {
-                    r.tests.insert(0, p.clone());
-                }
-            }
-            nearest.append(&mut r.nearest);
-            nearest.dedup();
-            nearest.truncate(10);
-            r.nearest = nearest;
-            r
-        });
+        // The definition's impact as `impact` computes it: sure references only,
+        // followed through the definitions that make them.
+        let impact =
+            include.impact.then(|| analysis::impact_radius(snap, &[d.file], Some(d), depth).0);
         Ok(SymbolInsight {
             symbol: brief,
             source,

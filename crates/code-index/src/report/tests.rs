@@ -125,9 +125,9 @@ fn markdown_report_with_history() {
         |---|---|---|---|---|---|---|
         | 1 | `app/pricing.py` | core | a hub: top 1% by PageRank, 3 dependents, 2 dependencies | 3 | 2 | 7 |
         | 2 | `app/models.py` | model | named like data definitions (models.py) | 2 | 0 | 6 |
-        | 3 | `app/tax.py` | peripheral | few dependents, not central | 1 | 1 | 7 |
+        | 3 | `app/tax.py` | peripheral | 1 dependent(s), not central | 1 | 1 | 7 |
         | 4 | `app/views.py` | interface | named like an API surface (views.py) | 1 | 2 | 8 |
-        | 5 | `app/__init__.py` | peripheral | few dependents, not central | 0 | 0 | 0 |
+        | 5 | `app/__init__.py` | peripheral | 0 dependent(s), not central | 0 | 0 | 0 |
 
         ## Most central definitions
 
