@@ -315,3 +315,51 @@ fn symbol_roles_table() {
         assert_eq!(symbol_role(kind, name, methods, used, calls), want, "{name}");
     }
 }
+
+#[test]
+fn the_module_map_draws_test_directories() {
+    // Issue 24: requests' map had 4 boxes and no links (its tests, the only code
+    // depending on the package, were left out).
+    let fx = fixture(
+        r#"
+        //- setup.py
+        def setup():
+            pass
+        //- docs/conf.py
+        project = "requests"
+        //- docs/_themes/flask_theme_support.py
+        class FlaskyStyle:
+            pass
+        //- src/requests/__init__.py
+        //- src/requests/api.py
+        from requests.sessions import Session
+
+        def get(url):
+            return Session().get(url)
+        //- src/requests/sessions.py
+        class Session:
+            def get(self, url):
+                return url
+        //- tests/test_requests.py
+        from requests.api import get
+        from requests.sessions import Session
+
+        def test_get():
+            assert get("u") == Session().get("u")
+        "#,
+    );
+    let r = report(&fx.snapshot, None, &fx.sources, &ReportOptions::default());
+    expect![[r#"
+        flowchart LR
+          m0["(root)<br/><small>1 files</small>"]:::hotspot
+          m1["docs<br/><small>1 files</small>"]:::hotspot
+          m2["docs/_themes<br/><small>1 files</small>"]:::hotspot
+          m3["src/requests<br/><small>3 files</small>"]:::hotspot
+          m4["tests<br/><small>1 files</small>"]:::test
+          m4 -->|2| m3
+          classDef hotspot fill:#ff6b6b,stroke:#333
+          classDef core fill:#4ecdc4,stroke:#333
+          classDef test fill:#eeeeee,stroke:#999,stroke-dasharray:3 3
+    "#]]
+    .assert_eq(&r.mermaid);
+}
