@@ -83,6 +83,9 @@ pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
             }
         }
         Resolution::Ambiguous => e.weight,
+        // A name matched on a receiver of unknown type: as unsure as one of three
+        // same-named definitions, whatever weight it carries for ranking.
+        Resolution::NameOnly => 0.3 * e.weight,
     }
 }
 

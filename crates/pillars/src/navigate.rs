@@ -373,10 +373,10 @@ fn navigate_guidance(
 }
 
 /// A call edge that is a guess (see `code_index::is_sure`): resolved as
-/// `ambiguous`. (A `global` call the language would not let the caller see, a
-/// private name of another module, is a guess too, and not marked here.)
+/// `ambiguous` or `name_only`. (A `global` call the language would not let the caller
+/// see, a private name of another module, is a guess too, and not marked here.)
 pub(crate) fn is_guess(l: &Location) -> bool {
-    l.relation.as_deref() == Some("ambiguous")
+    matches!(l.relation.as_deref(), Some("ambiguous" | "name_only"))
 }
 
 /// Source lines of files, read once per call.

@@ -268,7 +268,7 @@ impl Workspace {
                         analysis::resolved_callers(snap, id).count() as u32,
                         snap.graphs
                             .callees(id)
-                            .filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+                            .filter(|e| code_index::is_sure(&snap.project, e))
                             .count() as u32,
                     )
                 });
@@ -575,6 +575,7 @@ pub(crate) fn resolution_str(r: code_index::Resolution) -> String {
         code_index::Resolution::Imported => "imported",
         code_index::Resolution::Global => "global",
         code_index::Resolution::Ambiguous => "ambiguous",
+        code_index::Resolution::NameOnly => "name_only",
     }
     .to_owned()
 }

@@ -285,7 +285,7 @@ pub fn navigate(ctx: &Ctx, out: &Output, args: &NavigateArgs) -> Result<i32> {
             line.push_str(&format!("  [distance {d}]"));
         }
         // Callers and callees matched by name only (see the summary).
-        if l.relation.as_deref() == Some("ambiguous") {
+        if matches!(l.relation.as_deref(), Some("ambiguous" | "name_only")) {
             line.push_str("  [guess]");
         }
         if let Some(t) = &l.text {

@@ -212,7 +212,7 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
         class Sub extends Base { void run() { check(); } }
         "#,
         expect![[r#"
-            Special.visit -> lint/special.py:Special.check (Ambiguous, 0.30)
+            Special.visit -> lint/special.py:Special.check (NameOnly, 1.00)
             Sub.run -> src/Base.java:Base.check (Global, 0.70)
         "#]],
     );
@@ -434,9 +434,9 @@ fn member_calls_follow_the_receivers_stated_type() {
             Reporter.run -> base.py:Base.save (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter (SameFile, 1.00)
             Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
-            Reporter.run -> lint.py:Reporter.upper (Ambiguous, 0.30)
+            Reporter.run -> lint.py:Reporter.upper (NameOnly, 1.00)
             Reporter.run -> shop.py:upper (Imported, 1.00)
-            merge -> lint.py:Reporter.save (Ambiguous, 0.30)
+            merge -> lint.py:Reporter.save (NameOnly, 1.00)
         "#]],
     );
     // Every Rust `new` is a method of some type: the path says which. And
@@ -1009,8 +1009,8 @@ fn member_calls_on_receivers_of_unknown_type_are_guesses() {
             get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
             get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (Receiver, 1.00)
             get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
-            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (Ambiguous, 0.30)
-            create_app -> examples/flaskr/blog.py:update (Ambiguous, 0.30)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (NameOnly, 1.00)
+            create_app -> examples/flaskr/blog.py:update (NameOnly, 0.70)
             run -> crates/x/src/util.rs:helper (Imported, 1.00)
         "#]],
     );
