@@ -1152,8 +1152,16 @@ impl<'s> Extractor<'s> {
         if below.start_position().row > last.end_position().row + 1 {
             return None; // a blank line separates the comment from the definition
         }
+        // A run of line comments is read from the source: walking siblings back
+        // costs each step the sibling's index (tree-sitter finds a previous sibling
+        // from the parent's first child), n² in the run's length (a Rust `///` block
+        // of 8,000 lines took 1.3 s, 32,000 lines 5.1 s).
+        let text = &self.src[last.byte_range()];
         if self.lang == Language::Python {
-            return self.python_comment_block_first_line(last);
+            return self.line_comment_block_first_line(last, b"#");
+        }
+        if text.starts_with(b"//") && !text.trim_ascii_end().contains(&b'\n') {
+            return self.line_comment_block_first_line(last, b"//");
         }
         let mut top = last;
         while let Some(p) = top.prev_named_sibling() {
@@ -1178,11 +1186,15 @@ impl<'s> Extractor<'s> {
         None
     }
 
-    /// Python's [`Self::comment_block_first_line`], read from the source rather than
-    /// the tree: the comment lines right above `last` at its indentation. The parser
-    /// saw the inside of a long run of them blanked ([`mask_comment_runs`]), and
-    /// walking siblings back costs each step the sibling's index.
-    fn python_comment_block_first_line(&self, last: Node<'_>) -> Option<(String, u32)> {
+    /// [`Self::comment_block_first_line`] for a line comment (`prefix`: `#`, `//`),
+    /// read from the source rather than the tree: the comment lines right above
+    /// `last` at its indentation. (Python's parser also saw the inside of a long
+    /// run of them blanked, see [`mask_comment_runs`].)
+    fn line_comment_block_first_line(
+        &self,
+        last: Node<'_>,
+        prefix: &[u8],
+    ) -> Option<(String, u32)> {
         let src = self.src;
         let line_start =
             |end: usize| src[..end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -1195,7 +1207,7 @@ impl<'s> Extractor<'s> {
             while top > 0 {
                 let above = line_start(top - 1);
                 let line = &src[above..top - 1];
-                if line.strip_prefix(indent).is_some_and(|rest| rest.first() == Some(&b'#')) {
+                if line.strip_prefix(indent).is_some_and(|rest| rest.starts_with(prefix)) {
                     top = above;
                     rows_up += 1;
                 } else {
@@ -1312,7 +1324,7 @@ fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
 /// first and last lines are enough: they decide where a block ends (the first one
 /// at a smaller indentation closes it, and the last one is where a block that keeps
 /// them ends), and doc comments are read from the source
-/// ([`Extractor::python_comment_block_first_line`]).
+/// ([`Extractor::line_comment_block_first_line`]).
 fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
     /// Shorter runs cost at most this many lines' reading per line.
     const MIN_RUN: usize = 8;

@@ -34,8 +34,8 @@ use crate::{Error, Language, error::Result, extract::FileAnalysis};
 /// receiver; 13: C++ calls with template arguments, `a::f<T>()` and
 /// `o.get<T>()`, are calls with receivers; 14: Rust's `util::f()` has the path
 /// `util::` as its receiver, C#'s conversion operators are named `operator T`,
-/// Python's doc comments are read from the source and long runs of comment lines
-/// are masked for the parser). The test
+/// runs of line comments above a definition (its doc) are read from the source,
+/// and long runs of Python comment lines are masked for the parser). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
 pub(crate) const EXTRACTOR_REVISION: u32 = 14;
