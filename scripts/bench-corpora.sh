@@ -12,6 +12,8 @@
 #   java        google/gson, csharp JamesNK/Newtonsoft.Json (Src/), cpp google/leveldb:
 #               git repositories at pinned commits, from $IRONBEES_MIRROR/<owner>+<name>/repo
 #               when present (the `fetch` tool's mirror), else cloned from GitHub
+#   cpp         also pybind11 2.13.6's headers (include/, from its PyPI sdist): template
+#               specializations, operators and conversion operators
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-data/corpora
@@ -108,6 +110,12 @@ fi
 if ! have java; then echo "java: gson"; git_export google/gson 9835b6f90 "$out/java/gson"; fi
 if ! have csharp; then echo "csharp: Newtonsoft.Json"; git_export JamesNK/Newtonsoft.Json 09bb545d "$out/csharp/Newtonsoft.Json" Src; fi
 if ! have cpp; then echo "cpp: leveldb"; git_export google/leveldb 78a352f "$out/cpp/leveldb"; fi
+if [ ! -d "$out/cpp/pybind11" ]; then
+  echo "cpp: pybind11 headers"
+  python3 -m pip download --quiet --no-deps --no-binary :all: pybind11==2.13.6 -d "$dl"
+  tar xzf "$dl/pybind11-2.13.6.tar.gz" -C "$dl"
+  mkdir -p "$out/cpp/pybind11" && cp -r "$dl/pybind11-2.13.6/pybind11/include" "$out/cpp/pybind11/"
+fi
 
 for d in "$out"/*; do
   printf '%-12s %6s files\n' "$(basename "$d")" "$(find "$d" -type f | wc -l)"

@@ -11,6 +11,10 @@
 (field_declaration_list (declaration declarator: (_) @declarator) @definition.method)
 (class_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.class
 (struct_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.struct
+; Partial and explicit specializations (`struct type_caster<std::vector<T>> {..}`): named
+; by their template, as ctags names them.
+(class_specifier name: (template_type name: (type_identifier) @name) body: (_)) @definition.class
+(struct_specifier name: (template_type name: (type_identifier) @name) body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.union
 (enum_specifier name: [(type_identifier) (qualified_identifier)] @name body: (_)) @definition.enum
 (namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name) @definition.namespace

@@ -83,6 +83,9 @@ pub(crate) fn edge_trust(project: &Project, e: &SymbolEdge) -> f64 {
             }
         }
         Resolution::Ambiguous => e.weight,
+        // A name matched on a receiver of unknown type: as unsure as one of three
+        // same-named definitions, whatever weight it carries for ranking.
+        Resolution::NameOnly => 0.3 * e.weight,
     }
 }
 
@@ -133,7 +136,7 @@ impl DepGraph {
         let mut out: Vec<Vec<FileId>> = vec![Vec::new(); n];
         let mut referenced: HashSet<(FileId, FileId)> = HashSet::new();
         for e in &snapshot.graphs.symbol_edges {
-            if e.to.file != e.from_file && edge_trust(project, e) >= 0.5 {
+            if e.to.file != e.from_file && crate::impact::is_sure(project, e) {
                 out[e.from_file as usize].push(e.to.file);
                 referenced.insert((e.from_file, e.to.file));
             }
@@ -181,6 +184,17 @@ impl DepGraph {
             list.dedup();
         }
         DepGraph { out, inn, imports, reexport_importers }
+    }
+
+    /// The files depending on `f` directly, as impact counts them: sure references
+    /// and imports, and for a package root also the files importing it for what it
+    /// re-exports (sorted).
+    pub fn dependents(&self, f: FileId) -> Vec<FileId> {
+        let mut out = self.inn[f as usize].clone();
+        out.extend(&self.reexport_importers[f as usize]);
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Breadth-first from `start` over dependents (`reverse`) or dependencies: every

@@ -559,6 +559,12 @@ thread_local! {
 /// around errors) and `error_nodes > 0`. Bytes that are not UTF-8 are read lossily in
 /// names and signatures; byte offsets always refer to the original bytes.
 pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
+    analyze_masked(lang, source, true)
+}
+
+/// [`analyze`], with the parser's masks (`mask_macros`, `mask_comment_runs`) or,
+/// to test that they change nothing but speed, without.
+fn analyze_masked(lang: Language, source: &[u8], mask: bool) -> FileAnalysis {
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers.entry(lang).or_insert_with(|| {
@@ -569,7 +575,8 @@ pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
         match lang {
             // Macros the grammar cannot know about are masked for the parser only;
             // offsets are unchanged, and all text is read from the original bytes.
-            Language::C | Language::Cpp => parser.parse(mask_macros(source).as_ref(), None),
+            Language::C | Language::Cpp if mask => parser.parse(mask_macros(source).as_ref(), None),
+            Language::Python if mask => parser.parse(mask_comment_runs(source).as_ref(), None),
             _ => parser.parse(source, None),
         }
     });
@@ -848,7 +855,25 @@ impl<'s> Extractor<'s> {
         let raw = self.text(name);
         // `Foo<T>::Bar::baz` as a name: `baz`, qualified by `Foo::Bar`.
         let mut receiver = receiver.map(|r| strip_generics(&self.text(r)));
+        // `str::operator const char *()`: the conversion's own node, whose text
+        // `strip_generics` would run together.
+        let (name, raw) = match name.child_by_field_name("name") {
+            Some(cast)
+                if name.kind() == "qualified_identifier" && cast.kind() == "operator_cast" =>
+            {
+                let scope = &raw[..cast.start_byte() - name.start_byte()];
+                receiver =
+                    Some(strip_generics(scope.trim_end_matches(':').trim_start_matches("::")));
+                (cast, self.text(cast))
+            }
+            _ => (name, raw),
+        };
         let raw = match name.kind() {
+            // `operator std::string() const`: named up to its parameters, as ctags does.
+            "operator_cast" => {
+                let head = raw.split('(').next().unwrap_or(&raw);
+                Cow::Owned(collapse_ws(head.trim(), 200))
+            }
             "qualified_identifier" => {
                 let flat = strip_generics(&raw);
                 match flat.rsplit_once("::") {
@@ -868,6 +893,11 @@ impl<'s> Extractor<'s> {
             // `module "foo"` in TypeScript declarations
             (_, "string") => unquote(&raw).to_owned(),
             ("operator_declaration", _) => format!("operator{raw}"),
+            // C#'s `implicit operator JToken(JObject o)`: named by the type it converts
+            // to, as ctags names it; the bare type would read as a constructor of it.
+            ("conversion_operator_declaration", _) => {
+                format!("operator {}", collapse_ws(&raw, 200))
+            }
             ("destructor_declaration", _) => format!("~{raw}"),
             _ => collapse_ws(&raw, 200),
         };
@@ -1062,7 +1092,16 @@ impl<'s> Extractor<'s> {
             };
             let receiver = match receiver {
                 Some(r) if kind == RefKind::MemberCall => {
-                    receivers.type_of(r, open_scopes.advance(byte))
+                    receivers.type_of(r, open_scopes.advance(byte)).or_else(|| {
+                        // Rust's `util::f()`, `crate::db::open()`: a path, not a
+                        // value of unknown type, written with `::` as C++'s scopes
+                        // are, so that the call graph keeps resolving it by name.
+                        (self.lang == Language::Rust
+                            && holder.is_some_and(|h| {
+                                matches!(h.kind(), "scoped_identifier" | "scoped_type_identifier")
+                            }))
+                        .then(|| format!("{}::", strip_generics(&self.text(r))))
+                    })
                 }
                 _ => None,
             };
@@ -1113,6 +1152,17 @@ impl<'s> Extractor<'s> {
         if below.start_position().row > last.end_position().row + 1 {
             return None; // a blank line separates the comment from the definition
         }
+        // A run of line comments is read from the source: walking siblings back
+        // costs each step the sibling's index (tree-sitter finds a previous sibling
+        // from the parent's first child), n² in the run's length (a Rust `///` block
+        // of 8,000 lines took 1.3 s, 32,000 lines 5.1 s).
+        let text = &self.src[last.byte_range()];
+        if self.lang == Language::Python {
+            return self.line_comment_block_first_line(last, b"#");
+        }
+        if text.starts_with(b"//") && !text.trim_ascii_end().contains(&b'\n') {
+            return self.line_comment_block_first_line(last, b"//");
+        }
         let mut top = last;
         while let Some(p) = top.prev_named_sibling() {
             if is_comment(p) && p.end_position().row + 1 >= top.start_position().row {
@@ -1134,6 +1184,40 @@ impl<'s> Extractor<'s> {
             node = n.next_named_sibling();
         }
         None
+    }
+
+    /// [`Self::comment_block_first_line`] for a line comment (`prefix`: `#`, `//`),
+    /// read from the source rather than the tree: the comment lines right above
+    /// `last` at its indentation. (Python's parser also saw the inside of a long
+    /// run of them blanked, see [`mask_comment_runs`].)
+    fn line_comment_block_first_line(
+        &self,
+        last: Node<'_>,
+        prefix: &[u8],
+    ) -> Option<(String, u32)> {
+        let src = self.src;
+        let line_start =
+            |end: usize| src[..end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let start = line_start(last.start_byte());
+        let indent = &src[start..last.start_byte()];
+        let mut top = last.start_byte();
+        let mut rows_up = 0u32;
+        if indent.iter().all(|&b| b == b' ' || b == b'\t') {
+            top = start;
+            while top > 0 {
+                let above = line_start(top - 1);
+                let line = &src[above..top - 1];
+                if line.strip_prefix(indent).is_some_and(|rest| rest.starts_with(prefix)) {
+                    top = above;
+                    rows_up += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        let (line, offset) =
+            first_comment_line(&String::from_utf8_lossy(&src[top..last.end_byte()]))?;
+        Some((line, last.start_position().row as u32 + 1 - rows_up + offset))
     }
 
     fn docstring(&self, body: Node<'_>) -> Option<(String, u32)> {
@@ -1213,18 +1297,77 @@ fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
                     }
                 };
             }
-            "identifier"
-            | "field_identifier"
-            | "type_identifier"
-            | "qualified_identifier"
-            | "operator_name"
-            | "destructor_name"
-            | "template_function"
-            | "operator_cast" => return Some((node, is_function)),
+            // `str::operator const char *()`: a conversion, so a function.
+            "qualified_identifier" => {
+                let cast =
+                    node.child_by_field_name("name").is_some_and(|n| n.kind() == "operator_cast");
+                return Some((node, is_function || cast));
+            }
+            "identifier" | "field_identifier" | "type_identifier" | "operator_name"
+            | "destructor_name" | "template_function" => return Some((node, is_function)),
+            // `operator std::string_view() const`: always a function, its parameter
+            // list inside the node.
+            "operator_cast" => return Some((node, true)),
             _ => return None,
         }
     }
     None
+}
+
+/// Python: the inside of every long run of comment lines at one indentation blanked
+/// (spaces, line breaks kept), for the parser only.
+///
+/// tree-sitter-python's scanner, at the end of each line, reads ahead over all the
+/// comment lines that follow to find the next line of code's indentation, and the
+/// comments are then lexed one by one: a run of n comment lines costs n² (16,000
+/// lines took 15 s to parse). Blank lines are skipped in one pass, so the run's
+/// first and last lines are enough: they decide where a block ends (the first one
+/// at a smaller indentation closes it, and the last one is where a block that keeps
+/// them ends), and doc comments are read from the source
+/// ([`Extractor::line_comment_block_first_line`]).
+fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
+    /// Shorter runs cost at most this many lines' reading per line.
+    const MIN_RUN: usize = 8;
+    let mut out: Option<Vec<u8>> = None;
+    let mut blank = |run: &[(usize, usize)]| {
+        if run.len() < MIN_RUN {
+            return;
+        }
+        let buf = out.get_or_insert_with(|| src.to_vec());
+        for &(start, end) in &run[1..run.len() - 1] {
+            for b in &mut buf[start..end] {
+                if *b != b'\r' {
+                    *b = b' ';
+                }
+            }
+        }
+    };
+    // (start, end) of each line of the current run, without its line break.
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let mut run_indent: &[u8] = &[];
+    let mut pos = 0;
+    while pos < src.len() {
+        let end = src[pos..].iter().position(|&b| b == b'\n').map_or(src.len(), |i| pos + i);
+        let line = &src[pos..end];
+        let ws = line.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+        if line.get(ws) == Some(&b'#') {
+            if !run.is_empty() && line[..ws] != *run_indent {
+                blank(&run);
+                run.clear();
+            }
+            run_indent = &line[..ws];
+            run.push((pos, end));
+        } else if !run.is_empty() {
+            blank(&run);
+            run.clear();
+        }
+        pos = end + 1;
+    }
+    blank(&run);
+    match out {
+        Some(buf) => Cow::Owned(buf),
+        None => Cow::Borrowed(src),
+    }
 }
 
 /// Blanks C/C++ macros that the grammar would misparse, keeping every byte offset:
@@ -1488,6 +1631,7 @@ pub fn debug_tree(lang: Language, source: &[u8], range: Option<(usize, usize)>) 
     parser.set_language(&lang.grammar()).expect("grammar ABI is supported");
     let masked = match lang {
         Language::C | Language::Cpp => mask_macros(source),
+        Language::Python => mask_comment_runs(source),
         _ => Cow::Borrowed(source),
     };
     let Some(tree) = parser.parse(masked.as_ref(), None) else { return String::new() };

@@ -35,6 +35,7 @@ use serde::Serialize;
 use crate::{
     Snapshot,
     depgraph::{DepGraph, edge_trust},
+    graph::SymbolEdge,
     project::{DefId, FileId, Project},
     target::{Target, TargetKind},
     testfiles::{TestKind, module_stem, test_convention, test_subject},
@@ -170,9 +171,42 @@ pub fn test_priority(distance: Option<u32>, named: bool) -> Priority {
 }
 
 /// Computes the impact of changing `target`.
+///
+/// This is the one definition of a file's dependents: the files at distance 1 are
+/// what [`coupling`] lists and what the roles (`roles.rs`, the report, the
+/// pillars' `understand`) count as its fan-in, and the radius is what every
+/// command reports as how far a change reaches.
 pub fn impact(snapshot: &Snapshot, target: &Target, opts: &ImpactOptions) -> Impact {
-    let graph = ImpactGraph::build(snapshot);
-    impact_with(snapshot, &graph, target, opts)
+    impact_with(snapshot, snapshot.impact_graph(), target, opts)
+}
+
+/// Whether a resolved reference is sure enough to count as a dependency (and a
+/// caller): the test impact, roles, reports, hotspots and graph trees apply. A
+/// guess (one of several same-named definitions, a method matched by name on a
+/// receiver of unknown type) is not.
+pub fn is_sure(project: &Project, e: &SymbolEdge) -> bool {
+    edge_trust(project, e) >= SURE
+}
+
+/// Trust from which a reference is a dependency (see [`is_sure`]).
+pub(crate) const SURE: f64 = 0.5;
+
+/// A file's direct dependents and dependencies, sorted.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Coupling {
+    /// Files depending on it: referencing one of its definitions surely or
+    /// importing it (a package root: also for what it re-exports), impact's
+    /// distance 1.
+    pub dependents: Vec<FileId>,
+    /// Files it depends on likewise (a package root imported only for what it
+    /// re-exports is not one: the files defining those names are).
+    pub dependencies: Vec<FileId>,
+}
+
+/// The direct dependents and dependencies of `file` (see [`impact`]).
+pub fn coupling(snapshot: &Snapshot, file: FileId) -> Coupling {
+    let deps = &snapshot.impact_graph().deps;
+    Coupling { dependents: deps.dependents(file), dependencies: deps.out[file as usize].clone() }
 }
 
 /// Referencing nodes per definition: (file, Some(def ord) | None for top level).
@@ -190,7 +224,7 @@ impl ImpactGraph {
         let project = &snapshot.project;
         let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
         for e in &snapshot.graphs.symbol_edges {
-            let sure = edge_trust(project, e) >= 0.5;
+            let sure = is_sure(project, e);
             referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
         }
         ImpactGraph { deps: DepGraph::build(snapshot), referrers }

@@ -78,8 +78,8 @@ pub use crate::{
         SearchHit, SearchResults, hybrid_search, mix_weights,
     },
     impact::{
-        AffectedTest, Dependent, Impact, ImpactOptions, Priority, Radius, Risk, SymbolDependent,
-        impact, risk_level, test_priority,
+        AffectedTest, Coupling, Dependent, Impact, ImpactOptions, Priority, Radius, Risk,
+        SymbolDependent, coupling, impact, is_sure, risk_level, test_priority,
     },
     indexer::UpdateReport,
     lang::Language,
@@ -97,12 +97,13 @@ pub use crate::{
         symbol_role,
     },
     resolve::{ImportTarget, Manifest, ResolvedImport},
-    roles::{Role, RoleFacts, infer_role},
+    roles::{Role, RoleFacts, SEVERAL as SEVERAL_DEPENDENTS, infer_role},
     search::{ChunkHit, SearchIndex},
     skeleton::{Skeleton, render as render_skeleton},
     sources::{DiskSources, Sources},
     target::{
         SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
+        symbol_ref,
     },
     testfiles::{TestKind, is_test_path, module_stem, test_convention, test_subject},
     tokens::{count_tokens, warm_up_tokenizer},
@@ -437,13 +438,20 @@ pub struct Snapshot {
     pub graphs: graph::Graphs,
     /// PageRank of every file over the file graph (sums to 1).
     pub file_rank: Vec<f64>,
+    /// The sure dependencies impact, roles and reports count dependents over, built
+    /// on first use.
+    impact_graph: std::sync::OnceLock<impact::ImpactGraph>,
 }
 
 impl Snapshot {
     pub fn build(project: project::Project, manifests: Vec<resolve::Manifest>) -> Snapshot {
         let graphs = graph::Graphs::build(&project, &manifests);
         let file_rank = rank::pagerank(&graphs.file_out, None, 0.85);
-        Snapshot { project, graphs, file_rank }
+        Snapshot { project, graphs, file_rank, impact_graph: std::sync::OnceLock::new() }
+    }
+
+    pub(crate) fn impact_graph(&self) -> &impact::ImpactGraph {
+        self.impact_graph.get_or_init(|| impact::ImpactGraph::build(self))
     }
 }
 

@@ -34,7 +34,7 @@ use crate::{
         FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, concentration, history_info,
         measure,
     },
-    impact::{ImpactGraph, ImpactOptions, Radius, Risk, impact_with},
+    impact::{ImpactOptions, Radius, Risk, impact_with},
     project::{DefId, FileId},
     roles::{Role, RoleFacts, file_facts, infer_role, percentiles},
     sources::Sources,
@@ -194,7 +194,7 @@ pub fn report(
     let project = &snapshot.project;
     let n = project.files.len();
     let top = opts.top.max(1);
-    let graph = ImpactGraph::build(snapshot);
+    let graph = snapshot.impact_graph();
     let deps = &graph.deps;
     let facts = file_facts(snapshot, deps);
     let roles: Vec<(Role, String)> = facts.iter().map(infer_role).collect();
@@ -296,7 +296,7 @@ pub fn report(
     let mut blast: Vec<BlastRadius> = candidates
         .iter()
         .map(|&f| {
-            let i = impact_with(snapshot, &graph, &file_target(f), &iopts);
+            let i = impact_with(snapshot, graph, &file_target(f), &iopts);
             BlastRadius {
                 path: project.files[f].path.clone(),
                 radius: i.radius,
@@ -321,7 +321,7 @@ pub fn report(
         .filter(|h| !h.test)
         .filter(|h| {
             project.file_id(&h.path).is_some_and(|f| {
-                impact_with(snapshot, &graph, &file_target(f as usize), &iopts).tests.is_empty()
+                impact_with(snapshot, graph, &file_target(f as usize), &iopts).tests.is_empty()
             })
         })
         .map(|h| h.path.clone())
@@ -641,15 +641,16 @@ fn module_diagram(
     central: &[RankedFile],
 ) -> String {
     let project = &snapshot.project;
-    let files: Vec<usize> = (0..project.files.len())
-        .filter(|&f| {
-            !vendored[f]
-                && !matches!(
-                    test_convention(project, f as FileId),
-                    Some((TestKind::File | TestKind::Support, _))
-                )
-        })
-        .collect();
+    let is_test = |f: usize| {
+        matches!(
+            test_convention(project, f as FileId),
+            Some((TestKind::File | TestKind::Support, _))
+        )
+    };
+    // The layout (how deep to group) is chosen from the code; test directories are
+    // drawn too, as test modules, so that what tests depend on shows.
+    let all: Vec<usize> = (0..project.files.len()).filter(|&f| !vendored[f]).collect();
+    let files: Vec<usize> = all.iter().copied().filter(|&f| !is_test(f)).collect();
     let group_at = |f: usize, depth: usize| -> String {
         let parts: Vec<&str> = project.files[f].path.split('/').collect();
         let dirs = &parts[..parts.len() - 1];
@@ -667,18 +668,27 @@ fn module_diagram(
     if count(depth) < 3 {
         return file_diagram(snapshot, deps, &files, hot, central);
     }
-    let group: HashMap<usize, String> = files.iter().map(|&f| (f, group_at(f, depth))).collect();
-    let mut sizes: BTreeMap<String, u32> = BTreeMap::new();
-    for g in group.values() {
-        *sizes.entry(g.clone()).or_default() += 1;
+    let group: HashMap<usize, String> = all.iter().map(|&f| (f, group_at(f, depth))).collect();
+    // Per group: files, and how many are tests.
+    let mut sizes: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+    for (&f, g) in &group {
+        let e = sizes.entry(g.clone()).or_default();
+        e.0 += 1;
+        e.1 += u32::from(is_test(f));
     }
-    // Keep the 14 largest groups.
-    let mut kept: Vec<(String, u32)> = sizes.into_iter().collect();
-    kept.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    kept.truncate(14);
+    // Keep the 14 largest groups of code and the 4 largest of tests only.
+    // (group, files, tests only)
+    type Group = (String, u32, bool);
+    let (mut kept, mut tests): (Vec<Group>, Vec<Group>) =
+        sizes.into_iter().map(|(g, (n, t))| (g, n, t == n)).partition(|(_, _, test)| !test);
+    for (list, max) in [(&mut kept, 14), (&mut tests, 4)] {
+        list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        list.truncate(max);
+    }
+    kept.extend(tests);
     kept.sort();
     let id: HashMap<&str, usize> =
-        kept.iter().enumerate().map(|(i, (g, _))| (g.as_str(), i)).collect();
+        kept.iter().enumerate().map(|(i, (g, ..))| (g.as_str(), i)).collect();
     let mut weights: HashMap<(usize, usize), u32> = HashMap::new();
     for (&f, g) in &group {
         let Some(&a) = id.get(g.as_str()) else { continue };
@@ -710,8 +720,10 @@ fn module_diagram(
         })
         .collect();
     let mut out = String::from("flowchart LR\n");
-    for (i, (g, n)) in kept.iter().enumerate() {
-        let class = if hot_groups.contains(g.as_str()) {
+    for (i, (g, n, test)) in kept.iter().enumerate() {
+        let class = if *test {
+            ":::test"
+        } else if hot_groups.contains(g.as_str()) {
             ":::hotspot"
         } else if core_groups.contains(g.as_str()) {
             ":::core"
@@ -728,6 +740,9 @@ fn module_diagram(
     }
     out.push_str("  classDef hotspot fill:#ff6b6b,stroke:#333\n");
     out.push_str("  classDef core fill:#4ecdc4,stroke:#333\n");
+    if kept.iter().any(|k| k.2) {
+        out.push_str("  classDef test fill:#eeeeee,stroke:#999,stroke-dasharray:3 3\n");
+    }
     out
 }
 

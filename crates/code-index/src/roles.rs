@@ -20,7 +20,12 @@
 //! 7. **utility** — functions depended on by several files, depending on almost
 //!    nothing, or named like one (`utils`, `helpers`, `common`, `compat`);
 //! 8. **core** — very central (top 5%) whatever its shape;
-//! 9. **peripheral** — everything else.
+//! 9. **core** or **utility** — depended on by several files ([`SEVERAL`]):
+//!    utility when it depends on at most half as many, else core;
+//! 10. **peripheral** — everything else.
+//!
+//! Dependents are counted as impact counts them (`impact::coupling`): the same
+//! number `impact` reports as direct dependents.
 
 use protocol::SymbolKind;
 
@@ -146,8 +151,21 @@ pub fn infer_role(f: &RoleFacts) -> (Role, String) {
     if f.centrality >= 0.95 && f.fan_in >= 1 {
         return (Role::Core, format!("among the 5% most central files ({} dependents)", f.fan_in));
     }
-    (Role::Peripheral, "few dependents, not central".into())
+    // Several files depend on it: whatever its shape, not peripheral (requests'
+    // cookies.py, with 7 dependents, was called "few dependents").
+    if f.fan_in >= SEVERAL {
+        return if f.fan_out * 2 <= f.fan_in {
+            (Role::Utility, format!("{} dependents, depends on {} file(s)", f.fan_in, f.fan_out))
+        } else {
+            (Role::Core, format!("{} dependents, {} dependencies", f.fan_in, f.fan_out))
+        };
+    }
+    (Role::Peripheral, format!("{} dependent(s), not central", f.fan_in))
 }
+
+/// From this many direct dependents a file is never peripheral, here and in the
+/// pillars' roles.
+pub const SEVERAL: u32 = 3;
 
 /// The facts of every file.
 pub(crate) fn file_facts(snapshot: &Snapshot, deps: &DepGraph) -> Vec<RoleFacts> {
@@ -160,7 +178,8 @@ pub(crate) fn file_facts(snapshot: &Snapshot, deps: &DepGraph) -> Vec<RoleFacts>
                 path: file.path.clone(),
                 test: test_convention(project, f)
                     .is_some_and(|(k, _)| k != crate::TestKind::Inline),
-                fan_in: deps.inn[f as usize].len() as u32,
+                // Impact's distance 1 (see `impact::coupling`).
+                fan_in: deps.dependents(f).len() as u32,
                 fan_out: deps.out[f as usize].len() as u32,
                 centrality: centrality.get(f as usize).copied().unwrap_or(0.0),
                 ..RoleFacts::default()

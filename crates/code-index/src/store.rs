@@ -32,10 +32,13 @@ use crate::{Error, Language, error::Result, extract::FileAnalysis};
 /// `cls(..)` constructs the enclosing class, C++'s `std::f()` has `std` as its
 /// receiver; 12: C++'s `a::b::f()` is a call, and a lower-case scope its
 /// receiver; 13: C++ calls with template arguments, `a::f<T>()` and
-/// `o.get<T>()`, are calls with receivers). The test
+/// `o.get<T>()`, are calls with receivers; 14: Rust's `util::f()` has the path
+/// `util::` as its receiver, C#'s conversion operators are named `operator T`,
+/// runs of line comments above a definition (its doc) are read from the source,
+/// and long runs of Python comment lines are masked for the parser). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
-pub(crate) const EXTRACTOR_REVISION: u32 = 13;
+pub(crate) const EXTRACTOR_REVISION: u32 = 14;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

@@ -7,7 +7,7 @@ use std::{
     path::Path,
 };
 
-use code_index::{FileId, Snapshot};
+use code_index::{DefId, FileId, Snapshot, TargetKind};
 use protocol::{
     ArchitecturalRole, ChangedSymbol, Churn, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
     SymbolChange,
@@ -58,80 +58,89 @@ pub(crate) fn count_branches(source: &str) -> u32 {
     n
 }
 
-/// A file edge strong enough to call a dependency: an import, or references of
-/// weight at least this (one resolved reference is 0.7-1.0; names that are
-/// ambiguous across the project contribute 0.3 split between their candidates).
-const STRONG_EDGE: f64 = 0.5;
-
-/// Whether `from` depends on `to` for real (see [`STRONG_EDGE`]).
-pub(crate) fn strong(snap: &Snapshot, from: FileId, to: FileId, weight: f64) -> bool {
-    weight >= STRONG_EDGE || snap.graphs.file_imports[from as usize].contains(&to)
-}
-
-/// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), strong
-/// edges only, with weights.
 /// Weighted edges to or from other files.
 type Edges = Vec<(FileId, f64)>;
 
+/// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), as
+/// `code_index::impact` counts them (its direct dependents), each with the weight of
+/// the file graph's edge (0 for an import of a package root's re-exports).
 pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
-    let inn = snap.graphs.file_in[f as usize]
-        .iter()
-        .copied()
-        .filter(|&(g, w)| strong(snap, g, f, w))
-        .collect();
-    let out = snap.graphs.file_out[f as usize]
-        .iter()
-        .copied()
-        .filter(|&(g, w)| strong(snap, f, g, w))
-        .collect();
-    (inn, out)
+    let c = code_index::coupling(snap, f);
+    let weight = |adj: &[(FileId, f64)], g: FileId| {
+        adj.iter().find(|(h, _)| *h == g).map_or(0.0, |(_, w)| *w)
+    };
+    let inn = c.dependents.iter().map(|&g| (g, weight(&snap.graphs.file_in[f as usize], g)));
+    let out = c.dependencies.iter().map(|&g| (g, weight(&snap.graphs.file_out[f as usize], g)));
+    (inn.collect(), out.collect())
 }
 
-/// Files depending on `start` over strong edges within `depth` levels, with their
-/// distance (breadth-first, each file once).
+/// The impact of changing `files` (or one definition), as `code_index::impact`
+/// computes it: the one definition of dependents.
+fn impact_of(snap: &Snapshot, files: &[FileId], def: Option<DefId>) -> code_index::Impact {
+    let path = |f: FileId| snap.project.file(f).path.clone();
+    let target = code_index::Target {
+        spec: files.first().map(|&f| path(f)).unwrap_or_default(),
+        kind: if def.is_some() { TargetKind::Symbol } else { TargetKind::File },
+        files: files.iter().map(|&f| path(f)).collect(),
+        symbols: def.map(|d| code_index::symbol_ref(&snap.project, d)).into_iter().collect(),
+        file_ids: files.to_vec(),
+        def_ids: def.into_iter().collect(),
+    };
+    let opts = code_index::ImpactOptions { depth: u32::MAX, limit: usize::MAX };
+    code_index::impact(snap, &target, &opts)
+}
+
+/// Files depending on `start` within `depth` levels, with their distance, nearest
+/// first (see [`impact_of`]).
 pub(crate) fn dependents(snap: &Snapshot, start: &[FileId], depth: u32) -> Vec<(FileId, u32)> {
-    let mut seen: HashSet<FileId> = start.iter().copied().collect();
-    let mut out = Vec::new();
-    let mut frontier: Vec<FileId> = start.to_vec();
-    for dist in 1..=depth {
-        let mut next = Vec::new();
-        for &f in &frontier {
-            for &(g, w) in &snap.graphs.file_in[f as usize] {
-                if strong(snap, g, f, w) && seen.insert(g) {
-                    out.push((g, dist));
-                    next.push(g);
-                }
-            }
-        }
-        frontier = next;
-    }
-    out
+    impact_of(snap, start, None)
+        .dependents
+        .iter()
+        .filter(|d| d.distance <= depth)
+        .filter_map(|d| Some((snap.project.file_id(&d.path)?, d.distance)))
+        .collect()
 }
 
-/// Resolved call sites of a definition (ambiguous resolutions are left out: a
-/// name defined in many places proves little about any one of them).
+/// Call sites of a definition that are sure (`code_index::is_sure`): a guess — one
+/// of several same-named definitions, a method matched by name on a receiver of
+/// unknown type — proves little about any one of them.
 pub(crate) fn resolved_callers(
     snap: &Snapshot,
     def: code_index::DefId,
 ) -> impl Iterator<Item = &code_index::SymbolEdge> {
-    snap.graphs.callers(def).filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+    snap.graphs.callers(def).filter(|e| code_index::is_sure(&snap.project, e))
 }
 
-/// Files depending on `files` within `depth` levels: counts, the nearest, and the
-/// tests among them.
-pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> ImpactRadius {
-    let mut reached = dependents(snap, files, depth);
+/// How far a change to `files` (or to the definition `def` in them) reaches within
+/// `depth` levels: counts, the nearest dependents, and the tests among them or named
+/// after the files, all from `code_index::impact`.
+pub(crate) fn impact_radius(
+    snap: &Snapshot,
+    files: &[FileId],
+    def: Option<DefId>,
+    depth: u32,
+) -> (ImpactRadius, code_index::Radius) {
+    let impact = impact_of(snap, files, def);
+    let mut reached: Vec<(FileId, u32)> = impact
+        .dependents
+        .iter()
+        .filter(|d| d.distance <= depth)
+        .filter_map(|d| Some((snap.project.file_id(&d.path)?, d.distance)))
+        .collect();
     reached.sort_by(|a, b| {
         a.1.cmp(&b.1).then(snap.file_rank[b.0 as usize].total_cmp(&snap.file_rank[a.0 as usize]))
     });
     let path = |f: FileId| snap.project.file(f).path.clone();
     let mut tests: Vec<String> =
         reached.iter().map(|&(f, _)| path(f)).filter(|p| is_test_path(p)).collect();
-    // Tests named after the file (test_x.py, x_test.go, x.test.ts) even when the
-    // graph missed them (fixtures loaded by name, dynamic imports). The project's
-    // test files are listed once: a symbol's impact starts from every file that
-    // references it (hundreds in a large project), and scanning all files per
-    // start file made `understand` of a popular symbol take seconds.
+    // The tests impact found (named after the target, or reaching it), then those
+    // named after the file even when the graph missed them (fixtures loaded by
+    // name, dynamic imports).
+    for t in &impact.tests {
+        if !tests.contains(&t.path) {
+            tests.push(t.path.clone());
+        }
+    }
     if tests.len() < 20 && !files.is_empty() {
         let test_files = test_files(snap);
         for &f in files {
@@ -146,13 +155,14 @@ pub(crate) fn impact_radius(snap: &Snapshot, files: &[FileId], depth: u32) -> Im
         }
     }
     tests.truncate(20);
-    ImpactRadius {
-        direct: reached.iter().filter(|r| r.1 == 1).count() as u32,
+    let radius = ImpactRadius {
+        direct: impact.radius.direct,
         transitive: reached.len() as u32,
         depth,
         nearest: reached.iter().take(10).map(|&(f, _)| path(f)).collect(),
         tests,
-    }
+    };
+    (radius, impact.radius)
 }
 
 /// Test files whose name is the file's stem with a test affix.
@@ -195,22 +205,25 @@ fn named_after(tests: &[(String, &str)], path: &str) -> Vec<String> {
 }
 
 /// The role of a file from its coupling and centrality (seed 004 §3.2, with fan-in
-/// meaning "depended upon by").
+/// meaning "depended upon by", counted as `code_index::impact` counts direct
+/// dependents). Like the report's roles, never peripheral with several
+/// dependents (`code_index::SEVERAL_DEPENDENTS`).
 pub(crate) fn role(
     is_test: bool,
     rank_percentile: f64,
     fan_in: u32,
     fan_out: u32,
 ) -> ArchitecturalRole {
+    let several = code_index::SEVERAL_DEPENDENTS;
     if is_test {
         ArchitecturalRole::Test
-    } else if rank_percentile <= 0.05 && fan_in >= 5 {
+    } else if rank_percentile <= 0.05 && fan_in >= 5 || fan_in >= 10 {
         ArchitecturalRole::Core
-    } else if fan_in >= 3 && fan_out <= fan_in / 2 {
+    } else if fan_in >= several && fan_out <= fan_in / 2 {
         ArchitecturalRole::Utility
-    } else if fan_out >= 5 && fan_in <= 2 {
+    } else if fan_out >= 5 && fan_in < several {
         ArchitecturalRole::Integration
-    } else if fan_in >= 10 {
+    } else if fan_in >= several {
         ArchitecturalRole::Core
     } else {
         ArchitecturalRole::Peripheral
@@ -224,6 +237,9 @@ pub(crate) struct RiskInput {
     pub tests: usize,
     pub is_test: bool,
     pub hot_spot: Option<f64>,
+    /// How far a change reaches (`code_index::impact`), whose risk level is the
+    /// one `impact` reports.
+    pub reach: Option<code_index::Radius>,
 }
 
 pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
@@ -238,6 +254,25 @@ pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
             "SYNTAX_ERRORS",
             format!("the file has {} syntax error node(s) as it is now", i.syntax_errors),
         );
+    }
+    if let Some(r) = &i.reach {
+        let level = match r.risk {
+            code_index::Risk::High => Some(RiskLevel::High),
+            code_index::Risk::Medium => Some(RiskLevel::Medium),
+            _ => None,
+        };
+        if let Some(level) = level {
+            push(
+                level,
+                "IMPACT",
+                format!(
+                    "a change reaches {} file(s), {} directly ({:.0}% of the project)",
+                    r.total,
+                    r.direct,
+                    r.share * 100.0
+                ),
+            );
+        }
     }
     if c.fan_in >= 30 {
         push(RiskLevel::High, "HIGH_FAN_IN", format!("{} files depend on it", c.fan_in));
@@ -281,6 +316,9 @@ pub(crate) fn recommendations(risks: &[Risk], role: ArchitecturalRole) -> Vec<St
         let text = match r.code.as_str() {
             "SYNTAX_ERRORS" => {
                 "Fix the syntax errors first: symbols and graphs past them are incomplete."
+            }
+            "IMPACT" => {
+                "Preview the change (`change` dry run, `includeImpact`) and run the affected tests."
             }
             "HIGH_FAN_IN" => {
                 "Keep its public signatures stable; change with `includeImpact` and run the suggested tests."
@@ -504,6 +542,7 @@ mod tests {
             tests: 0,
             is_test: false,
             hot_spot: Some(0.8),
+            reach: None,
         };
         let r = risks(&input);
         let codes: Vec<&str> = r.iter().map(|r| r.code.as_str()).collect();
@@ -526,6 +565,7 @@ mod tests {
             tests: 1,
             is_test: false,
             hot_spot: None,
+            reach: None,
         };
         assert!(risks(&calm).is_empty());
         assert_eq!(recommendations(&[], ArchitecturalRole::Peripheral).len(), 1);

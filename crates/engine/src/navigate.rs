@@ -79,6 +79,9 @@ impl Session {
                         });
                     }
                 }
+                // Sure edges first: a guess (a name matched on a receiver of unknown
+                // type, one of several same-named definitions) is listed, after them.
+                out.sort_by_key(is_guess);
                 out
             }
             NavigateAction::Implementations => implementations(&snap, &defs, &mut lines),
@@ -348,14 +351,23 @@ fn navigate_guidance(
             "several definitions share this name",
         ));
     }
+    let guesses = results.iter().filter(|l| is_guess(l)).count();
     let summary = format!(
-        "`{}` resolves to {} definition(s) (first: {}:{}); {} {} found{}.",
+        "`{}` resolves to {} definition(s) (first: {}:{}); {} {} found{}{}.",
         req.target,
         definitions.len(),
         first_def.path,
         first_def.line,
         total,
         req.action.as_str(),
+        if guesses > 0 {
+            format!(
+                " ({guesses}{} of them guesses, matched by name only)",
+                if total as usize > results.len() { " shown" } else { "" }
+            )
+        } else {
+            String::new()
+        },
         if total as usize > results.len() {
             format!(", {} shown", results.len())
         } else {
@@ -363,6 +375,13 @@ fn navigate_guidance(
         }
     );
     Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None }
+}
+
+/// A call edge that is a guess (see `code_index::is_sure`): resolved as
+/// `ambiguous` or `name_only`. (A `global` call the language would not let the caller
+/// see, a private name of another module, is a guess too, and not marked here.)
+pub(crate) fn is_guess(l: &Location) -> bool {
+    matches!(l.relation.as_deref(), Some("ambiguous" | "name_only"))
 }
 
 /// Source lines of files, read once per call.

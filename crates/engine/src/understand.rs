@@ -280,7 +280,7 @@ impl Session {
                         analysis::resolved_callers(snap, id).count() as u32,
                         snap.graphs
                             .callees(id)
-                            .filter(|e| e.resolution != code_index::Resolution::Ambiguous)
+                            .filter(|e| code_index::is_sure(&snap.project, e))
                             .count() as u32,
                     )
                 });
@@ -352,7 +352,7 @@ impl Session {
         if include.hot_spots {
             fi.hot_spot = hot.iter().find(|h| h.path == rel).cloned();
         }
-        let impact = analysis::impact_radius(snap, &[f], depth);
+        let (impact, reach) = analysis::impact_radius(snap, &[f], None, depth);
         if include.report {
             let is_test = analysis::is_test_path(rel);
             let n = snap.project.files.len().max(1) as f64;
@@ -372,6 +372,7 @@ impl Session {
                 tests: impact.tests.len(),
                 is_test,
                 hot_spot: fi.hot_spot.as_ref().map(|h| h.score),
+                reach: Some(reach),
             });
             let recommendations = analysis::recommendations(&risks, role);
             let summary = format!(
@@ -443,31 +444,10 @@ impl Session {
         } else {
             (Vec::new(), Vec::new())
         };
-        let impact = include.impact.then(|| {
-            let mut files: Vec<FileId> = ref_files.iter().copied().collect();
-            files.sort();
-            let mut r = analysis::impact_radius(snap, &files, depth.saturating_sub(1));
-            // The referencing files themselves are the first ring.
-            let mut nearest: Vec<String> = files
-                .iter()
-                .filter(|&&f| f != d.file)
-                .map(|&f| snap.project.file(f).path.clone())
-                .collect();
-            nearest.sort();
-            r.direct = nearest.len() as u32;
-            r.transitive += nearest.len() as u32;
-            r.depth = depth;
-            for p in &nearest {
-                if analysis::is_test_path(p) && !r.tests.contains(p) {
-                    r.tests.insert(0, p.clone());
-                }
-            }
-            nearest.append(&mut r.nearest);
-            nearest.dedup();
-            nearest.truncate(10);
-            r.nearest = nearest;
-            r
-        });
+        // The definition's impact as `impact` computes it: sure references only,
+        // followed through the definitions that make them.
+        let impact =
+            include.impact.then(|| analysis::impact_radius(snap, &[d.file], Some(d), depth).0);
         Ok(SymbolInsight {
             symbol: brief,
             source,
@@ -607,6 +587,7 @@ pub(crate) fn resolution_str(r: code_index::Resolution) -> String {
         code_index::Resolution::Imported => "imported",
         code_index::Resolution::Global => "global",
         code_index::Resolution::Ambiguous => "ambiguous",
+        code_index::Resolution::NameOnly => "name_only",
     }
     .to_owned()
 }

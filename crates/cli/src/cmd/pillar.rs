@@ -233,6 +233,10 @@ pub fn navigate(ctx: &Ctx, out: &Output, args: &NavigateArgs) -> Result<i32> {
         if let Some(d) = l.distance.filter(|d| *d > 1) {
             line.push_str(&format!("  [distance {d}]"));
         }
+        // Callers and callees matched by name only (see the summary).
+        if matches!(l.relation.as_deref(), Some("ambiguous" | "name_only")) {
+            line.push_str("  [guess]");
+        }
         if let Some(t) = &l.text {
             line.push_str(&format!("  {}", dim.apply_to(t.lines().next().unwrap_or(""))));
         }

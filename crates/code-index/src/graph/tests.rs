@@ -212,7 +212,7 @@ fn bare_calls_never_mean_methods_where_the_language_says_so() {
         class Sub extends Base { void run() { check(); } }
         "#,
         expect![[r#"
-            Special.visit -> lint/special.py:Special.check (Ambiguous, 0.30)
+            Special.visit -> lint/special.py:Special.check (NameOnly, 1.00)
             Sub.run -> src/Base.java:Base.check (Global, 0.70)
         "#]],
     );
@@ -434,9 +434,9 @@ fn member_calls_follow_the_receivers_stated_type() {
             Reporter.run -> base.py:Base.save (Receiver, 1.00)
             Reporter.run -> lint.py:Reporter (SameFile, 1.00)
             Reporter.run -> lint.py:Reporter.check (Receiver, 1.00)
-            Reporter.run -> lint.py:Reporter.upper (Ambiguous, 0.30)
+            Reporter.run -> lint.py:Reporter.upper (NameOnly, 1.00)
             Reporter.run -> shop.py:upper (Imported, 1.00)
-            merge -> lint.py:Reporter.save (Ambiguous, 0.30)
+            merge -> lint.py:Reporter.save (NameOnly, 1.00)
         "#]],
     );
     // Every Rust `new` is a method of some type: the path says which. And
@@ -966,6 +966,52 @@ fn cpp_template_calls_are_calls() {
             use -> conv.h:conv::detail::parse (Receiver, 1.00)
             use -> conv.h:Row::get (Receiver, 1.00)
             use -> conv.h:Row::get (Receiver, 1.00)
+        "#]],
+    );
+}
+
+#[test]
+fn member_calls_on_receivers_of_unknown_type_are_guesses() {
+    // Issue 24: requests' `os.environ.get(..)` was a sure `imported` edge to
+    // `RequestsCookieJar.get` (utils.py imports cookies.py), and flask's
+    // `app.config.update(..)` a sure `global` edge to the tutorial's only `update`.
+    // A typed receiver, a module of the project and a Rust path keep theirs.
+    check_calls(
+        r#"
+        //- requests/__init__.py
+        //- requests/cookies.py
+        class RequestsCookieJar:
+            def get(self, name):
+                return None
+        //- requests/utils.py
+        import os
+        from requests import cookies
+        from requests.cookies import RequestsCookieJar
+
+        def get_environ_proxies():
+            jar = RequestsCookieJar()
+            jar.get("a")
+            cookies.RequestsCookieJar()
+            return os.environ.get("no_proxy")
+        //- examples/flaskr/blog.py
+        def update(id):
+            return id
+        //- src/flask/app.py
+        def create_app(app):
+            app.config.update(1)
+        //- crates/x/src/lib.rs
+        mod util;
+        fn run() { util::helper(); }
+        //- crates/x/src/util.rs
+        pub fn helper() {}
+        "#,
+        expect![[r#"
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (Receiver, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar (Imported, 1.00)
+            get_environ_proxies -> requests/cookies.py:RequestsCookieJar.get (NameOnly, 1.00)
+            create_app -> examples/flaskr/blog.py:update (NameOnly, 0.70)
+            run -> crates/x/src/util.rs:helper (Imported, 1.00)
         "#]],
     );
 }

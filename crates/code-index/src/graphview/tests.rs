@@ -116,7 +116,7 @@ fn calls_of_a_file_and_call_trees() {
             │  ├─ shop/cart.py:12 helper  [call, receiver, line 13]
             │  │  └─ shop/report.py:7 render  [call, imported, line 8]
             │  └─ shop/report.py:3 report  [call, receiver, line 5]
-            └─ other/misc.py:1 amount_of  [call, global, guess, line 2]
+            └─ other/misc.py:1 amount_of  [call, nameonly, guess, line 2]
         "#]],
     );
     check(

@@ -158,7 +158,7 @@ fn rendering_shows_signatures_docs_containers_and_fields() {
         13│     """The price of one item, in cents."""
           ⋮
 
-        shop/cart.py (peripheral)
+        shop/cart.py (utility)
           ⋮
          3│ class Cart:
          4│     """A shopping cart."""

@@ -125,9 +125,9 @@ fn markdown_report_with_history() {
         |---|---|---|---|---|---|---|
         | 1 | `app/pricing.py` | core | a hub: top 1% by PageRank, 3 dependents, 2 dependencies | 3 | 2 | 7 |
         | 2 | `app/models.py` | model | named like data definitions (models.py) | 2 | 0 | 6 |
-        | 3 | `app/tax.py` | peripheral | few dependents, not central | 1 | 1 | 7 |
+        | 3 | `app/tax.py` | peripheral | 1 dependent(s), not central | 1 | 1 | 7 |
         | 4 | `app/views.py` | interface | named like an API surface (views.py) | 1 | 2 | 8 |
-        | 5 | `app/__init__.py` | peripheral | few dependents, not central | 0 | 0 | 0 |
+        | 5 | `app/__init__.py` | peripheral | 0 dependent(s), not central | 0 | 0 | 0 |
 
         ## Most central definitions
 
@@ -314,4 +314,52 @@ fn symbol_roles_table() {
     for (kind, name, methods, used, calls, want) in cases {
         assert_eq!(symbol_role(kind, name, methods, used, calls), want, "{name}");
     }
+}
+
+#[test]
+fn the_module_map_draws_test_directories() {
+    // Issue 24: requests' map had 4 boxes and no links (its tests, the only code
+    // depending on the package, were left out).
+    let fx = fixture(
+        r#"
+        //- setup.py
+        def setup():
+            pass
+        //- docs/conf.py
+        project = "requests"
+        //- docs/_themes/flask_theme_support.py
+        class FlaskyStyle:
+            pass
+        //- src/requests/__init__.py
+        //- src/requests/api.py
+        from requests.sessions import Session
+
+        def get(url):
+            return Session().get(url)
+        //- src/requests/sessions.py
+        class Session:
+            def get(self, url):
+                return url
+        //- tests/test_requests.py
+        from requests.api import get
+        from requests.sessions import Session
+
+        def test_get():
+            assert get("u") == Session().get("u")
+        "#,
+    );
+    let r = report(&fx.snapshot, None, &fx.sources, &ReportOptions::default());
+    expect![[r#"
+        flowchart LR
+          m0["(root)<br/><small>1 files</small>"]:::hotspot
+          m1["docs<br/><small>1 files</small>"]:::hotspot
+          m2["docs/_themes<br/><small>1 files</small>"]:::hotspot
+          m3["src/requests<br/><small>3 files</small>"]:::hotspot
+          m4["tests<br/><small>1 files</small>"]:::test
+          m4 -->|2| m3
+          classDef hotspot fill:#ff6b6b,stroke:#333
+          classDef core fill:#4ecdc4,stroke:#333
+          classDef test fill:#eeeeee,stroke:#999,stroke-dasharray:3 3
+    "#]]
+    .assert_eq(&r.mermaid);
 }

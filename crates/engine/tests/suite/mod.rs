@@ -1,5 +1,6 @@
 mod budget;
 mod change;
+mod dependents;
 mod navigate;
 
 use engine::{Call, CancellationToken, NoProgress, Session, SessionOptions};
