@@ -17,7 +17,6 @@ use std::collections::VecDeque;
 
 use protocol::SymbolKind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use serde::Serialize;
 
 use crate::{
     Language, RefKind,
@@ -26,34 +25,15 @@ use crate::{
     project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
 };
+pub use protocol::Resolution;
 
-/// How a reference was tied to a definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Resolution {
-    /// Defined in the same class/module scope as the reference.
-    Local,
-    /// A method of the type the file gives the receiver (`x = Foo()`, `x: Foo`,
-    /// `Foo::new()`) or one of its bases, or (`self.m()`) of a base of the
-    /// enclosing class; the weight is split if several types have that name.
-    Receiver,
-    SameFile,
-    /// Imported by name, or defined in a file this file imports.
-    Imported,
-    /// The only definition of that name in the project.
-    Global,
-    /// One of several definitions of that name; the weight is split.
-    Ambiguous,
-    /// A member call on a receiver of unknown type (`x.update()`) matched by its
-    /// name alone, in the same file, a file this file imports or the project: a
-    /// guess, never a dependency or a sure caller (see `depgraph::edge_trust`).
-    /// For ranking it keeps the weight that name resolution gives (split between
-    /// the candidates): the file graph is tuned to count every plausible link, and
-    /// localization measured the same with it, one instance worse without.
-    NameOnly,
+/// How much a resolution counts in the graphs (a method, since `Resolution` is
+/// protocol's).
+trait Weight {
+    fn weight(self) -> f64;
 }
 
-impl Resolution {
+impl Weight for Resolution {
     fn weight(self) -> f64 {
         match self {
             Resolution::Local => 1.0,

@@ -8,94 +8,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use protocol::SymbolKind;
-use serde::Serialize;
-
 use crate::{
     RefKind, Snapshot,
     depgraph::{DepGraph, edge_trust},
-    graph::Resolution,
     project::{DefId, FileId, Project},
     target::{Target, TargetKind},
 };
-
-/// Which graph to walk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GraphQuery {
-    /// What the target depends on (files for a file, definitions for a symbol).
-    Deps,
-    /// What depends on the target.
-    Dependents,
-    /// The call edges leaving the target (every definition of a file), one level.
-    Calls,
-    /// Who calls the target, transitively.
-    Callers,
-    /// What the target calls, transitively.
-    Callees,
-}
-
-/// A node: a file, a definition, or a file's top-level code.
-#[derive(Debug, Clone, Serialize)]
-pub struct GraphNode {
-    pub id: usize,
-    pub path: String,
-    /// The definition's qualified name; None for a file (or its top level).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub symbol: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<SymbolKind>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    pub distance: u32,
-    /// The node it was first reached from (None for the target's own nodes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent: Option<usize>,
-}
-
-/// What an edge is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EdgeKind {
-    /// A resolved import (files).
-    Import,
-    /// References between files without an import.
-    Reference,
-    Call,
-    Type,
-    Use,
-}
-
-/// An edge, always from the depending node to the node depended on (caller to
-/// callee), whichever direction the query walked.
-#[derive(Debug, Clone, Serialize)]
-pub struct GraphEdge {
-    pub from: usize,
-    pub to: usize,
-    pub kind: EdgeKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resolution: Option<Resolution>,
-    /// How sure the edge is (0..1): the reference's trust, 1 for imports.
-    pub confidence: f64,
-    /// Where the reference is (in the `from` node's file).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-}
-
-/// The answer to a graph query.
-#[derive(Debug, Clone, Serialize)]
-pub struct GraphView {
-    pub query: GraphQuery,
-    pub target: Target,
-    pub depth: u32,
-    pub nodes: Vec<GraphNode>,
-    pub edges: Vec<GraphEdge>,
-    /// External modules the target files import (`deps` of files).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub externals: Vec<String>,
-    /// The walk stopped at the node limit.
-    pub truncated: bool,
-}
+pub use protocol::{EdgeKind, GraphEdge, GraphNode, GraphQuery, GraphView};
 
 /// Below this trust an edge is a guess: drawn dashed, marked `guess`, left out by
 /// `include_guesses: false`, and never walked through.
@@ -289,7 +208,7 @@ pub fn graph_view(
     }
     GraphView {
         query,
-        target: target.clone(),
+        target: target.resolved(),
         depth,
         nodes: b.nodes,
         edges: b.edges,
@@ -375,7 +294,36 @@ fn symbol_walk(
     }
 }
 
-impl GraphView {
+/// Renderings of a [`GraphView`] (a trait, since the view is protocol's).
+pub trait RenderGraph {
+    /// An indented tree from the target's nodes, each child with how it is tied to
+    /// its parent. Nodes reached again by another path are not repeated.
+    fn render_tree(&self) -> String;
+    /// A Mermaid flowchart: the target's nodes highlighted, guessed edges dotted.
+    fn to_mermaid(&self) -> String;
+}
+
+impl RenderGraph for GraphView {
+    fn render_tree(&self) -> String {
+        Render(self).render_tree()
+    }
+
+    fn to_mermaid(&self) -> String {
+        Render(self).to_mermaid()
+    }
+}
+
+/// The renderer over a borrowed view.
+struct Render<'a>(&'a GraphView);
+
+impl std::ops::Deref for Render<'_> {
+    type Target = GraphView;
+    fn deref(&self) -> &GraphView {
+        self.0
+    }
+}
+
+impl Render<'_> {
     fn label(&self, n: &GraphNode) -> String {
         let file_graph = self.target.kind != TargetKind::Symbol
             && matches!(self.query, GraphQuery::Deps | GraphQuery::Dependents);

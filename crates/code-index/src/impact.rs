@@ -29,7 +29,6 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
-use protocol::SymbolKind;
 use serde::Serialize;
 
 use crate::{
@@ -39,6 +38,10 @@ use crate::{
     project::{DefId, FileId, Project},
     target::{Target, TargetKind},
     testfiles::{TestKind, module_stem, test_convention, test_subject},
+};
+pub use protocol::{
+    AffectedTest, AffectedTestPriority as Priority, Dependent, Impact, ImpactRisk as Risk, Radius,
+    SymbolDependent,
 };
 
 /// How much of the closure to list.
@@ -54,96 +57,6 @@ impl Default for ImpactOptions {
     fn default() -> Self {
         ImpactOptions { depth: u32::MAX, limit: 100 }
     }
-}
-
-/// A file depending on the target.
-#[derive(Debug, Clone, Serialize)]
-pub struct Dependent {
-    pub path: String,
-    pub distance: u32,
-    /// The file it depends on, one step closer to the target.
-    pub via: String,
-    pub test: bool,
-}
-
-/// A definition (or a file's top level) referencing the target.
-#[derive(Debug, Clone, Serialize)]
-pub struct SymbolDependent {
-    pub path: String,
-    /// None for a file's top-level code.
-    pub qualified_name: Option<String>,
-    pub kind: Option<SymbolKind>,
-    pub line: u32,
-    pub distance: u32,
-    /// The definition it references, one step closer to the target.
-    pub via: String,
-}
-
-/// How risky a change is, by how far it reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-/// How far a change reaches.
-#[derive(Debug, Clone, Serialize)]
-pub struct Radius {
-    /// Dependent files at distance 1, within 2, within 3, at any distance.
-    pub direct: u32,
-    pub within_2: u32,
-    pub within_3: u32,
-    pub total: u32,
-    /// `Σ 0.5^(distance - 1)` over dependent files: near dependents weigh most.
-    pub weighted: f64,
-    /// `total` over the number of files in the project.
-    pub share: f64,
-    pub risk: Risk,
-}
-
-/// Test priority.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Priority {
-    High,
-    Medium,
-    Low,
-}
-
-/// A test file likely affected.
-#[derive(Debug, Clone, Serialize)]
-pub struct AffectedTest {
-    pub path: String,
-    pub priority: Priority,
-    /// Distance in the closure; None when only its name ties it to the target.
-    pub distance: Option<u32>,
-    /// The convention that makes it a test file.
-    pub convention: &'static str,
-    pub reasons: Vec<String>,
-    /// Test functions in it that reach the target (or are named after it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub functions: Vec<String>,
-}
-
-/// What changing a target affects.
-#[derive(Debug, Clone, Serialize)]
-pub struct Impact {
-    pub target: Target,
-    pub radius: Radius,
-    /// Dependent files, nearest first.
-    pub dependents: Vec<Dependent>,
-    /// Referencing definitions, nearest first (definition targets).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<SymbolDependent>,
-    /// References that may mean the target (one of several same-named
-    /// definitions); not followed further.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub possible: Vec<SymbolDependent>,
-    pub tests: Vec<AffectedTest>,
-    /// Dependents (files, definitions) found but not listed (depth, limit).
-    pub unlisted: usize,
 }
 
 /// The risk policy: high when a change reaches a fifth of the project or twenty
@@ -272,7 +185,7 @@ pub(crate) fn impact_with(
                 path: project.file(f).path.clone(),
                 priority,
                 distance: acc.distance,
-                convention,
+                convention: convention.to_owned(),
                 reasons: acc.reasons.into_iter().collect(),
                 functions: acc.functions.into_iter().collect(),
             })
@@ -292,7 +205,7 @@ pub(crate) fn impact_with(
     symbols.truncate(opts.limit);
     possible.truncate(opts.limit);
     let unlisted = before - dependents.len() - symbols.len();
-    Impact { target: target.clone(), radius, dependents, symbols, possible, tests, unlisted }
+    Impact { target: target.resolved(), radius, dependents, symbols, possible, tests, unlisted }
 }
 
 #[derive(Default)]

@@ -68,7 +68,10 @@ pub use crate::{
     error::{Error, Result},
     extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
     graph::{Graphs, Resolution, SymbolEdge},
-    graphview::{EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, graph_view},
+    graphview::{
+        EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, RenderGraph,
+        graph_view,
+    },
     hotspot::{
         ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
         ScoreParts, SymbolHotspot, hotspots,
@@ -93,8 +96,8 @@ pub use crate::{
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
     report::{
         BlastRadius, HotspotCluster, Insight, InsightFacts, InsightKind, LanguageShare, Overview,
-        RankedFile, RankedSymbol, Report, ReportOptions, RoleCount, Severity, insights, report,
-        symbol_role,
+        RankedFile, RankedSymbol, Report, ReportOptions, RoleCount, Severity, ToMarkdown, insights,
+        report, symbol_role,
     },
     resolve::{ImportTarget, Manifest, ResolvedImport},
     roles::{Role, RoleFacts, SEVERAL as SEVERAL_DEPENDENTS, infer_role},

@@ -24,23 +24,24 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use protocol::{Churn, SymbolKind};
-use serde::Serialize;
 
 use crate::{
     Language, Snapshot,
     depgraph::DepGraph,
     graphview::mermaid_escape,
-    hotspot::{
-        FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, concentration, history_info,
-        measure,
-    },
-    impact::{ImpactOptions, Radius, Risk, impact_with},
+    hotspot::{FileHotspot, HotspotBasis, HotspotOptions, concentration, history_info, measure},
+    impact::{ImpactOptions, Risk, impact_with},
     project::{DefId, FileId},
     roles::{Role, RoleFacts, file_facts, infer_role, percentiles},
     sources::Sources,
     symrank::SymbolGraph,
-    target::{SymbolRef, Target, TargetKind},
+    target::{Target, TargetKind},
     testfiles::{TestKind, test_convention, vendored_files},
+};
+pub use protocol::{
+    ArchitectureReport as Report, BlastRadius, CentralFile as RankedFile,
+    CentralSymbol as RankedSymbol, HotspotCluster, Insight, InsightKind,
+    InsightSeverity as Severity, LanguageShare, Overview, RoleCount,
 };
 
 /// What to put in a report.
@@ -57,131 +58,6 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions { title: "project".into(), top: 15, half_life_days: 90.0 }
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct LanguageShare {
-    pub language: Language,
-    pub files: u32,
-    pub lines: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Overview {
-    pub files: u32,
-    pub lines: u64,
-    pub definitions: u32,
-    pub languages: Vec<LanguageShare>,
-    pub test_files: u32,
-    /// Vendored or minified files (left out of every ranking).
-    pub vendored_files: u32,
-    /// Resolved imports between files, and references between definitions.
-    pub import_edges: u32,
-    pub reference_edges: u32,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RankedFile {
-    pub path: String,
-    /// PageRank over the file graph (the project sums to 1).
-    pub score: f64,
-    pub role: Role,
-    /// Why the role was inferred.
-    pub why: String,
-    pub fan_in: u32,
-    pub fan_out: u32,
-    pub lines: u32,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RankedSymbol {
-    #[serde(flatten)]
-    pub symbol: SymbolRef,
-    /// PageRank over the definition graph.
-    pub score: f64,
-    pub role: Role,
-    /// Distinct files referencing it (other than its own).
-    pub used_by_files: u32,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RoleCount {
-    pub role: Role,
-    pub files: u32,
-    pub share: f64,
-}
-
-/// Hotspot files that depend on each other.
-#[derive(Debug, Clone, Serialize)]
-pub struct HotspotCluster {
-    /// Their common directory (`""` for the root).
-    pub directory: String,
-    pub files: Vec<String>,
-    /// Sum of their hotspot scores.
-    pub score: f64,
-    /// Dependencies among them.
-    pub edges: u32,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BlastRadius {
-    pub path: String,
-    #[serde(flatten)]
-    pub radius: Radius,
-    /// Test files likely affected.
-    pub tests: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    High,
-    Medium,
-    Low,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InsightKind {
-    GodModule,
-    HighBlastRadius,
-    HotspotConcentration,
-    UntestedHotspot,
-    DependencyCycle,
-}
-
-/// Something worth acting on.
-#[derive(Debug, Clone, Serialize)]
-pub struct Insight {
-    pub kind: InsightKind,
-    pub severity: Severity,
-    pub title: String,
-    pub description: String,
-    pub files: Vec<String>,
-    pub recommendation: String,
-}
-
-/// The report (see the module documentation).
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub title: String,
-    pub overview: Overview,
-    pub history: HistoryInfo,
-    pub top_files: Vec<RankedFile>,
-    pub top_symbols: Vec<RankedSymbol>,
-    pub roles: Vec<RoleCount>,
-    pub hotspot_basis: HotspotBasis,
-    pub hotspots: Vec<FileHotspot>,
-    pub hotspot_clusters: Vec<HotspotCluster>,
-    /// Share of changed lines in the top 10% of changed files (with history).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub concentration: Option<f64>,
-    pub blast_radius: Vec<BlastRadius>,
-    /// Import cycles, largest first.
-    pub cycles: Vec<Vec<String>>,
-    pub insights: Vec<Insight>,
-    /// A Mermaid flowchart of directories and their dependencies.
-    pub mermaid: String,
 }
 
 /// Builds the report.
@@ -211,7 +87,11 @@ pub fn report(
     }
     let mut languages: Vec<LanguageShare> = langs
         .into_iter()
-        .map(|(language, (files, lines))| LanguageShare { language, files, lines })
+        .map(|(language, (files, lines))| LanguageShare {
+            language: language.name().to_owned(),
+            files,
+            lines,
+        })
         .collect();
     languages.sort_by_key(|l| std::cmp::Reverse(l.lines));
     let overview = Overview {
@@ -787,9 +667,15 @@ fn file_diagram(
     out
 }
 
-impl Report {
+/// The report as Markdown (a trait, since the report is protocol's).
+pub trait ToMarkdown {
+    /// GitHub-flavoured, Mermaid in a fenced block.
+    fn to_markdown(&self) -> String;
+}
+
+impl ToMarkdown for Report {
     /// The report as Markdown (GitHub-flavoured, Mermaid in a fenced block).
-    pub fn to_markdown(&self) -> String {
+    fn to_markdown(&self) -> String {
         let mut md = String::new();
         let o = &self.overview;
         md.push_str(&format!("# Architecture report: {}\n\n", self.title));
@@ -818,7 +704,7 @@ impl Report {
         let langs: Vec<String> = o
             .languages
             .iter()
-            .map(|l| format!("{} {} files / {} lines", l.language.name(), l.files, l.lines))
+            .map(|l| format!("{} {} files / {} lines", l.language, l.files, l.lines))
             .collect();
         md.push_str(&format!("| languages | {} |\n\n", langs.join(", ")));
 

@@ -29,16 +29,20 @@ use crate::{
     is_test_path,
     project::{DefId, FileId, Project},
 };
+pub use protocol::ResolvedKind as TargetKind;
 use protocol::SymbolKind;
 pub use protocol::SymbolRef;
 
-/// What a target turned out to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    File,
-    Directory,
-    Symbol,
+impl Target {
+    /// The target as answers show it (without the index's ids).
+    pub fn resolved(&self) -> protocol::ResolvedTarget {
+        protocol::ResolvedTarget {
+            spec: self.spec.clone(),
+            kind: self.kind,
+            files: self.files.clone(),
+            symbols: self.symbols.clone(),
+        }
+    }
 }
 
 /// A definition as results show it.

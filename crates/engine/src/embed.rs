@@ -71,6 +71,7 @@ impl Session {
             batch,
             total,
             done: Mutex::new(0),
+            failed: std::sync::atomic::AtomicBool::new(false),
         };
         let built = EmbeddingRetriever::build(embedder, snapshot, 256).map_err(|e| match e {
             code_index::Error::Cancelled => Error::Cancelled,
@@ -90,10 +91,16 @@ pub(crate) struct CachedEmbedder<'c> {
     batch: usize,
     total: u64,
     done: Mutex<u64>,
+    /// An embedding failed or was cancelled: not every definition asked for its
+    /// vector, so nothing may be judged stale.
+    failed: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for CachedEmbedder<'_> {
     fn drop(&mut self) {
+        if self.failed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         // Every definition has asked for its vector: what was not asked for is stale.
         // Failing to drop it costs disk space, not the answer.
         let _ = self.cache.lock().map(|mut c| c.compact());
@@ -102,6 +109,16 @@ impl Drop for CachedEmbedder<'_> {
 
 impl Embedder for CachedEmbedder<'_> {
     fn embed(&self, texts: &[&str]) -> code_index::Result<Vec<Vec<f32>>> {
+        let r = self.embed_cached(texts);
+        if r.is_err() {
+            self.failed.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        r
+    }
+}
+
+impl CachedEmbedder<'_> {
+    fn embed_cached(&self, texts: &[&str]) -> code_index::Result<Vec<Vec<f32>>> {
         if self.call.is_cancelled() {
             return Err(code_index::Error::Cancelled);
         }

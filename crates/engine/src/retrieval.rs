@@ -1,14 +1,17 @@
 //! The code-intelligence operations over the session's snapshot: `symbols`,
-//! `skeleton`, `status`, `index`, `search`, `localize`, `repomap`, `hotspots`.
+//! `skeleton`, `status`, `index`, `search`, `localize`, `repomap`, `hotspots`,
+//! `graph`, `impact`, `report`.
 
-use std::sync::Arc;
+use std::{path::Path, sync::Arc};
 
 use code_index::{
-    DiskSources, HybridOptions, Index, LocalizeOptions, RepoMapOptions, Retriever, SymbolQuery,
+    DiskSources, GraphOptions, HybridOptions, ImpactOptions, Index, LocalizeOptions,
+    RepoMapOptions, ReportOptions, Retriever, SymbolQuery,
 };
 use protocol::{
-    Hotspots, HotspotsRequest, IndexRequest, IndexResponse, IndexStatus, LocalizeRequest,
-    LocalizeResponse, RepoMap, RepomapRequest, SearchRequest, SearchResults, SkeletonRequest,
+    ArchitectureReport, GraphQuery, GraphRequest, GraphView, Hotspots, HotspotsRequest, Impact,
+    ImpactRequest, IndexRequest, IndexResponse, IndexStatus, LocalizeRequest, LocalizeResponse,
+    RepoMap, RepomapRequest, ReportRequest, SearchRequest, SearchResults, SkeletonRequest,
     SkeletonResponse, StatusRequest, SymbolKind, SymbolsRequest, SymbolsResponse,
 };
 use stdx::Call;
@@ -230,6 +233,71 @@ impl Session {
             under,
         };
         Ok(code_index::hotspots(&snap, Some(&churn), &self.sources(), &opts))
+    }
+
+    /// What a target the caller typed is: a path (absolute, or relative to the
+    /// root; `path:line` too), a directory, or a (qualified) name. A path that
+    /// leaves the project is `PATH_OUTSIDE_ROOT`, existing or not, rather than a
+    /// name looked up.
+    fn target(
+        &self,
+        snap: &code_index::Snapshot,
+        spec: &str,
+        all: bool,
+    ) -> Result<code_index::Target> {
+        let opts = code_index::TargetOptions { cwd: String::new(), all };
+        let spec = spec.trim();
+        let (path_part, rest) = match spec.find([':', ' ']) {
+            // `C:` style drive letters do not exist here; `::` is a Rust path.
+            Some(i) if !spec[i..].starts_with("::") => (&spec[..i], &spec[i..]),
+            _ => (spec, ""),
+        };
+        let outside = path_part == ".." || path_part.starts_with("../");
+        if Path::new(path_part).is_absolute() || outside {
+            let rel = self.rel_path(path_part)?;
+            let rel = if rel.is_empty() { ".".to_owned() } else { rel };
+            return Ok(code_index::resolve_target(&snap.project, &format!("{rel}{rest}"), &opts)?);
+        }
+        Ok(code_index::resolve_target(&snap.project, spec, &opts)?)
+    }
+
+    pub fn graph(&self, req: &GraphRequest, call: &Call<'_>) -> Result<GraphView> {
+        let (snap, _) = self.snapshot(call)?;
+        let target = self.target(&snap, &req.target, req.all)?;
+        let depth = match (req.depth, req.query) {
+            (Some(d), _) => d,
+            (None, GraphQuery::Callers | GraphQuery::Callees) => 3,
+            (None, _) => 1,
+        };
+        let opts = GraphOptions {
+            depth,
+            max_nodes: req.max_nodes.unwrap_or(300) as usize,
+            include_guesses: !req.no_guesses,
+        };
+        Ok(code_index::graph_view(&snap, &target, req.query, &opts))
+    }
+
+    pub fn impact(&self, req: &ImpactRequest, call: &Call<'_>) -> Result<Impact> {
+        let (snap, _) = self.snapshot(call)?;
+        let target = self.target(&snap, &req.target, req.all)?;
+        let opts = ImpactOptions {
+            depth: req.depth.unwrap_or(u32::MAX),
+            limit: count(req.limit, 50, "limit")?,
+        };
+        Ok(code_index::impact(&snap, &target, &opts))
+    }
+
+    pub fn report(&self, req: &ReportRequest, call: &Call<'_>) -> Result<ArchitectureReport> {
+        let top = count(req.top, 15, "top")?;
+        let churn = self.churn_window(&req.history, false)?;
+        let (snap, _) = self.snapshot(call)?;
+        let title = self
+            .root
+            .file_name()
+            .map_or_else(|| self.root.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let opts = ReportOptions { title, top, half_life_days: req.half_life_days.unwrap_or(90.0) };
+        call.progress.phase("analyzing", None);
+        Ok(code_index::report(&snap, Some(&churn), &self.sources(), &opts))
     }
 
     /// The churn of a history window (`no_history`: an unavailable history saying so).

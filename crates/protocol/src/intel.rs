@@ -1,5 +1,5 @@
 //! Answers of the code-intelligence operations (`status`, `index`, `skeleton`,
-//! `search`, `localize`, `repomap`, `hotspots`): what `code-index` computes, as
+//! `search`, `localize`, `repomap`, `hotspots`, `graph`, `impact`, `report`): what `code-index` computes, as
 //! plain data every driver and client reads. `code-index` fills these types in
 //! and re-exports them under its own names.
 
@@ -392,4 +392,356 @@ impl Staleness {
     pub fn is_fresh(&self) -> bool {
         self.modified == 0 && self.added == 0 && self.deleted == 0
     }
+}
+
+// --- graphs, impact, the architecture report ----------------------------------------
+
+/// How a reference was tied to a definition.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Defined in the same class/module scope as the reference.
+    Local,
+    /// A method of the type the file gives the receiver (`x = Foo()`, `x: Foo`,
+    /// `Foo::new()`) or one of its bases, or (`self.m()`) of a base of the
+    /// enclosing class; the weight is split if several types have that name.
+    Receiver,
+    SameFile,
+    /// Imported by name, or defined in a file this file imports.
+    Imported,
+    /// The only definition of that name in the project.
+    Global,
+    /// One of several definitions of that name; the weight is split.
+    Ambiguous,
+    /// A member call on a receiver of unknown type (`x.update()`) matched by its
+    /// name alone, in the same file, a file this file imports or the project: a
+    /// guess, never a dependency or a sure caller (see `depgraph::edge_trust`).
+    /// For ranking it keeps the weight that name resolution gives (split between
+    /// the candidates): the file graph is tuned to count every plausible link, and
+    /// localization measured the same with it, one instance worse without.
+    NameOnly,
+}
+
+/// What a target turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedKind {
+    File,
+    Directory,
+    Symbol,
+}
+
+/// Which graph to walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphQuery {
+    /// What the target depends on (files for a file, definitions for a symbol).
+    Deps,
+    /// What depends on the target.
+    Dependents,
+    /// The call edges leaving the target (every definition of a file), one level.
+    Calls,
+    /// Who calls the target, transitively.
+    Callers,
+    /// What the target calls, transitively.
+    Callees,
+}
+
+/// What an edge is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// A resolved import (files).
+    Import,
+    /// References between files without an import.
+    Reference,
+    Call,
+    Type,
+    Use,
+}
+
+/// A node: a file, a definition, or a file's top-level code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GraphNode {
+    pub id: usize,
+    pub path: String,
+    /// The definition's qualified name; None for a file (or its top level).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<SymbolKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub distance: u32,
+    /// The node it was first reached from (None for the target's own nodes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<usize>,
+}
+
+/// An edge, always from the depending node to the node depended on (caller to
+/// callee), whichever direction the query walked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GraphEdge {
+    pub from: usize,
+    pub to: usize,
+    pub kind: EdgeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
+    /// How sure the edge is (0..1): the reference's trust, 1 for imports.
+    pub confidence: f64,
+    /// Where the reference is (in the `from` node's file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// What a target the user typed turned out to be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResolvedTarget {
+    /// What the user wrote.
+    pub spec: String,
+    pub kind: ResolvedKind,
+    /// The file(s) the target is, or the files its definitions are in.
+    pub files: Vec<String>,
+    /// The definitions, for a symbol target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolRef>,
+}
+
+/// The answer to a graph query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GraphView {
+    pub query: GraphQuery,
+    pub target: ResolvedTarget,
+    pub depth: u32,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    /// External modules the target files import (`deps` of files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub externals: Vec<String>,
+    /// The walk stopped at the node limit.
+    pub truncated: bool,
+}
+
+/// What changing a target affects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Impact {
+    pub target: ResolvedTarget,
+    pub radius: Radius,
+    /// Dependent files, nearest first.
+    pub dependents: Vec<Dependent>,
+    /// Referencing definitions, nearest first (definition targets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolDependent>,
+    /// References that may mean the target (one of several same-named
+    /// definitions); not followed further.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub possible: Vec<SymbolDependent>,
+    pub tests: Vec<AffectedTest>,
+    /// Dependents (files, definitions) found but not listed (depth, limit).
+    pub unlisted: usize,
+}
+
+/// A file depending on the target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dependent {
+    pub path: String,
+    pub distance: u32,
+    /// The file it depends on, one step closer to the target.
+    pub via: String,
+    pub test: bool,
+}
+
+/// A definition (or a file's top level) referencing the target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SymbolDependent {
+    pub path: String,
+    /// None for a file's top-level code.
+    pub qualified_name: Option<String>,
+    pub kind: Option<SymbolKind>,
+    pub line: u32,
+    pub distance: u32,
+    /// The definition it references, one step closer to the target.
+    pub via: String,
+}
+
+/// A test file likely affected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AffectedTest {
+    pub path: String,
+    pub priority: AffectedTestPriority,
+    /// Distance in the closure; None when only its name ties it to the target.
+    pub distance: Option<u32>,
+    /// The convention that makes it a test file.
+    pub convention: String,
+    pub reasons: Vec<String>,
+    /// Test functions in it that reach the target (or are named after it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<String>,
+}
+
+/// How far a change reaches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Radius {
+    /// Dependent files at distance 1, within 2, within 3, at any distance.
+    pub direct: u32,
+    pub within_2: u32,
+    pub within_3: u32,
+    pub total: u32,
+    /// `Σ 0.5^(distance - 1)` over dependent files: near dependents weigh most.
+    pub weighted: f64,
+    /// `total` over the number of files in the project.
+    pub share: f64,
+    pub risk: ImpactRisk,
+}
+
+/// How risky a change is, by how far it reaches.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ImpactRisk {
+    Low,
+    Medium,
+    High,
+}
+
+/// Test priority.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AffectedTestPriority {
+    High,
+    Medium,
+    Low,
+}
+
+/// The architecture report (`report`): overview, central files and definitions
+/// with roles, hotspot clusters, blast radius, cycles, insights, a module map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ArchitectureReport {
+    pub title: String,
+    pub overview: Overview,
+    pub history: HistoryInfo,
+    pub top_files: Vec<CentralFile>,
+    pub top_symbols: Vec<CentralSymbol>,
+    pub roles: Vec<RoleCount>,
+    pub hotspot_basis: HotspotBasis,
+    pub hotspots: Vec<FileHotspot>,
+    pub hotspot_clusters: Vec<HotspotCluster>,
+    /// Share of changed lines in the top 10% of changed files (with history).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concentration: Option<f64>,
+    pub blast_radius: Vec<BlastRadius>,
+    /// Import cycles, largest first.
+    pub cycles: Vec<Vec<String>>,
+    pub insights: Vec<Insight>,
+    /// A Mermaid flowchart of directories and their dependencies.
+    pub mermaid: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Overview {
+    pub files: u32,
+    pub lines: u64,
+    pub definitions: u32,
+    pub languages: Vec<LanguageShare>,
+    pub test_files: u32,
+    /// Vendored or minified files (left out of every ranking).
+    pub vendored_files: u32,
+    /// Resolved imports between files, and references between definitions.
+    pub import_edges: u32,
+    pub reference_edges: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CentralFile {
+    pub path: String,
+    /// PageRank over the file graph (the project sums to 1).
+    pub score: f64,
+    pub role: FileRole,
+    /// Why the role was inferred.
+    pub why: String,
+    pub fan_in: u32,
+    pub fan_out: u32,
+    pub lines: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CentralSymbol {
+    #[serde(flatten)]
+    pub symbol: SymbolRef,
+    /// PageRank over the definition graph.
+    pub score: f64,
+    pub role: FileRole,
+    /// Distinct files referencing it (other than its own).
+    pub used_by_files: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BlastRadius {
+    pub path: String,
+    #[serde(flatten)]
+    pub radius: Radius,
+    /// Test files likely affected.
+    pub tests: u32,
+}
+
+/// Hotspot files that depend on each other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HotspotCluster {
+    /// Their common directory (`""` for the root).
+    pub directory: String,
+    pub files: Vec<String>,
+    /// Sum of their hotspot scores.
+    pub score: f64,
+    /// Dependencies among them.
+    pub edges: u32,
+}
+
+/// Something worth acting on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Insight {
+    pub kind: InsightKind,
+    pub severity: InsightSeverity,
+    pub title: String,
+    pub description: String,
+    pub files: Vec<String>,
+    pub recommendation: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InsightKind {
+    GodModule,
+    HighBlastRadius,
+    HotspotConcentration,
+    UntestedHotspot,
+    DependencyCycle,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LanguageShare {
+    pub language: String,
+    pub files: u32,
+    pub lines: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoleCount {
+    pub role: FileRole,
+    pub files: u32,
+    pub share: f64,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum InsightSeverity {
+    High,
+    Medium,
+    Low,
 }

@@ -403,6 +403,60 @@ pub struct HotspotsRequest {
     pub history: HistoryWindow,
 }
 
+/// `graph`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphRequest {
+    /// deps (what it depends on), dependents, calls (every call leaving it, one
+    /// level), callers, callees.
+    pub query: crate::GraphQuery,
+    /// A file, a directory, `path:line`, `path::name`, or a (qualified) name.
+    pub target: String,
+    /// Levels to walk (default 1 for deps and dependents, 3 for callers and callees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// Take every definition a name matches instead of refusing an ambiguous name.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub all: bool,
+    /// Leave out guessed edges (references resolved by name only).
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub no_guesses: bool,
+    /// Stop after this many nodes (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<u32>,
+}
+
+/// `impact`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImpactRequest {
+    /// A file, a directory, `path:line` or a (qualified) name.
+    pub target: String,
+    /// Levels of dependents to follow (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// At most this many dependents listed (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Take every definition a name matches instead of refusing an ambiguous name.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub all: bool,
+}
+
+/// `report`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportRequest {
+    /// Files and definitions per ranking (default 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<u32>,
+    /// Half-life of a commit's weight, in days (default 90).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_life_days: Option<f64>,
+    #[serde(default)]
+    pub history: HistoryWindow,
+}
+
 // --- edit history ----------------------------------------------------------------------------
 
 /// `undo` and `redo`.
@@ -583,6 +637,9 @@ impl_ops! {
     LocalizeRequest => Localize, LocalizeResponse;
     RepomapRequest => Repomap, crate::RepoMap;
     HotspotsRequest => Hotspots, crate::Hotspots;
+    GraphRequest => Graph, crate::GraphView;
+    ImpactRequest => Impact, crate::Impact;
+    ReportRequest => Report, crate::ArchitectureReport;
     crate::UnderstandRequest => Understand, crate::UnderstandResponse;
     crate::ChangeRequest => Change, crate::ChangeResponse;
     crate::NavigateRequest => Navigate, crate::NavigateResponse;

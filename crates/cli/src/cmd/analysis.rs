@@ -3,43 +3,29 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-use code_index::{Index, Snapshot, Target, TargetOptions, resolve_target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use protocol::{Churn, ChurnWindow, ErrorCode};
 
 use super::Ctx;
-use crate::{exit::cli_error, output::Output};
+use crate::output::Output;
 
-/// Resolves what the user typed: an existing path (absolute, or relative to the
-/// current directory) is made relative to the root first; anything else (a symbol,
-/// `path:line`, a path suffix) is resolved by the index, relative paths from the
-/// current directory.
-pub fn target(
-    ctx: &Ctx,
-    index: &Index,
-    snapshot: &Snapshot,
-    spec: &str,
-    all: bool,
-) -> Result<Target> {
-    let cwd = index.relative_path(&ctx.cwd, Path::new(".")).unwrap_or_default();
-    // A path that leaves the project (`../x.py`, `/elsewhere/x.py:3`) is refused as
-    // such, existing or not, rather than looked up as a symbol named like it.
-    let path_part = spec.split([':', ' ']).next().unwrap_or(spec);
-    if Path::new(path_part).is_absolute() || path_part == ".." || path_part.starts_with("../") {
-        index.relative_path(&ctx.cwd, Path::new(path_part))?;
+/// What the user typed, as the engine resolves it: a path (the part before `:line`)
+/// that exists relative to the current directory, or climbs out of it, is made
+/// absolute; anything else (a symbol, a root-relative path suffix) goes as typed.
+pub fn target_spec(ctx: &Ctx, spec: &str) -> String {
+    let spec = spec.trim();
+    let (path_part, rest) = match spec.find([':', ' ']) {
+        Some(i) if !spec[i..].starts_with("::") => (&spec[..i], &spec[i..]),
+        _ => (spec, ""),
+    };
+    if path_part.is_empty() || Path::new(path_part).is_absolute() {
+        return spec.to_owned();
     }
-    let on_disk = ctx.cwd.join(spec);
-    if !spec.is_empty() && on_disk.exists() {
-        let rel = index.relative_path(&ctx.cwd, Path::new(spec))?;
-        let spec = if rel.is_empty() { ".".to_owned() } else { rel };
-        return Ok(resolve_target(
-            &snapshot.project,
-            &spec,
-            &TargetOptions { cwd: String::new(), all },
-        )?);
+    let climbs = path_part == ".." || path_part.starts_with("../");
+    let here = ctx.cwd.join(path_part);
+    if climbs || here.exists() {
+        return format!("{}{rest}", here.display());
     }
-    Ok(resolve_target(&snapshot.project, spec, &TargetOptions { cwd, all })?)
+    spec.to_owned()
 }
 
 /// Which history to read.
@@ -63,34 +49,6 @@ impl HistoryArgs {
             max_commits: Some(self.max_commits),
             since: self.since.clone(),
             no_history: self.no_history,
-        }
-    }
-}
-
-/// The churn of the project under its root, or an unavailable history with the
-/// reason (not a repository, git missing, git failed: a warning, not an error).
-/// A window the user asked for that cannot hold a commit (`--max-commits 0`, a
-/// `--since` git reads no date in) is an error: an empty answer would look like
-/// a quiet history.
-pub fn churn(ctx: &Ctx, out: &Output, args: &HistoryArgs, lines: bool) -> Result<Churn> {
-    let window = ChurnWindow { max_commits: Some(args.max_commits), since: args.since.clone() };
-    if args.no_history {
-        return Ok(Churn::unavailable("history not read (--no-history)", window));
-    }
-    if args.max_commits == 0 {
-        return Err(cli_error(ErrorCode::InvalidArgument, "--max-commits must be at least 1"));
-    }
-    let spin = Spinner::new(out, "reading git history");
-    let opts =
-        git::ChurnOptions { max_commits: Some(args.max_commits), since: args.since.clone(), lines };
-    let result = git::churn(&ctx.root, &opts);
-    spin.finish();
-    match result {
-        Ok(c) => Ok(c),
-        Err(e @ git::Error::InvalidDate { .. }) => Err(e.into()),
-        Err(e) => {
-            out.warn(format!("no history: {e}"));
-            Ok(Churn::unavailable(e.to_string(), window))
         }
     }
 }

@@ -63,9 +63,13 @@ pub fn run(ctx: &Ctx, out: &Output, args: &AskArgs) -> Result<i32> {
     let rt = runtime()?;
     let client = chat_client(ctx, out, &rt, args.model.as_deref())?;
     let mut system = format!("{SYSTEM}\n\nRepository root: {}", ctx.root.display());
-    let map = if args.no_context { None } else { repo_context(ctx, args.context_tokens) };
+    let map = if args.no_context {
+        None
+    } else {
+        repo_context(ctx, out, &args.question, args.context_tokens)
+    };
     if let Some(map) = map {
-        system.push_str("\n\nRepository map (top-level definitions by file, line: signature):\n");
+        system.push_str("\n\nRepository map (the definitions most relevant to the question, ranked; line: code):\n");
         system.push_str(&map);
     }
     let mut req = llm::Request::new(args.question.clone()).with_system(system);

@@ -1,7 +1,11 @@
 use anyhow::Result;
-use code_index::{GraphOptions, GraphQuery, graph_view};
+use code_index::RenderGraph;
+use protocol::{GraphQuery, GraphRequest};
 
-use super::{Ctx, analysis, index::open_fresh};
+use super::{
+    Ctx, analysis,
+    session::{open_session, with_call},
+};
 use crate::output::Output;
 
 pub const AFTER_HELP: &str = "\
@@ -87,12 +91,16 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &GraphCommand) -> Result<i32> {
         GraphCommand::Callers(a) => (&a.common, GraphQuery::Callers, a.depth),
         GraphCommand::Callees(a) => (&a.common, GraphQuery::Callees, a.depth),
     };
-    let index = open_fresh(ctx, out)?;
-    let snapshot = index.snapshot()?;
-    let target = analysis::target(ctx, &index, &snapshot, &common.target, common.all)?;
-    let opts =
-        GraphOptions { depth, max_nodes: common.max_nodes, include_guesses: !common.no_guesses };
-    let view = graph_view(&snapshot, &target, query, &opts);
+    let req = GraphRequest {
+        query,
+        target: analysis::target_spec(ctx, &common.target),
+        depth: Some(depth),
+        all: common.all,
+        no_guesses: common.no_guesses,
+        max_nodes: Some(common.max_nodes as u32),
+    };
+    let session = open_session(ctx, out, false)?;
+    let view = with_call(ctx, out, |call| session.graph(&req, call))?;
     if out.json {
         out.json(&view)?;
         return Ok(0);

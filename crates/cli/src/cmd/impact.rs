@@ -1,7 +1,10 @@
 use anyhow::Result;
-use code_index::{Impact, ImpactOptions, Risk, TargetKind, impact};
+use protocol::{Impact, ImpactRequest, ImpactRisk as Risk, ResolvedKind as TargetKind};
 
-use super::{Ctx, analysis, index::open_fresh};
+use super::{
+    Ctx, analysis,
+    session::{open_session, with_call},
+};
 use crate::output::Output;
 
 pub const AFTER_HELP: &str = "\
@@ -33,11 +36,14 @@ pub struct ImpactArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &ImpactArgs) -> Result<i32> {
-    let index = open_fresh(ctx, out)?;
-    let snapshot = index.snapshot()?;
-    let target = analysis::target(ctx, &index, &snapshot, &args.target, args.all)?;
-    let opts = ImpactOptions { depth: args.depth.unwrap_or(u32::MAX), limit: args.limit };
-    let result = impact(&snapshot, &target, &opts);
+    let req = ImpactRequest {
+        target: analysis::target_spec(ctx, &args.target),
+        depth: args.depth,
+        limit: Some(args.limit as u32),
+        all: args.all,
+    };
+    let session = open_session(ctx, out, false)?;
+    let result = with_call(ctx, out, |call| session.impact(&req, call))?;
     if out.json {
         out.json(&result)?;
         return Ok(0);

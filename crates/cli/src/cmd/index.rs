@@ -1,5 +1,5 @@
 use anyhow::Result;
-use code_index::{Index, IndexConfig, Progress};
+use code_index::{IndexConfig, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use protocol::IndexRequest;
 
@@ -39,19 +39,6 @@ pub fn index_config(
         cfg.max_file_size = n;
     }
     Ok(cfg)
-}
-
-/// Opens the index and brings it up to date before a query, without waiting for
-/// another process that is updating it (its last committed state is answered from).
-pub fn open_fresh(ctx: &Ctx, out: &Output) -> Result<Index> {
-    let mut index = Index::open(&ctx.root, index_config(ctx, &[], None)?)?;
-    let bar = Bar::new(out);
-    match index.try_update(&code_index::Call::new(&bar, &ctx.cancel))? {
-        Some(_) => {}
-        None => out.warn("the index is being updated by another process; answering from its last committed state"),
-    }
-    bar.finish();
-    Ok(index)
 }
 
 /// Says why an answer is empty when nothing is indexed: an empty list alone reads

@@ -1,12 +1,13 @@
 use anyhow::Result;
-use code_index::{ReportOptions, report};
+use code_index::ToMarkdown;
+use protocol::{ErrorCode, ReportRequest};
 
 use super::{
     Ctx,
     analysis::{self, HistoryArgs},
-    index::open_fresh,
+    session::{open_session, with_call},
 };
-use crate::output::Output;
+use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -42,17 +43,19 @@ pub enum ReportFormat {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &ReportArgs) -> Result<i32> {
-    let index = open_fresh(ctx, out)?;
-    let churn = analysis::churn(ctx, out, &args.history, false)?;
-    let snapshot = index.snapshot()?;
-    let title = ctx
-        .root
-        .file_name()
-        .map_or_else(|| ctx.root.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let opts = ReportOptions { title, top: args.top, half_life_days: args.half_life };
+    if args.history.max_commits == 0 {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--max-commits must be at least 1"));
+    }
+    let req = ReportRequest {
+        top: Some(args.top as u32),
+        half_life_days: Some(args.half_life),
+        history: args.history.window(),
+    };
+    let session = open_session(ctx, out, false)?;
     let spin = analysis::Spinner::new(out, "analyzing");
-    let result = report(&snapshot, Some(&churn), &index.sources(), &opts);
+    let result = with_call(ctx, out, |call| session.report(&req, call));
     spin.finish();
+    let result = result?;
     if out.json || args.format == ReportFormat::Json {
         out.json(&result)?;
         return Ok(0);

@@ -1,13 +1,13 @@
 //! `ironbees symbols`: the `symbols` operation.
 
 use anyhow::Result;
-use protocol::SymbolsRequest;
+use protocol::{ErrorCode, SymbolsRequest};
 
 use super::{
     Ctx,
     session::{open_session, user_path, with_call},
 };
-use crate::output::Output;
+use crate::{exit::cli_error, output::Output};
 
 #[derive(Debug, clap::Args)]
 pub struct SymbolsArgs {
@@ -31,6 +31,9 @@ pub struct SymbolsArgs {
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &SymbolsArgs) -> Result<i32> {
+    if args.limit == Some(0) {
+        return Err(cli_error(ErrorCode::InvalidArgument, "--limit must be at least 1"));
+    }
     let file = match &args.file {
         None => None,
         // A glob is relative to the root as written; a path is resolved from the cwd.

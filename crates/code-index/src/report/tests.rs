@@ -4,7 +4,7 @@ use expect_test::expect;
 use protocol::{Churn, ChurnWindow, CommitTouch, FileChurn};
 
 use super::*;
-use crate::fixture::fixture;
+use crate::{fixture::fixture, impact::Radius};
 
 const APP: &str = r#"
     //- app/__init__.py

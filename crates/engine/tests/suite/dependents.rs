@@ -51,9 +51,11 @@ fn project() -> TempProject {
 #[test]
 fn impact_understand_and_roles_count_the_same_dependents() {
     let p = project();
-    let mut ws = open(&p);
+    let ws = open(&p);
     let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
-    index.update(&code_index::Call::new(&NoProgress, &code_index::CancellationToken::new())).unwrap();
+    index
+        .update(&code_index::Call::new(&NoProgress, &code_index::CancellationToken::new()))
+        .unwrap();
     let snap = index.snapshot().unwrap();
     let report = code_index::report(
         &snap,
