@@ -166,6 +166,12 @@ pub enum Command {
     /// Serve every operation over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
     #[command(after_help = cmd::pillar::MCP_HELP)]
     Mcp(cmd::pillar::McpArgs),
+    /// List every tool (operation) the MCP server and the agents call.
+    #[command(after_help = cmd::tool::TOOLS_HELP)]
+    Tools(cmd::tool::ToolsArgs),
+    /// Call one tool by name with its JSON arguments, as an MCP client would.
+    #[command(after_help = cmd::tool::TOOL_HELP)]
+    Tool(cmd::tool::ToolArgs),
 }
 
 fn main() {

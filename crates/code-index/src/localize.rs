@@ -549,7 +549,7 @@ fn file_text_scores(
             ev[f as usize].push(Evidence::Text {
                 symbol: h.qualified_name.clone(),
                 line: h.line,
-                score: h.score,
+                score: stdx::widen(h.score),
             });
         }
     }

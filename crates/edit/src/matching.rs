@@ -273,7 +273,11 @@ fn candidate(
 ) -> MatchCandidate {
     let lines = ix.lines_of(s, e);
     let body = &text[ix.start_of(lines.start)..ix.end_of(lines.end)];
-    MatchCandidate { line_range: lines, similarity, preview: text::preview(body, 8, 600) }
+    MatchCandidate {
+        line_range: lines,
+        similarity: similarity.map(stdx::widen),
+        preview: text::preview(body, 8, 600),
+    }
 }
 
 /// Every start of `needle` in `hay`, overlapping ones included.

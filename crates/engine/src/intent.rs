@@ -283,7 +283,7 @@ pub fn route(request: &str) -> Intent {
         action: action.to_owned(),
         targets,
         constraints,
-        confidence: round2(confidence),
+        confidence: stdx::widen(round2(confidence)),
     }
 }
 

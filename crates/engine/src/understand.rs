@@ -74,8 +74,7 @@ impl Session {
                 resp.resolved_as = TargetKind::Path;
                 resp.files.push(self.file_insight(
                     &snap,
-                    &positions,
-                    &hot,
+                    (&positions, &hot),
                     rel,
                     depth,
                     &req.include,
@@ -107,8 +106,7 @@ impl Session {
                     let path = snap.project.file(f).path.clone();
                     resp.files.push(self.file_insight(
                         &snap,
-                        &positions,
-                        &hot,
+                        (&positions, &hot),
                         &path,
                         depth,
                         &req.include,
@@ -181,9 +179,14 @@ impl Session {
                     if req.include.report || req.include.skeleton {
                         let mut inc = req.include;
                         inc.skeleton = false;
-                        resp.files.push(
-                            self.file_insight(&snap, &positions, &hot, &file, 1, &inc, false)?,
-                        );
+                        resp.files.push(self.file_insight(
+                            &snap,
+                            (&positions, &hot),
+                            &file,
+                            1,
+                            &inc,
+                            false,
+                        )?);
                     }
                 } else if path_like {
                     return Err(Error::NotFound {
@@ -215,8 +218,7 @@ impl Session {
                     for (i, path) in top.iter().enumerate() {
                         resp.files.push(self.file_insight(
                             &snap,
-                            &positions,
-                            &hot,
+                            (&positions, &hot),
                             path,
                             depth.min(2),
                             &req.include,
@@ -236,7 +238,7 @@ impl Session {
                 })
                 .collect();
             resp.hot_spots =
-                hot.iter().filter(|h| near.contains(&h.path)).cloned().take(5).collect();
+                hot.iter().filter(|h| near.contains(&h.path)).take(5).cloned().collect();
         }
         resp.guidance = understand_guidance(&resp, warnings);
         fit_budget(&mut resp, budget);
@@ -246,8 +248,7 @@ impl Session {
     fn file_insight(
         &self,
         snap: &Snapshot,
-        positions: &HashMap<FileId, u32>,
-        hot: &[HotSpot],
+        (positions, hot): (&HashMap<FileId, u32>, &[HotSpot]),
         rel: &str,
         depth: u32,
         include: &UnderstandInclude,

@@ -87,8 +87,13 @@ impl Session {
             "check what was written",
         )];
         if req.dry_run {
+            // The same request, applied: paths as the tools take them (root-relative).
             let mut again = serde_json::to_value(req).unwrap_or_default();
             again["dryRun"] = json!(false);
+            again["path"] = json!(rel);
+            if let Some(from) = &req.from {
+                again["from"] = json!(self.rel_path(from).unwrap_or_else(|_| from.clone()));
+            }
             actions.insert(
                 0,
                 action(1, "write", again, format!("create {rel}"), "the preview is fine"),

@@ -570,7 +570,7 @@ pub struct MatchCandidate {
     pub line_range: LineRange,
     /// 0..1, how close the text is to `targetString` (NO_MATCH only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub similarity: Option<f32>,
+    pub similarity: Option<f64>,
     /// The candidate's text, cut to a few lines.
     pub preview: String,
 }

@@ -170,7 +170,7 @@ pub enum Evidence {
     /// The file contains a quoted string or option from the text.
     Literal { text: String, line: u32 },
     /// A chunk of the file matches the text (BM25).
-    Text { symbol: String, line: u32, score: f32 },
+    Text { symbol: String, line: u32, score: f64 },
     /// The file is close in the dependency graph to files found by other signals.
     Graph { near: String },
     /// An extra retriever (embeddings) ranked one of its definitions high: the

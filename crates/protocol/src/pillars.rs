@@ -123,7 +123,7 @@ pub struct Intent {
     pub constraints: IntentConstraints,
     /// 0..1: how sure the router is (one clear cue: ~0.8; cues for several pillars
     /// lower it; none: the fallback, 0.3).
-    pub confidence: f32,
+    pub confidence: f64,
 }
 
 // --- guidance ------------------------------------------------------------------------

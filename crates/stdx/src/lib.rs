@@ -26,5 +26,5 @@ pub use crate::{
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
     hash::{ContentHasher, sha256, sha256_hex},
     path::{is_within, normalize_rel, to_slash},
-    text::{MAX_PATH_BYTES, clip},
+    text::{MAX_PATH_BYTES, clip, widen},
 };

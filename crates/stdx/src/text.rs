@@ -27,9 +27,27 @@ pub fn clip(text: &str, max_bytes: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}…[{cut} bytes cut]…{}", &text[..head], &text[tail..]))
 }
 
+/// An `f32` as the `f64` with the same shortest decimal form (`0.1f32` is `0.1`,
+/// not `0.10000000149011612`): answers carry `f64`, and a score computed in `f32`
+/// should read as it was computed whichever way it is serialized.
+pub fn widen(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widened_floats_keep_their_decimal_form() {
+        assert_eq!(widen(18.064182).to_string(), "18.064182");
+        assert_eq!(widen(0.1).to_string(), "0.1");
+        assert_eq!(serde_json_like(widen(2.968_454_6)), "2.9684546");
+    }
+
+    fn serde_json_like(x: f64) -> String {
+        format!("{x}")
+    }
 
     #[test]
     fn clip_keeps_both_ends_and_says_how_much_went() {

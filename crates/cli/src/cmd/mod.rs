@@ -22,6 +22,7 @@ pub mod skeleton;
 pub mod status;
 pub mod symbols;
 pub mod test;
+pub mod tool;
 
 use std::path::PathBuf;
 
@@ -154,5 +155,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Write(args) => pillar::write(&ctx, out, args),
         Command::Manage(args) => pillar::manage(&ctx, out, args),
         Command::Mcp(args) => pillar::mcp(&ctx, out, args),
+        Command::Tools(args) => tool::list(&ctx, out, args),
+        Command::Tool(args) => tool::call(&ctx, out, args),
     }
 }

@@ -17,7 +17,7 @@ use std::{
 use serde_json::{Value, json};
 use test_support::TempProject;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ironbees");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ironbees");
 
 fn deps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps")
@@ -158,14 +158,14 @@ fn mcp_inspector_cli_lists_and_calls_tools() {
 
 /// The server on raw stdio: lines in, lines out (each read with a timeout so a
 /// swallowed request fails the test instead of hanging it).
-struct Raw {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: mpsc::Receiver<String>,
+pub(crate) struct Raw {
+    pub(crate) child: std::process::Child,
+    pub(crate) stdin: std::process::ChildStdin,
+    pub(crate) lines: mpsc::Receiver<String>,
 }
 
 impl Raw {
-    fn start(root: &Path) -> Raw {
+    pub(crate) fn start(root: &Path) -> Raw {
         let mut child = Command::new(BIN)
             .arg("-C")
             .arg(root)
@@ -190,13 +190,13 @@ impl Raw {
         Raw { child, stdin, lines }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         self.stdin.write_all(bytes).unwrap();
         self.stdin.write_all(b"\n").unwrap();
         self.stdin.flush().unwrap();
     }
 
-    fn recv(&self, what: &str) -> Value {
+    pub(crate) fn recv(&self, what: &str) -> Value {
         let line = self
             .lines
             .recv_timeout(Duration::from_secs(60))
@@ -282,7 +282,7 @@ fn malformed_json_rpc_gets_errors_and_the_server_keeps_serving() {
 
 impl Raw {
     /// Starts the server and completes the MCP handshake.
-    fn ready(root: &Path) -> Raw {
+    pub(crate) fn ready(root: &Path) -> Raw {
         let mut s = Raw::start(root);
         s.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -297,14 +297,14 @@ impl Raw {
         s
     }
 
-    fn send_call(&mut self, id: u64, tool: &str, arguments: Value) {
+    pub(crate) fn send_call(&mut self, id: u64, tool: &str, arguments: Value) {
         let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments}});
         self.send(req.to_string().as_bytes());
     }
 
     /// A tool call's result (notifications in between are skipped).
-    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
         self.send_call(id, tool, arguments);
         loop {
             let m = self.recv(tool);
