@@ -114,6 +114,10 @@ pub fn needs_recovery(root: &Path) -> bool {
     std::fs::read_dir(journal).is_ok_and(|mut rd| rd.next().is_some())
 }
 
+/// A shadow overlay: files by root-relative path as a run has them, `None` where it
+/// deleted one. See [`Engine::preview_over`].
+pub type Overlay = std::collections::BTreeMap<String, Option<Vec<u8>>>;
+
 /// A file's content before and after a planned change (`None`: absent).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileVersions {
@@ -209,6 +213,22 @@ impl Engine {
         // Plan against a recovered project, not a crashed writer's half state.
         self.try_recover()?;
         let plan = self.plan(req)?;
+        Ok(Preview {
+            result: EditResult { transaction_id: None, dry_run: true, files: plan.changes() },
+            files: plan.versions(),
+        })
+    }
+
+    /// [`Engine::preview`] against a shadow overlay: files `overlay` holds are read
+    /// from it (`None`: deleted there) instead of the disk. A run's coder edits
+    /// through this, keeping its changes out of the working tree until they are
+    /// validated and approved; the answer's `after` contents are the overlay's next
+    /// versions. Nothing is written.
+    pub fn preview_over(&mut self, req: &EditRequest, overlay: &Overlay) -> Result<Preview> {
+        self.try_recover()?;
+        let mut ctx = self.ctx();
+        ctx.overlay = Some(overlay);
+        let plan = plan::build(&ctx, req)?;
         Ok(Preview {
             result: EditResult { transaction_id: None, dry_run: true, files: plan.changes() },
             files: plan.versions(),
@@ -430,6 +450,7 @@ impl Engine {
             max_file_size: self.options.max_file_size,
             default_mode: self.default_mode,
             locator: self.locator.as_deref(),
+            overlay: None,
         }
     }
 

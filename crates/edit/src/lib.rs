@@ -59,8 +59,8 @@ mod crash_tests;
 pub use crate::{
     diff::unified_diff,
     engine::{
-        CheckFailure, Engine, EngineOptions, FileVersions, Preview, Recovery, RecoveryConflict,
-        STATE_DIR, needs_recovery,
+        CheckFailure, Engine, EngineOptions, FileVersions, Overlay, Preview, Recovery,
+        RecoveryConflict, STATE_DIR, needs_recovery,
     },
     error::{Error, Result},
     symbol::{SymbolLocator, SymbolSpan},

@@ -34,6 +34,9 @@ pub(crate) struct Ctx<'a> {
     /// Permissions of files ironbees creates (the umask's default).
     pub default_mode: u32,
     pub locator: Option<&'a dyn SymbolLocator>,
+    /// Files as a shadow overlay has them (`None`: deleted there), read instead of
+    /// the disk: a plan against a run's unapplied changes.
+    pub overlay: Option<&'a crate::engine::Overlay>,
 }
 
 /// A file's content with its hash and permissions.
@@ -352,6 +355,11 @@ fn check_conflicts(
 /// The file at `abs` now: absent, or its content. Directories and other special
 /// files are refused.
 pub(crate) fn read_state(ctx: &Ctx<'_>, rel: &str, abs: &Path) -> Result<Option<Content>> {
+    if let Some(shadowed) = ctx.overlay.and_then(|o| o.get(rel)) {
+        // The overlay's version; the file's mode stays the disk's when it has one.
+        let mode = std::fs::symlink_metadata(abs).map_or(ctx.default_mode, |m| mode_of(&m));
+        return Ok(shadowed.as_ref().map(|b| Content::new(b.clone(), mode)));
+    }
     let meta = match std::fs::symlink_metadata(abs) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),

@@ -16,6 +16,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
 mod churn;
 mod compat;
 mod edit;
@@ -28,6 +29,10 @@ mod pillars;
 mod workflow;
 
 pub use crate::{
+    agent::{
+        ApprovalDecision, CodingState, EditType, ExecutionPlan, FileEdit, OverlayFile, PlanStep,
+        PlannerAnswer, RunSpend, nodes,
+    },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{
         AnalyzeRelationshipRequest, AnalyzeRelationshipResponse, DirEntry, Direction, EditCodeEdit,

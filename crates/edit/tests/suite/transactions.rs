@@ -351,3 +351,52 @@ fn seed_shaped_request_with_target_and_inferred_ops() {
     assert_eq!(p.read("src/util.py"), "MAX = 100\nMIN = -100\n");
     assert_eq!(e.history(1).unwrap()[0].description, "widen range");
 }
+
+/// A run's coder edits against its shadow overlay (issue 26): the plan reads the
+/// overlay's versions instead of the disk, creates and deletes there, and the disk
+/// stays as it was.
+#[test]
+fn a_preview_over_an_overlay_reads_the_overlay_and_writes_nothing() {
+    let p = project();
+    let mut e = engine(&p);
+    let before = p.read("src/app.py");
+    let mut overlay = edit::Overlay::new();
+    overlay.insert("src/app.py".into(), Some(before.replace("hello", "hi").into_bytes()));
+    overlay.insert("src/util.py".into(), None);
+    let req = |edits: serde_json::Value| -> protocol::EditRequest {
+        serde_json::from_value(json!({ "edits": edits })).unwrap()
+    };
+    // Text only the overlay has is found; the disk's is not.
+    let r = e
+        .preview_over(
+            &req(json!([{"path": "src/app.py", "targetString": "print(\"hi\", name)",
+                         "replacementString": "print(\"hey\", name)"}])),
+            &overlay,
+        )
+        .unwrap();
+    let after = String::from_utf8(r.files[0].after.clone().unwrap()).unwrap();
+    assert!(after.contains("print(\"hey\", name)"), "{after}");
+    assert_eq!(r.files[0].before.as_deref(), overlay["src/app.py"].as_deref());
+    let err = e
+        .preview_over(
+            &req(json!([{"path": "src/app.py", "targetString": "print(\"hello\", name)",
+                         "replacementString": "x"}])),
+            &overlay,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoMatch, "the disk's text is not the overlay's");
+    // A file the overlay deleted can be created again; a new file's path is free.
+    let r = e
+        .preview_over(
+            &req(json!([{"op": "create", "path": "src/util.py", "content": "MAX = 1\n"},
+                        {"op": "create", "path": "src/new/mod.py", "content": "x = 1\n"}])),
+            &overlay,
+        )
+        .unwrap();
+    assert_eq!(r.result.files[0].kind, FileChangeKind::Created);
+    assert_eq!(r.files[1].after.as_deref(), Some(&b"x = 1\n"[..]));
+    // Nothing reached the disk.
+    assert_eq!(p.read("src/app.py"), before);
+    assert!(p.path("src/util.py").exists() && !p.path("src/new").exists());
+    assert!(e.history(10).unwrap().is_empty());
+}

@@ -1,0 +1,216 @@
+//! Agent mode's data model (seed 001 §4): the state of one coding run as every
+//! checkpoint stores it, the plan, the edits, and a human's decision. camelCase
+//! JSON as the seed writes it; ironbees' additions to the seed's `CodingState`
+//! (the shadow overlay, the human's feedback, why a run paused, what it cost) are
+//! fields of their own rather than strings in `metadata`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{BuildResult, TestResult};
+
+/// The nodes of the coding graph (seed 000 §3.1.3), by the names runs report.
+pub mod nodes {
+    pub const INIT: &str = "INIT";
+    pub const PLAN: &str = "PLAN";
+    pub const WAIT_PLAN_APPROVAL: &str = "WAIT_PLAN_APPROVAL";
+    pub const CODE: &str = "CODE";
+    pub const VALIDATE: &str = "VALIDATE";
+    pub const DECIDE: &str = "DECIDE";
+    pub const SUCCESS: &str = "SUCCESS";
+    pub const WAIT_REVIEW: &str = "WAIT_REVIEW";
+    pub const ESCALATE: &str = "ESCALATE";
+    pub const WAIT_HUMAN: &str = "WAIT_HUMAN";
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    /// 1-based.
+    pub number: u32,
+    /// What to do: "Guard against a zero divisor in calculate()".
+    pub description: String,
+    /// CREATE, MODIFY, DELETE or REFACTOR.
+    pub action_type: String,
+    /// The file the step changes, relative to the project root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    /// Why (for the human who approves the plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+/// The planner's plan (seed 001 §4.2, with seed 000's file lists).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionPlan {
+    /// What will be done, in a sentence or two.
+    pub summary: String,
+    pub steps: Vec<PlanStep>,
+    /// Every file the plan touches.
+    #[serde(default)]
+    pub affected_files: Vec<String>,
+    /// LOW, MEDIUM or HIGH.
+    #[serde(default = "medium")]
+    pub complexity: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_to_create: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_to_modify: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_to_delete: Vec<String>,
+    /// What to do in each file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_descriptions: BTreeMap<String, String>,
+}
+
+fn medium() -> String {
+    "MEDIUM".to_owned()
+}
+
+/// The planner's whole answer: a specification and the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannerAnswer {
+    /// The request restated as a precise specification.
+    pub spec: String,
+    pub plan: ExecutionPlan,
+}
+
+/// What an edit does to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum EditType {
+    Create,
+    Modify,
+    Delete,
+}
+
+/// One file's change in a run, as a unified diff against the working tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileEdit {
+    pub file_path: String,
+    pub diff: String,
+    #[serde(rename = "type")]
+    pub kind: EditType,
+}
+
+/// One file of the shadow overlay: what the run has written so far, not yet in the
+/// working tree (`content` absent: deleted). `baseHash` is the working tree's
+/// version the change was made against (absent: the file did not exist), so
+/// applying the run refuses a file someone changed meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverlayFile {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_hash: Option<String>,
+}
+
+/// A human's answer at an approval gate (the plan, the final diff, a run that
+/// needs help). `editedContent` replaces the plan (as plan JSON or prose).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDecision {
+    pub approved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+/// Tokens and money a run has spent on models so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSpend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub model_calls: u32,
+    pub tool_calls: u32,
+}
+
+/// The state of one coding run (seed 001 §4.1), immutable per checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CodingState {
+    pub state_id: String,
+    pub user_request: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<ExecutionPlan>,
+    /// The run's change so far, per file, against the working tree.
+    #[serde(default)]
+    pub code_diffs: Vec<FileEdit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_result: Option<BuildResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_result: Option<TestResult>,
+    /// What went wrong last (a failing test's message, a build error), for the coder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_context: Option<String>,
+    /// CODE rounds done.
+    pub iteration_count: u32,
+    pub max_iterations: u32,
+    pub current_node: String,
+    /// RFC 3339, UTC.
+    pub timestamp: String,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// The shadow overlay: the run's files, not yet in the working tree.
+    #[serde(default)]
+    pub overlay: Vec<OverlayFile>,
+    /// The human's last words: plan feedback, or guidance after an escalation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Why the run is waiting for a human (max iterations, budget, timeout, a loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<String>,
+    /// The edit transaction that applied the run (SUCCESS): one `undo` reverts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transaction_id: Option<String>,
+    #[serde(default)]
+    pub spend: RunSpend,
+    /// Fingerprints of recent tool calls and errors, for the loop detector.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent: Vec<String>,
+}
+
+impl CodingState {
+    /// A new run's state.
+    pub fn new(
+        state_id: impl Into<String>,
+        user_request: impl Into<String>,
+        max_iterations: u32,
+    ) -> CodingState {
+        CodingState {
+            state_id: state_id.into(),
+            user_request: user_request.into(),
+            spec: None,
+            plan: None,
+            code_diffs: Vec::new(),
+            build_result: None,
+            test_result: None,
+            error_context: None,
+            iteration_count: 0,
+            max_iterations,
+            current_node: nodes::INIT.to_owned(),
+            timestamp: String::new(),
+            metadata: BTreeMap::new(),
+            overlay: Vec::new(),
+            feedback: None,
+            pause_reason: None,
+            transaction_id: None,
+            spend: RunSpend::default(),
+            recent: Vec::new(),
+        }
+    }
+}
