@@ -29,29 +29,11 @@ use crate::{
 
 impl Session {
     pub fn change(&self, req: &ChangeRequest, call: &Call<'_>) -> Result<ChangeResponse> {
-        if req.edits.is_empty() {
-            return Err(Error::InvalidArgument(
-                "`edits` is empty: give at least one edit, e.g. {\"path\": \"src/a.py\", \
-                 \"targetString\": \"<exact text>\", \"replacementString\": \"<new text>\", \
-                 \"expectedHash\": \"<hash from read/understand>\"}"
-                    .into(),
-            ));
-        }
         let dry_run = req.options.dry_run.unwrap_or(true);
         let include_impact = req.options.include_impact.unwrap_or(true);
         let auto_rollback = req.options.auto_rollback.unwrap_or(true);
         let check = req.options.check.unwrap_or_default();
-        let mut edit = EditRequest {
-            description: req.description.clone(),
-            target: req.target.clone(),
-            edits: req.edits.clone(),
-            options: EditOptions { dry_run: true, include_impact, auto_rollback },
-        };
-        if let Some(t) = &req.target {
-            for e in &mut edit.edits {
-                e.fill_path(t);
-            }
-        }
+        let mut edit = edit_request(req)?;
         // 1. The dry run validates everything and yields the diffs and contents.
         let edit::Preview { result: preview, files } = self.edits().preview(&edit)?;
         check_cancel(call)?;
@@ -155,6 +137,35 @@ impl Session {
             guidance: Guidance { warnings, ..guidance },
         })
     }
+}
+
+/// The edit engine's request for a `change`, as a dry run: paths filled from
+/// `target`, the options the engine knows.
+pub(crate) fn edit_request(req: &ChangeRequest) -> Result<EditRequest> {
+    if req.edits.is_empty() {
+        return Err(Error::InvalidArgument(
+            "`edits` is empty: give at least one edit, e.g. {\"path\": \"src/a.py\", \
+             \"targetString\": \"<exact text>\", \"replacementString\": \"<new text>\", \
+             \"expectedHash\": \"<hash from read/understand>\"}"
+                .into(),
+        ));
+    }
+    let mut edit = EditRequest {
+        description: req.description.clone(),
+        target: req.target.clone(),
+        edits: req.edits.clone(),
+        options: EditOptions {
+            dry_run: true,
+            include_impact: req.options.include_impact.unwrap_or(true),
+            auto_rollback: req.options.auto_rollback.unwrap_or(true),
+        },
+    };
+    if let Some(t) = &req.target {
+        for e in &mut edit.edits {
+            e.fill_path(t);
+        }
+    }
+    Ok(edit)
 }
 
 /// Each changed file's text before and after (keyed by the path before), from the
@@ -400,22 +411,29 @@ fn syntax_check(
             continue;
         }
         let path = c.new_path.as_deref().unwrap_or(&c.path);
-        let Some(lang) = Language::from_path(std::path::Path::new(path)) else { continue };
         let Ok(bytes) = std::fs::read(root.join(path)) else { continue };
-        let after = code_index::analyze(lang, &bytes).error_nodes;
         let was = before.get(&c.path).copied().unwrap_or(0);
-        if after > was {
-            let at = first_error_line(lang, &bytes)
-                .map(|l| format!(" (first at line {l})"))
-                .unwrap_or_default();
-            problems.push(format!("{path}: syntax errors went from {was} to {after}{at}"));
-        }
+        problems.extend(syntax_regression(path, was, &bytes));
     }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(CheckFailure { code: ErrorCode::SyntaxError, message: problems.join("; ") })
     }
+}
+
+/// "`path`: syntax errors went from 1 to 3 (first at line 7)" when `after` has
+/// more syntax errors than the file had before (`was`); `None` when it has not, or
+/// the language is unknown.
+pub(crate) fn syntax_regression(path: &str, was: u32, after: &[u8]) -> Option<String> {
+    let lang = Language::from_path(std::path::Path::new(path))?;
+    let errors = code_index::analyze(lang, after).error_nodes;
+    (errors > was).then(|| {
+        let at = first_error_line(lang, after)
+            .map(|l| format!(" (first at line {l})"))
+            .unwrap_or_default();
+        format!("{path}: syntax errors went from {was} to {errors}{at}")
+    })
 }
 
 /// The line of the first syntax error (tree-sitter's ERROR node).
@@ -453,7 +471,7 @@ fn build_check(
     Err(fail(format!("the build failed: {}", first.join("; "))))
 }
 
-fn change_guidance(
+pub(crate) fn change_guidance(
     req: &ChangeRequest,
     result: &EditResult,
     impact: Option<&ImpactReport>,

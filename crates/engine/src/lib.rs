@@ -64,6 +64,7 @@ mod read;
 mod registry;
 mod retrieval;
 mod session;
+mod shadow;
 mod templates;
 mod understand;
 mod write;

@@ -22,6 +22,16 @@ const FULL_MAX_TOKENS: usize = 12_000;
 
 impl Session {
     pub fn read(&self, req: &ReadRequest, call: &Call<'_>) -> Result<ReadResponse> {
+        self.read_from(req, None, call)
+    }
+
+    /// `read`, with the files `overlay` holds read from it (a run's shadow).
+    pub(crate) fn read_from(
+        &self,
+        req: &ReadRequest,
+        overlay: Option<&edit::Overlay>,
+        call: &Call<'_>,
+    ) -> Result<ReadResponse> {
         check_cancel(call)?;
         let rel = self.rel_path(&req.target)?;
         let abs = self.root.join(&rel);
@@ -37,7 +47,12 @@ impl Session {
         } else {
             ReadView::Full
         });
-        let bytes = match std::fs::read(&abs) {
+        let from_disk = match overlay.and_then(|o| o.get(&rel)) {
+            Some(Some(b)) => Ok(b.clone()),
+            Some(None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            None => std::fs::read(&abs),
+        };
+        let bytes = match from_disk {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && view != ReadView::Diff => {
                 return Err(Error::NotFound {

@@ -187,38 +187,41 @@ pub(crate) fn spec_of<R: Op>() -> ToolSpec {
     }
 }
 
-/// A tool whose handler parses `R`, calls `f` and serializes the answer; errors get
-/// their guidance from the request that failed.
+/// A tool whose handler parses `R`, calls `f` and serializes the answer.
 fn tool<R: Op>(f: fn(&Session, &R, &Call<'_>) -> Result<R::Response>) -> Tool {
-    let op = R::OPERATION;
     Tool {
         spec: spec_of::<R>(),
         handler: Box::new(move |session, call, arguments| {
-            let fail = |info: ErrorInfo, request: &Value| {
-                let info = clip_info(info);
-                let request = clip_strings(request, 512);
-                ToolError { guidance: error_guidance(&info, op, &request), info }
-            };
-            let req: R = match serde_json::from_value(arguments.clone()) {
-                Ok(r) => r,
-                Err(e) => {
-                    let info = ErrorInfo::new(
-                        ErrorCode::InvalidArgument,
-                        format!("bad `{op}` arguments: {e}"),
-                    );
-                    return Err(fail(info, &arguments));
-                }
-            };
-            match f(session, &req, call) {
-                Ok(resp) => serde_json::to_value(resp).map_err(|e| {
-                    fail(
-                        ErrorInfo::new(ErrorCode::Internal, format!("answer of `{op}`: {e}")),
-                        &arguments,
-                    )
-                }),
-                Err(e) => Err(fail(e.to_info(), &arguments)),
-            }
+            run_op(arguments, |req: R| f(session, &req, call))
         }),
+    }
+}
+
+/// Parses `R` from `arguments`, runs `f` and serializes its answer; errors get
+/// their guidance from the request that failed.
+pub(crate) fn run_op<R: Op>(
+    arguments: Value,
+    f: impl FnOnce(R) -> Result<R::Response>,
+) -> std::result::Result<Value, ToolError> {
+    let op = R::OPERATION;
+    let fail = |info: ErrorInfo, request: &Value| {
+        let info = clip_info(info);
+        let request = clip_strings(request, 512);
+        ToolError { guidance: error_guidance(&info, op, &request), info }
+    };
+    let req: R = match serde_json::from_value(arguments.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            let info =
+                ErrorInfo::new(ErrorCode::InvalidArgument, format!("bad `{op}` arguments: {e}"));
+            return Err(fail(info, &arguments));
+        }
+    };
+    match f(req) {
+        Ok(resp) => serde_json::to_value(resp).map_err(|e| {
+            fail(ErrorInfo::new(ErrorCode::Internal, format!("answer of `{op}`: {e}")), &arguments)
+        }),
+        Err(e) => Err(fail(e.to_info(), &arguments)),
     }
 }
 

@@ -17,49 +17,7 @@ use crate::{
 impl Session {
     pub fn write(&self, req: &WriteRequest, call: &Call<'_>) -> Result<WriteResponse> {
         check_cancel(call)?;
-        let rel = self.rel_path(&req.path)?;
-        let (content, how) = match (&req.content, &req.template, &req.from) {
-            (Some(c), None, None) => (c.clone(), "content".to_owned()),
-            (None, Some(t), None) => (
-                templates::render(&rel, t, &req.variables).map_err(Error::InvalidArgument)?,
-                format!("template `{t}`"),
-            ),
-            (None, None, Some(from)) => {
-                let from_rel = self.rel_path(from)?;
-                let text = std::fs::read_to_string(self.root.join(&from_rel)).map_err(|_| {
-                    Error::NotFound {
-                        message: format!("{from_rel}: no such text file to scaffold from"),
-                        path: Some(from_rel.clone()),
-                        similar: vec![],
-                    }
-                })?;
-                (templates::scaffold_from(&text, &from_rel, &rel), format!("a copy of {from_rel}"))
-            }
-            (None, None, None) => {
-                return Err(Error::InvalidArgument(format!(
-                    "say what to write: `content`, `template` ({}), or `from` (an existing file)",
-                    templates::NAMES.join(", ")
-                )));
-            }
-            _ => {
-                return Err(Error::InvalidArgument(
-                    "give only one of `content`, `template`, `from`".into(),
-                ));
-            }
-        };
-        let edit = EditRequest {
-            description: Some(
-                req.description.clone().unwrap_or_else(|| format!("create {rel} from {how}")),
-            ),
-            target: None,
-            edits: vec![EditOp::Create {
-                path: rel.clone(),
-                content: content.clone(),
-                overwrite: req.overwrite,
-                expected_hash: None,
-            }],
-            options: protocol::EditOptions { dry_run: req.dry_run, ..Default::default() },
-        };
+        let (rel, how, content, edit) = self.write_request(req, None)?;
         let result = self.edits().apply(&edit)?;
         let mut warnings = Vec::new();
         if let Some(lang) = code_index::Language::from_path(std::path::Path::new(&rel)) {
@@ -138,5 +96,64 @@ impl Session {
                 recovery: None,
             },
         })
+    }
+}
+
+impl Session {
+    /// What `write` asks the edit engine: the file (root-relative), how its
+    /// content was made, the content, and the request. A `from` file is read from
+    /// `overlay` when it holds it.
+    pub(crate) fn write_request(
+        &self,
+        req: &WriteRequest,
+        overlay: Option<&edit::Overlay>,
+    ) -> Result<(String, String, String, EditRequest)> {
+        let rel = self.rel_path(&req.path)?;
+        let (content, how) = match (&req.content, &req.template, &req.from) {
+            (Some(c), None, None) => (c.clone(), "content".to_owned()),
+            (None, Some(t), None) => (
+                templates::render(&rel, t, &req.variables).map_err(Error::InvalidArgument)?,
+                format!("template `{t}`"),
+            ),
+            (None, None, Some(from)) => {
+                let from_rel = self.rel_path(from)?;
+                let found = match overlay.and_then(|o| o.get(&from_rel)) {
+                    Some(Some(b)) => String::from_utf8(b.clone()).ok(),
+                    Some(None) => None,
+                    None => std::fs::read_to_string(self.root.join(&from_rel)).ok(),
+                };
+                let text = found.ok_or_else(|| Error::NotFound {
+                    message: format!("{from_rel}: no such text file to scaffold from"),
+                    path: Some(from_rel.clone()),
+                    similar: vec![],
+                })?;
+                (templates::scaffold_from(&text, &from_rel, &rel), format!("a copy of {from_rel}"))
+            }
+            (None, None, None) => {
+                return Err(Error::InvalidArgument(format!(
+                    "say what to write: `content`, `template` ({}), or `from` (an existing file)",
+                    templates::NAMES.join(", ")
+                )));
+            }
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "give only one of `content`, `template`, `from`".into(),
+                ));
+            }
+        };
+        let edit = EditRequest {
+            description: Some(
+                req.description.clone().unwrap_or_else(|| format!("create {rel} from {how}")),
+            ),
+            target: None,
+            edits: vec![EditOp::Create {
+                path: rel.clone(),
+                content: content.clone(),
+                overwrite: req.overwrite,
+                expected_hash: None,
+            }],
+            options: protocol::EditOptions { dry_run: req.dry_run, ..Default::default() },
+        };
+        Ok((rel, how, content, edit))
     }
 }

@@ -2,6 +2,7 @@ mod budget;
 mod change;
 mod dependents;
 mod navigate;
+mod shadow;
 
 use engine::{Call, CancellationToken, NoProgress, Session, SessionOptions};
 use test_support::TempProject;
