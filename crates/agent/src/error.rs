@@ -34,6 +34,14 @@ pub enum Error {
     /// (permissions, a file that vanished while loading).
     #[error("reading {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    /// The run store or the workflow engine refused (an unknown run, a run another
+    /// process executes, a finished run resumed, a store that failed).
+    #[error(transparent)]
+    Workflow(#[from] workflow::Error),
+    /// What was asked makes no sense for the run as it stands (an empty request,
+    /// an answer to a gate the run is not waiting at).
+    #[error("{0}")]
+    InvalidRequest(String),
 }
 
 impl Error {
@@ -42,6 +50,8 @@ impl Error {
             Error::Definition { .. } | Error::InvalidName { .. } => ErrorCode::InvalidArgument,
             Error::UnknownTools { .. } => ErrorCode::ToolNotFound,
             Error::Io { .. } => ErrorCode::Io,
+            Error::Workflow(e) => e.code(),
+            Error::InvalidRequest(_) => ErrorCode::InvalidArgument,
         }
     }
 
@@ -51,7 +61,7 @@ impl Error {
             Error::Definition { path, .. }
             | Error::UnknownTools { path, .. }
             | Error::Io { path, .. } => info.with_path(path.display().to_string()),
-            Error::InvalidName { .. } => info,
+            Error::InvalidName { .. } | Error::Workflow(_) | Error::InvalidRequest(_) => info,
         }
     }
 }

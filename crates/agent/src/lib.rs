@@ -1,40 +1,68 @@
-//! Agent mode: planner → coder → validator in a Plan → approve → Code → Validate →
-//! Decide loop. This crate will hold the coding orchestrator; today it holds the
-//! layer under it, agent definitions by convention (seed 001 §5.2).
+//! Agent mode: a request goes in, a plan is approved, code is written, built and
+//! tested, and the loop runs until the tests pass or a human is needed.
 //!
-//! An agent is a directory, `<name>/agent.yaml` (name, description, required tools,
-//! prompt file, model and tool overrides) plus its prompt, so changing what an
-//! agent does is editing text, not code. The three the loop needs are built in
-//! (embedded in the binary, from `crates/agent/agents/`); a user's agents
-//! directory and the project's `agents/` and `.ironbees/agents/` override them by
-//! name or add new ones, in that order. The caller passes the directories in: this
-//! crate reads no environment and **writes nothing** — [`scaffold`] returns the
-//! files of a new agent for the caller to write through the edit engine.
+//! The [`Orchestrator`] runs the coding graph of seed 000 §3.1.3 on the durable
+//! `workflow` engine, one checkpoint per transition in `.ironbees/runs/`:
 //!
-//! A definition is checked when it loads, strictly (unknown keys, wrong types, a
-//! name that differs from its directory), and its errors read
-//! `file:line:column: message`, the position coming from the YAML library.
+//! ```text
+//! INIT → PLAN → WAIT_PLAN_APPROVAL ─approve→ CODE → VALIDATE → DECIDE ─pass→ SUCCESS → END
+//!          ↑          │ reject/edit          ↑                  │ (--review: WAIT_REVIEW first)
+//!          └──────────┘                      ├──── fail, rounds left
+//!                                            └── WAIT_HUMAN ← ESCALATE ← rounds used up
+//! ```
 //!
-//! Projects also speak to agents through `AGENTS.md` files (the convention Codex,
-//! Cursor and others share); [`project_instructions`] collects the ones that
-//! apply to the paths at hand, and [`Instructions::append_to`] adds them to a
-//! system prompt.
+//! The key decisions:
+//!
+//! - **Nothing touches the working tree before SUCCESS.** The coder's `change` and
+//!   `write` calls are planned by the edit engine against the run's shadow overlay
+//!   (`engine::Registry::call_in`), which lives in the checkpointed state;
+//!   VALIDATE builds and tests a copy of the project with the overlay on top
+//!   (`workspace`), in the sandbox, with the landed runners; SUCCESS applies the
+//!   overlay as one journaled transaction (one `ironbees undo` reverts a run),
+//!   through a recorded effect that a re-run finds instead of repeating.
+//! - **Agents are definitions, tools are the registry's.** The planner, coder and
+//!   validator are `agent.yaml` + prompt (built in, overridable per user or
+//!   project); each sees only its `requiredTools`, with the names and schemas
+//!   `ironbees mcp` serves. The project's `AGENTS.md` files reach every prompt.
+//! - **Limits pause, they don't kill.** A spent budget, the time limit, the same
+//!   tool call looping or the same failure repeating send the run to WAIT_HUMAN
+//!   with the reason (pure functions in `policy`, tested as tables); its work stays
+//!   in the state, and a human's answer (`ApprovalDecision`) continues it.
+//! - **A run is resumable anywhere.** Every node may run twice (a crash, a kill);
+//!   model calls repeat, edits don't. Gates are workflow interrupts: the process may
+//!   exit while a run waits, and `resume` in another process answers the gate.
+//!
+//! Agent definitions by convention (seed 001 §5.2) are the layer under it: a
+//! directory `<name>/agent.yaml` (name, description, required tools, prompt file,
+//! model and tool overrides) plus its prompt. The built-ins are embedded from
+//! `crates/agent/agents/`; a user's agents directory and the project's `agents/`
+//! and `.ironbees/agents/` override them by name or add new ones, in that order.
+//! Definitions are checked strictly when they load, with `file:line:column`
+//! errors; [`scaffold`] returns a new agent's files for the caller to write.
 //!
 //! ```no_run
-//! use std::path::{Path, PathBuf};
+//! use std::{path::Path, sync::Arc};
 //!
-//! let root = Path::new(".");
-//! let dirs = agent::AgentDirs::conventional(Some(PathBuf::from("/home/me/.config/ironbees/agents")), root);
-//! let agents = agent::AgentSet::load(&dirs)?;
-//! let planner = agents.get("planner").expect("built in");
-//! planner.validate_tools(&["understand", "navigate", "read", "localize", "search", "repomap"])?;
-//! let system = agent::project_instructions(root, &["src/lib.rs"], 16 * 1024).append_to(&planner.prompt);
-//! # Ok::<(), agent::Error>(())
+//! # fn demo(session: Arc<engine::Session>, llm: Arc<llm::Llm>) -> agent::Result<()> {
+//! let dirs = agent::AgentDirs::conventional(None, Path::new("."));
+//! let orchestrator = agent::Orchestrator::open(session, llm, agent::AgentSet::load(&dirs)?)?;
+//! let run = orchestrator.start("Fix the division by zero in calculate()", Default::default(), None)?;
+//! if run.waiting_at() == Some("WAIT_PLAN_APPROVAL") {
+//!     let yes = protocol::ApprovalDecision { approved: true, ..Default::default() };
+//!     orchestrator.resume(&run.run_id, Some(&yes), None)?;
+//! }
+//! # Ok(()) }
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod defs;
 mod error;
+mod model;
+mod nodes;
+mod orchestrator;
+mod overlay;
+mod policy;
+mod workspace;
 
 pub use crate::{
     defs::{
@@ -42,4 +70,5 @@ pub use crate::{
         project_instructions, scaffold,
     },
     error::{Error, Position, Result},
+    orchestrator::{Orchestrator, RUN_KIND, RunOutcome, parse_decision},
 };

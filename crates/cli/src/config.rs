@@ -184,11 +184,17 @@ pub fn masked(value: &Value, env: &[(String, String)]) -> Value {
 }
 
 fn user_config_path() -> Option<PathBuf> {
+    Some(user_config_dir()?.join("config.yaml"))
+}
+
+/// The user's ironbees directory: `$XDG_CONFIG_HOME/ironbees`, else
+/// `~/.config/ironbees` (the configuration file, the user's agents).
+pub fn user_config_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("ironbees").join("config.yaml"))
+    Some(base.join("ironbees"))
 }
 
 fn yaml_scalar(raw: &str) -> Value {

@@ -19,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 Examples:
+  ironbees run \"Fix the division by zero in calculate()\"   agent mode: plan, approve, code, test
   ironbees index                          index the current repository
   ironbees -C ~/src/flask symbols --name 'Flask*' --kind class
   ironbees skeleton src/app.py            signatures only, bodies elided
@@ -44,6 +45,7 @@ Exit codes:
   6 a sandbox limit fired    7 model provider unavailable, rate limited or bad response
   8 budget exceeded    9 edit conflict: no match, ambiguous match, file changed
   (hash mismatch) or already exists; nothing was written
+  10 an agent run waits for a human (`ironbees runs approve|reject ID`)
   127 command not found    130 cancelled (Ctrl-C)
   `ironbees exec` exits with the command's own code (see `ironbees exec --help`).
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).
@@ -166,6 +168,16 @@ pub enum Command {
     /// Serve every operation over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
     #[command(after_help = cmd::pillar::MCP_HELP)]
     Mcp(cmd::pillar::McpArgs),
+    /// Agent mode: plan, approve, code, build and test in the sandbox, until the tests
+    /// pass or a human is needed; the change is applied only once it is validated.
+    #[command(after_help = cmd::run::RUN_HELP)]
+    Run(cmd::run::RunArgs),
+    /// Agent runs: list, show, approve, reject, resume, cancel, log.
+    #[command(subcommand, after_help = cmd::run::RUNS_HELP)]
+    Runs(cmd::run::RunsCommand),
+    /// The agents runs use (built-in, user, project): list, show, new.
+    #[command(subcommand, after_help = cmd::agents::AFTER_HELP)]
+    Agents(cmd::agents::AgentsCommand),
     /// List every tool (operation) the MCP server and the agents call.
     #[command(after_help = cmd::tool::TOOLS_HELP)]
     Tools(cmd::tool::ToolsArgs),

@@ -116,7 +116,7 @@ pub struct OverlayFile {
 
 /// A human's answer at an approval gate (the plan, the final diff, a run that
 /// needs help). `editedContent` replaces the plan (as plan JSON or prose).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalDecision {
     pub approved: bool,
@@ -124,6 +124,46 @@ pub struct ApprovalDecision {
     pub edited_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// A new USD budget for the run (when it paused on its budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+}
+
+/// How a run was asked to run: kept in its state, so a run resumed by another
+/// process (`ironbees runs resume`) keeps its limits and gates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSettings {
+    /// Approve the plan without asking (`--yes`; seed 001's EnableHumanInTheLoop
+    /// off).
+    #[serde(default)]
+    pub auto_approve: bool,
+    /// Stop at SUCCESS with the diff and wait for approval before applying.
+    #[serde(default)]
+    pub review: bool,
+    /// CODE rounds before escalating to a human (seed 001 §5.1: 5); a human who
+    /// answers an escalation grants as many again.
+    pub max_iterations: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// Wall-clock seconds one execution may run before the run pauses for a human
+    /// (seed 001 §5.1 TimeoutSeconds: 300).
+    pub timeout_seconds: u64,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            auto_approve: false,
+            review: false,
+            max_iterations: 5,
+            budget_usd: None,
+            budget_tokens: None,
+            timeout_seconds: 300,
+        }
+    }
 }
 
 /// Tokens and money a run has spent on models so far.
@@ -179,9 +219,14 @@ pub struct CodingState {
     pub transaction_id: Option<String>,
     #[serde(default)]
     pub spend: RunSpend,
-    /// Fingerprints of recent tool calls and errors, for the loop detector.
+    /// Fingerprints of the last validations' failures, for the loop detector.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent: Vec<String>,
+    #[serde(default)]
+    pub settings: RunSettings,
+    /// The coder's last summary of what it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coder_summary: Option<String>,
 }
 
 impl CodingState {
@@ -189,8 +234,9 @@ impl CodingState {
     pub fn new(
         state_id: impl Into<String>,
         user_request: impl Into<String>,
-        max_iterations: u32,
+        settings: RunSettings,
     ) -> CodingState {
+        let max_iterations = settings.max_iterations;
         CodingState {
             state_id: state_id.into(),
             user_request: user_request.into(),
@@ -211,6 +257,8 @@ impl CodingState {
             transaction_id: None,
             spend: RunSpend::default(),
             recent: Vec::new(),
+            settings,
+            coder_summary: None,
         }
     }
 }

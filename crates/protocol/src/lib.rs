@@ -31,7 +31,7 @@ mod workflow;
 pub use crate::{
     agent::{
         ApprovalDecision, CodingState, EditType, ExecutionPlan, FileEdit, OverlayFile, PlanStep,
-        PlannerAnswer, RunSpend, nodes,
+        PlannerAnswer, RunSettings, RunSpend, nodes,
     },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{

@@ -331,7 +331,7 @@ pub struct SearchRequest {
 }
 
 /// `localize`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalizeRequest {
     /// The request: an issue, a bug report, a question, a stack trace (at most 1 MiB).

@@ -20,6 +20,7 @@ mod fs;
 mod hash;
 mod path;
 mod text;
+mod time;
 
 pub use crate::{
     call::{Call, CancellationToken, NoProgress, OutputStream, Progress},
@@ -27,4 +28,5 @@ pub use crate::{
     hash::{ContentHasher, sha256, sha256_hex},
     path::{is_within, normalize_rel, to_slash},
     text::{MAX_PATH_BYTES, clip, widen},
+    time::{now_ms, rfc3339_utc, utc_date},
 };

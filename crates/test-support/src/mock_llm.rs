@@ -203,9 +203,9 @@ impl Recorded {
     }
 }
 
-#[derive(Debug)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    responder: Mutex<Option<Responder>>,
     default: Mutex<Reply>,
     requests: Mutex<Vec<Recorded>>,
     disconnects: AtomicUsize,
@@ -231,6 +231,7 @@ impl MockLlm {
         let addr = std_listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
             script: Mutex::new(VecDeque::new()),
+            responder: Mutex::new(None),
             default: Mutex::new(Reply::text("Hello from the mock.")),
             requests: Mutex::new(Vec::new()),
             disconnects: AtomicUsize::new(0),
@@ -284,6 +285,14 @@ impl MockLlm {
     /// The models `GET …/models` lists (OpenAI's format); default `["mock-model"]`.
     pub fn set_models(&self, models: &[&str]) {
         *self.shared.models.lock().unwrap() = models.iter().map(|m| (*m).to_owned()).collect();
+    }
+
+    /// A function of the request body that answers when the script is empty
+    /// (before the default reply; `None` falls through to it). A model scripted as
+    /// a function of the conversation, not of the call count, answers the same
+    /// after a client crashed and repeated calls: agent runs resumed after a kill.
+    pub fn set_responder(&self, f: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static) {
+        *self.shared.responder.lock().unwrap() = Some(Arc::new(f));
     }
 
     /// The reply used when the script is empty.
@@ -396,6 +405,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let body = req.body.clone();
     shared.requests.lock().unwrap().push(req);
     let Some(format) = format else {
         let body = json!({"error": {"message": "not found", "type": "not_found"}}).to_string();
@@ -404,7 +414,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
         let _ = write_all(&mut sock, body.as_bytes(), None).await;
         return;
     };
-    let reply = next_reply(&shared);
+    let reply = next_reply(&shared, Some(&body));
     let n = shared.counter.fetch_add(1, Ordering::SeqCst);
     if !reply.first_byte_delay.is_zero() {
         tokio::time::sleep(reply.first_byte_delay).await;
@@ -454,10 +464,30 @@ async fn serve(mut sock: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-/// The scripted reply for the next request, else the default one.
-fn next_reply(shared: &Shared) -> Reply {
-    let next = shared.script.lock().unwrap().pop_front();
-    next.unwrap_or_else(|| shared.default.lock().unwrap().clone())
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("script", &self.script.lock().map(|s| s.len()).unwrap_or(0))
+            .field("requests", &self.requests.lock().map(|r| r.len()).unwrap_or(0))
+            .finish_non_exhaustive()
+    }
+}
+
+type Responder = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
+
+/// The scripted reply for the next request, else the responder's, else the
+/// default one.
+fn next_reply(shared: &Shared, body: Option<&Value>) -> Reply {
+    if let Some(r) = shared.script.lock().unwrap().pop_front() {
+        return r;
+    }
+    let responder = shared.responder.lock().unwrap().clone();
+    if let (Some(f), Some(body)) = (responder, body)
+        && let Some(r) = f(body)
+    {
+        return r;
+    }
+    shared.default.lock().unwrap().clone()
 }
 
 /// A whole JSON answer: head and body.
@@ -471,7 +501,7 @@ fn json_response(status: u16, body: &str, retry_after: Option<&str>) -> Vec<u8> 
 /// `POST …/embeddings`: vectors from [`mock_embedding`], or the scripted status
 /// or malformed body.
 async fn serve_embeddings(mut sock: TcpStream, shared: &Shared, inputs: &[String], model: &str) {
-    let reply = next_reply(shared);
+    let reply = next_reply(shared, None);
     if !reply.first_byte_delay.is_zero() {
         tokio::time::sleep(reply.first_byte_delay).await;
     }

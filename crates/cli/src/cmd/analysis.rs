@@ -74,28 +74,7 @@ impl Spinner {
     }
 }
 
-/// `2024-03-01` from Unix seconds (UTC), without a date library.
+/// `2024-03-01` from Unix seconds (UTC).
 pub fn date(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn dates() {
-        assert_eq!(super::date(0), "1970-01-01");
-        assert_eq!(super::date(1_709_251_200), "2024-03-01");
-        assert_eq!(super::date(951_782_400), "2000-02-29");
-    }
+    stdx::utc_date(secs)
 }

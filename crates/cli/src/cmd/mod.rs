@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `XxxArgs` (clap) and `run`.
 
+pub mod agents;
 pub mod analysis;
 pub mod ask;
 pub mod build;
@@ -16,6 +17,7 @@ pub mod localize;
 pub mod pillar;
 pub mod repomap;
 pub mod report;
+pub mod run;
 pub mod search;
 pub mod session;
 pub mod skeleton;
@@ -128,6 +130,9 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         change::open_engine(&ctx, out)?;
     }
     match &cli.command {
+        Command::Run(args) => run::run(&ctx, out, args),
+        Command::Runs(c) => run::runs(&ctx, out, c),
+        Command::Agents(c) => agents::run(&ctx, out, c),
         Command::Index(args) => index::run(&ctx, out, args),
         Command::Symbols(args) => symbols::run(&ctx, out, args),
         Command::Skeleton(args) => skeleton::run(&ctx, out, args),

@@ -1,3 +1,4 @@
+mod agent;
 mod edit;
 mod index;
 mod llm;

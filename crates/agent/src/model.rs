@@ -1,0 +1,251 @@
+//! One agent's turn: the model and the tools in a loop until the model answers
+//! without calling a tool.
+//!
+//! The agent sees only its `requiredTools`, with the registry's names, descriptions
+//! and schemas (the ones `ironbees mcp` serves), and every call goes through
+//! [`engine::Registry::call_in`] against the run's overlay, so the coder's edits
+//! stay out of the working tree and every agent reads the run's version of a
+//! file. Each model call, tool call and answer is an event of the run; tokens and
+//! cost add up in the state, where the budget policy reads them.
+//!
+//! A turn ends early, without failing the node, when the model loops (the same
+//! call with the same answer, see [`LoopDetector`]), when the budget is spent, or
+//! after [`MAX_ROUNDS`] model calls: the node then records the reason and the run
+//! goes to WAIT_HUMAN with its work so far.
+
+use llm::{CallOptions, Content, Message, Request, Role, StreamEvent, ToolDef};
+use protocol::CodingState;
+use serde_json::{Value, json};
+use workflow::{NodeContext, NodeError};
+
+use crate::{
+    AgentDef,
+    orchestrator::Shared,
+    policy::{LoopDetector, over_budget},
+};
+
+/// Model calls in one turn before it stops for a human: a coder that has not
+/// finished after this many is lost, and a human is cheaper than more tokens.
+pub(crate) const MAX_ROUNDS: u32 = 40;
+
+/// A tool's answer is cut to this many bytes before it goes back to the model.
+const MAX_TOOL_ANSWER: usize = 24 * 1024;
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(crate) enum TurnEnd {
+    /// The model's final text.
+    Answer(String),
+    /// It must stop for a human (a loop, the budget, too many rounds).
+    Paused(String),
+}
+
+/// One agent turn: the system prompt (with the project's instructions), the
+/// conversation so far, and the state the spend is booked to.
+pub(crate) struct Turn<'a> {
+    pub(crate) agent: &'a AgentDef,
+    pub(crate) system: String,
+    pub(crate) messages: Vec<Message>,
+}
+
+impl Turn<'_> {
+    /// Runs the loop. `state.overlay` is the run's shadow; edits update it.
+    pub(crate) fn run(
+        &mut self,
+        shared: &Shared,
+        state: &mut CodingState,
+        cx: &mut NodeContext<'_>,
+    ) -> Result<TurnEnd, NodeError> {
+        let names: Vec<&str> = self.agent.required_tools.iter().map(String::as_str).collect();
+        let tools = shared.registry.only(&names).map_err(|e| {
+            NodeError::new(
+                "AGENT_EXECUTION_FAILED",
+                format!("agent `{}`: {}", self.agent.name, e.message),
+            )
+        })?;
+        let defs: Vec<ToolDef> = tools
+            .tools()
+            .map(|t| ToolDef {
+                name: t.spec.name.to_owned(),
+                description: t.spec.description.to_owned(),
+                input_schema: Value::Object((*t.spec.input_schema).clone()),
+            })
+            .collect();
+        let mut overlay = crate::overlay::to_edit(&state.overlay);
+        let mut loops = LoopDetector::default();
+        let agent = self.agent.name.clone();
+        for round in 1..=MAX_ROUNDS {
+            if let Some(reason) = over_budget(state) {
+                return Ok(TurnEnd::Paused(reason));
+            }
+            if cx.is_cancelled() {
+                return Err(NodeError::new("CANCELLED", "the run was cancelled"));
+            }
+            let mut req = Request {
+                system: Some(self.system.clone()),
+                messages: self.messages.clone(),
+                tools: defs.clone(),
+                ..Request::default()
+            };
+            if let Some(c) = &self.agent.llm_config {
+                req.model = c.model.clone();
+                req.max_tokens = c.max_tokens;
+                req.temperature = c.temperature.map(|t| t as f32);
+            }
+            let opts = CallOptions {
+                cancel: cx.cancellation_token().clone(),
+                workflow: Some(cx.run_id().to_owned()),
+                provider: None,
+            };
+            let resp = {
+                // Text arrives in small deltas; events carry it a line (or a few
+                // hundred bytes) at a time, so a log stays readable and small.
+                let mut pending = String::new();
+                let mut on_event = |ev: &StreamEvent| {
+                    match ev {
+                    StreamEvent::TextDelta { text } => {
+                        pending.push_str(text);
+                        if pending.len() >= 256 || pending.ends_with('\n') {
+                            let text = std::mem::take(&mut pending);
+                            cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
+                        }
+                    }
+                    StreamEvent::Reset { reason } => {
+                        pending.clear();
+                        cx.emit("modelReset", json!({"agent": agent, "round": round, "reason": reason}));
+                    }
+                    StreamEvent::Retrying { provider, attempt, delay_ms, reason } => cx.emit(
+                        "modelRetry",
+                        json!({"agent": agent, "provider": provider, "attempt": attempt, "delayMs": delay_ms, "reason": reason}),
+                    ),
+                    _ => {}
+                }
+                };
+                let r = shared.rt.block_on(shared.llm.stream(&req, &opts, &mut on_event));
+                if !pending.is_empty() {
+                    cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": pending}));
+                }
+                r
+            };
+            let resp = match resp {
+                Ok(r) => r,
+                Err(llm::Error::BudgetExceeded { scope, what }) => {
+                    return Ok(TurnEnd::Paused(format!("budget exceeded ({scope}): {what}")));
+                }
+                Err(llm::Error::Cancelled) => {
+                    return Err(NodeError::new("CANCELLED", "the run was cancelled"));
+                }
+                Err(e) => {
+                    let code = e.code().as_str().to_owned();
+                    // The client already retried and fell back; a failure here is
+                    // worth one more try of the whole node (it resumes cleanly).
+                    let retryable = matches!(
+                        e,
+                        llm::Error::Network { .. }
+                            | llm::Error::Timeout { .. }
+                            | llm::Error::RateLimited { .. }
+                            | llm::Error::Server { .. }
+                            | llm::Error::CircuitOpen { .. }
+                    );
+                    let msg = format!("agent `{agent}`: {e}");
+                    return Err(if retryable {
+                        NodeError::retryable(code, msg)
+                    } else {
+                        NodeError::new(code, msg)
+                    });
+                }
+            };
+            let spend = &mut state.spend;
+            spend.input_tokens += resp.usage.input_tokens + resp.usage.cache_read_tokens;
+            spend.output_tokens += resp.usage.output_tokens;
+            spend.cost_usd += resp.cost_usd.unwrap_or(0.0);
+            spend.model_calls += 1;
+            cx.emit(
+                "modelCall",
+                json!({
+                    "agent": agent,
+                    "round": round,
+                    "provider": resp.provider,
+                    "model": resp.model,
+                    "usage": resp.usage,
+                    "costUsd": resp.cost_usd,
+                    "latencyMs": resp.latency_ms,
+                    "stopReason": resp.stop_reason,
+                    "toolCalls": resp.tool_calls().count(),
+                }),
+            );
+            self.messages.push(Message::from_response(&resp));
+            let calls: Vec<(String, String, Value)> = resp
+                .tool_calls()
+                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+                .collect();
+            if calls.is_empty() {
+                state.overlay = crate::overlay::from_edit(&overlay, &state.overlay, shared);
+                return Ok(TurnEnd::Answer(resp.text()));
+            }
+            let mut results = Vec::with_capacity(calls.len());
+            let mut looped = None;
+            for (id, name, input) in calls {
+                let args = input.to_string();
+                cx.emit(
+                    "toolCall",
+                    json!({"agent": agent, "round": round, "id": id, "name": name, "arguments": clip_json(&input)}),
+                );
+                let cancel = cx.cancellation_token().clone();
+                let call = stdx::Call::new(&stdx::NoProgress, &cancel);
+                let answer = tools.call_in(&shared.session, &call, &name, input, &mut overlay);
+                state.spend.tool_calls += 1;
+                let (text, is_error, summary) = match answer {
+                    Ok(v) => {
+                        let summary = v
+                            .pointer("/guidance/contextSummary")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned();
+                        (v.to_string(), false, summary)
+                    }
+                    Err(e) => (
+                        serde_json::to_string(&e.to_body()).unwrap_or_default(),
+                        true,
+                        e.to_string(),
+                    ),
+                };
+                cx.emit(
+                    "toolResult",
+                    json!({
+                        "agent": agent, "round": round, "id": id, "name": name,
+                        "ok": !is_error, "summary": stdx::clip(&summary, 500), "bytes": text.len(),
+                    }),
+                );
+                if looped.is_none() {
+                    looped = loops.record(&name, &args, &text);
+                }
+                results.push(Content::ToolResult {
+                    tool_use_id: id,
+                    content: stdx::clip(&text, MAX_TOOL_ANSWER).into_owned(),
+                    is_error,
+                });
+            }
+            self.messages.push(Message { role: Role::User, content: results });
+            state.overlay = crate::overlay::from_edit(&overlay, &state.overlay, shared);
+            if let Some(reason) = looped {
+                return Ok(TurnEnd::Paused(format!("agent `{agent}`: {reason}")));
+            }
+        }
+        Ok(TurnEnd::Paused(format!(
+            "agent `{agent}` made {MAX_ROUNDS} model calls without finishing its turn"
+        )))
+    }
+}
+
+/// Tool arguments for an event: long strings (a file's new content) cut short.
+fn clip_json(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(stdx::clip(s, 400).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(clip_json).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), clip_json(x))).collect())
+        }
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,280 @@
+//! The coding orchestrator: the graph of seed 000 §3.1.3 on the workflow engine,
+//! and the calls a driver makes (start, answer a gate, resume, cancel, list,
+//! inspect).
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use engine::{Registry, Session};
+use llm::Llm;
+use protocol::{
+    ApprovalDecision, CheckpointMeta, CodingState, RunEvent, RunSettings, RunStatus, RunSummary,
+    nodes,
+};
+use serde::{Deserialize, Serialize};
+use workflow::{
+    END, EventSink, Graph, PolicyDecision, RunFilter, RunInfo, RunOptions, Runner, SqliteStore,
+    WorkflowState,
+};
+
+use crate::{
+    AgentDef, AgentSet,
+    error::{Error, Result},
+    nodes as n, policy,
+};
+
+/// The kind runs of this orchestrator have in the store (the commit pipeline's
+/// runs have another).
+pub const RUN_KIND: &str = "agent";
+
+/// The workflow state: the seed's `CodingState`, checkpointed as it is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct RunState(pub(crate) CodingState);
+
+impl WorkflowState for RunState {
+    fn iteration(&self) -> u32 {
+        self.0.iteration_count
+    }
+}
+
+/// What every node shares: the project's session, the model, the agents, the
+/// tools, and a runtime to wait on the model with (nodes are blocking functions;
+/// the runtime is this orchestrator's, current-thread, so a run uses the thread
+/// it was started on and nothing else).
+pub(crate) struct Shared {
+    pub(crate) session: Arc<Session>,
+    pub(crate) llm: Arc<Llm>,
+    pub(crate) agents: AgentSet,
+    pub(crate) registry: Registry,
+    pub(crate) rt: tokio::runtime::Runtime,
+    /// Where runs build and test their overlays (`runs/work/<run-id>`).
+    pub(crate) work_dir: PathBuf,
+}
+
+impl Shared {
+    pub(crate) fn agent(&self, name: &str) -> std::result::Result<&AgentDef, workflow::NodeError> {
+        self.agents.get(name).ok_or_else(|| {
+            workflow::NodeError::new(
+                "AGENT_EXECUTION_FAILED",
+                format!("no agent named `{name}` (built-in agents can be overridden, not removed)"),
+            )
+        })
+    }
+}
+
+/// How an execution of a run ended: its status (waiting at a gate, succeeded,
+/// failed, cancelled) and its state.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub state: CodingState,
+}
+
+impl RunOutcome {
+    /// The gate the run waits at (`WAIT_PLAN_APPROVAL`, `WAIT_REVIEW`,
+    /// `WAIT_HUMAN`, or a node a limit paused before), if it waits.
+    pub fn waiting_at(&self) -> Option<&str> {
+        match &self.status {
+            RunStatus::Waiting { node, .. } => Some(node),
+            _ => None,
+        }
+    }
+}
+
+/// Agent mode over one project.
+pub struct Orchestrator {
+    shared: Arc<Shared>,
+    runner: Runner<RunState>,
+}
+
+impl Orchestrator {
+    /// An orchestrator for `session`'s project, its runs stored under
+    /// `.ironbees/runs/`. Checks that every agent the graph needs exists and asks
+    /// only for tools the registry has.
+    pub fn open(session: Arc<Session>, llm: Arc<Llm>, agents: AgentSet) -> Result<Orchestrator> {
+        let registry = Registry::new();
+        let known = registry.names();
+        for name in ["planner", "coder", "validator"] {
+            if let Some(a) = agents.get(name) {
+                a.validate_tools(&known)?;
+            }
+        }
+        let runs = session.layout().runs_dir();
+        let store = Arc::new(SqliteStore::open(&runs)?);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| Error::Io { path: PathBuf::from("<tokio runtime>"), source })?;
+        let shared =
+            Arc::new(Shared { session, llm, agents, registry, rt, work_dir: runs.join("work") });
+        let graph = Arc::new(graph(&shared).build()?);
+        let runner =
+            Runner::new(graph, store).with_policy(|node: &str, s: &RunState, run: &RunInfo<'_>| {
+                match policy::pause_before(node, &s.0, run.elapsed) {
+                    None => PolicyDecision::Proceed,
+                    Some(reason) => {
+                        let mut state = s.clone();
+                        state.0.pause_reason = Some(reason.clone());
+                        PolicyDecision::Divert { to: nodes::WAIT_HUMAN.to_owned(), state, reason }
+                    }
+                }
+            });
+        Ok(Orchestrator { shared, runner })
+    }
+
+    /// Every event, as it is stored, goes to `sink` too (a CLI's progress display
+    /// or JSON Lines).
+    pub fn with_events(mut self, sink: EventSink) -> Orchestrator {
+        self.runner = self.runner.with_events(sink);
+        self
+    }
+
+    /// Starts a run for `request` and executes it until it ends or waits for a
+    /// human. `cancel` (a Ctrl-C) ends it `cancelled`, nothing applied.
+    pub fn start(
+        &self,
+        request: &str,
+        settings: RunSettings,
+        cancel: Option<stdx::CancellationToken>,
+    ) -> Result<RunOutcome> {
+        let request = request.trim();
+        if request.is_empty() {
+            return Err(Error::InvalidRequest(
+                "the request is empty: say what to do, e.g. \"Fix the division by zero in calculate()\"".into(),
+            ));
+        }
+        if settings.max_iterations == 0 {
+            return Err(Error::InvalidRequest("max iterations must be at least 1".into()));
+        }
+        let state = CodingState::new(String::new(), request, settings.clone());
+        let metadata = serde_json::json!({ "request": stdx::clip(request, 200) });
+        let opts = RunOptions { metadata, cancel, ..options() };
+        let report = self.runner.start(None, RUN_KIND, RunState(state), opts)?;
+        Ok(outcome(report))
+    }
+
+    /// Continues a run: with `decision`, the answer to the gate it waits at; without,
+    /// after a crash, a failure or a pause (a waiting gate asks again).
+    pub fn resume(
+        &self,
+        run_id: &str,
+        decision: Option<&ApprovalDecision>,
+        cancel: Option<stdx::CancellationToken>,
+    ) -> Result<RunOutcome> {
+        let input = decision.map(|d| serde_json::to_value(d).unwrap_or_default());
+        let opts = RunOptions { cancel, ..options() };
+        let report = self.runner.resume_with(run_id, input, opts)?;
+        Ok(outcome(report))
+    }
+
+    /// Cancels a run: one waiting or left by a crash ends now; one another process
+    /// executes stops at its next check (`running` is answered). Nothing of its
+    /// overlay is applied; its build directory is removed.
+    pub fn cancel(&self, run_id: &str) -> Result<RunStatus> {
+        let status = self.runner.cancel(run_id)?;
+        if status == RunStatus::Cancelled {
+            n::remove_workspace(&self.shared, run_id);
+        }
+        Ok(status)
+    }
+
+    /// Agent runs, most recently updated first.
+    pub fn list(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
+        let filter = RunFilter { kind: Some(RUN_KIND.to_owned()), status: None, limit };
+        Ok(self.runner.list_runs(&filter)?)
+    }
+
+    /// The run's latest checkpoint and state.
+    pub fn state(&self, run_id: &str) -> Result<Option<(CheckpointMeta, CodingState)>> {
+        Ok(self.runner.state(run_id)?.map(|(cp, s)| (cp.meta, s.0)))
+    }
+
+    /// The run's summary (status, node, metadata).
+    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>> {
+        Ok(self.runner.store().run(run_id)?)
+    }
+
+    /// The run's events after `after_seq` (0: all), oldest first: its trajectory.
+    pub fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>> {
+        Ok(self.runner.events(run_id, after_seq)?)
+    }
+
+    /// Every checkpoint of the run, oldest first.
+    pub fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+        Ok(self.runner.history(run_id)?)
+    }
+}
+
+/// How every execution runs. The time limit is a policy (a pause in WAIT_HUMAN
+/// with the reason), not the engine's execution timeout, which would pause at
+/// whatever node is next; a model or sandbox failure the node calls retryable gets
+/// two more tries, after 2 s and 4 s.
+fn options() -> RunOptions {
+    RunOptions { node_retries: 2, retry_backoff: Duration::from_secs(2), ..RunOptions::default() }
+}
+
+fn outcome(report: workflow::RunReport<RunState>) -> RunOutcome {
+    let mut state = report.state.0;
+    state.state_id = report.checkpoint.state_id.clone();
+    RunOutcome { run_id: report.run_id, status: report.status, state }
+}
+
+/// The coding graph (seed 000 §3.1.3). Later layers plug in without reworking it:
+/// a critic or guardrail between CODE and VALIDATE with `insert_between`, a router
+/// or task graph between INIT and PLAN the same way, and budgets or guardrails as
+/// policies asked before each node.
+fn graph(shared: &Arc<Shared>) -> Graph<RunState> {
+    let mut g = Graph::new();
+    let node = |f: n::NodeFn| {
+        let shared = Arc::clone(shared);
+        move |s: RunState, cx: &mut workflow::NodeContext<'_>| n::run(f, &shared, s, cx)
+    };
+    g.add_node(nodes::INIT, node(n::init))
+        .add_node(nodes::PLAN, node(n::plan))
+        .add_node(nodes::WAIT_PLAN_APPROVAL, node(n::wait_plan_approval))
+        .add_node(nodes::CODE, node(n::code))
+        .add_node(nodes::VALIDATE, node(n::validate))
+        .add_node(nodes::DECIDE, node(n::decide))
+        .add_node(nodes::WAIT_REVIEW, node(n::wait_review))
+        .add_node(nodes::SUCCESS, node(n::success))
+        .add_node(nodes::ESCALATE, node(n::escalate))
+        .add_node(nodes::WAIT_HUMAN, node(n::wait_human))
+        .set_entry(nodes::INIT)
+        .add_divert_target(nodes::WAIT_HUMAN)
+        .add_edge(nodes::INIT, nodes::PLAN)
+        .add_edge(nodes::PLAN, nodes::WAIT_PLAN_APPROVAL)
+        .add_conditional_edges(
+            nodes::WAIT_PLAN_APPROVAL,
+            &[nodes::CODE, nodes::PLAN],
+            |s: &RunState| n::after_plan_gate(&s.0),
+        )
+        .add_edge(nodes::CODE, nodes::VALIDATE)
+        .add_edge(nodes::VALIDATE, nodes::DECIDE)
+        .add_conditional_edges(
+            nodes::DECIDE,
+            &[nodes::SUCCESS, nodes::WAIT_REVIEW, nodes::CODE, nodes::ESCALATE],
+            |s: &RunState| n::after_decide(&s.0),
+        )
+        .add_conditional_edges(
+            nodes::WAIT_REVIEW,
+            &[nodes::SUCCESS, nodes::CODE],
+            |s: &RunState| n::after_review(&s.0),
+        )
+        .add_edge(nodes::SUCCESS, END)
+        .add_edge(nodes::ESCALATE, nodes::WAIT_HUMAN)
+        .add_conditional_edges(nodes::WAIT_HUMAN, &[nodes::PLAN, nodes::CODE], |s: &RunState| {
+            n::after_human(&s.0)
+        });
+    g
+}
+
+/// Reads a human's answer given as JSON (`{"approved": true, "feedback": "..."}`).
+pub fn parse_decision(v: &serde_json::Value) -> Result<ApprovalDecision> {
+    serde_json::from_value(v.clone()).map_err(|e| {
+        Error::InvalidRequest(format!(
+            "not an approval decision ({e}): expected {{\"approved\": true|false, \"feedback\": \"...\", \"editedContent\": \"...\"}}"
+        ))
+    })
+}

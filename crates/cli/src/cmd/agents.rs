@@ -1,0 +1,123 @@
+//! `ironbees agents list | show NAME | new NAME`: the agents a run uses, where
+//! each comes from, and a scaffold for a new one.
+
+use anyhow::Result;
+use protocol::{ChangeOptions, ChangeRequest, EditOp};
+
+use super::{Ctx, run::agent_dirs, session};
+use crate::{exit::cli_error, output::Output};
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  ironbees agents list
+  ironbees agents show coder            its definition and prompt
+  ironbees agents new reviewer --description \"Reviews diffs for security issues\"
+
+Agents are directories NAME/agent.yaml + prompt.md. Built-in planner, coder and
+validator ship in the binary; ~/.config/ironbees/agents/, then the project's
+agents/ and .ironbees/agents/ override them by name or add new ones.";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AgentsCommand {
+    /// Every agent, with its source (built-in, user, project).
+    List,
+    /// One agent's definition and prompt.
+    Show { name: String },
+    /// Scaffold a new agent in the project's .ironbees/agents/ (journaled: `undo` removes it).
+    New {
+        name: String,
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+    },
+}
+
+pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
+    match cmd {
+        AgentsCommand::List => {
+            let set = agent::AgentSet::load(&agent_dirs(ctx))?;
+            if out.json {
+                out.json(&set.iter().collect::<Vec<_>>())?;
+                return Ok(0);
+            }
+            for a in set.iter() {
+                out.line(format!(
+                    "{:<12} {:<40} {}  [{}]",
+                    a.name,
+                    stdx::clip(&a.description, 40),
+                    a.required_tools.join(","),
+                    a.source
+                ));
+            }
+            Ok(0)
+        }
+        AgentsCommand::Show { name } => {
+            let set = agent::AgentSet::load(&agent_dirs(ctx))?;
+            let a = set.get(name).ok_or_else(|| {
+                cli_error(
+                    protocol::ErrorCode::NotFound,
+                    format!(
+                        "no agent named {name:?} (agents: {})",
+                        set.names().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?;
+            if out.json {
+                out.json(a)?;
+                return Ok(0);
+            }
+            out.line(format!("name:          {}", a.name));
+            out.line(format!("description:   {}", a.description));
+            out.line(format!("source:        {}", a.source));
+            out.line(format!("requiredTools: {}", a.required_tools.join(", ")));
+            if let Some(c) = &a.llm_config {
+                out.line(format!(
+                    "llmConfig:     model {}, maxTokens {}, temperature {}",
+                    c.model.as_deref().unwrap_or("(configured)"),
+                    c.max_tokens.map_or("(default)".into(), |n| n.to_string()),
+                    c.temperature.map_or("(default)".into(), |t| t.to_string())
+                ));
+            }
+            out.line("");
+            out.line(&a.prompt);
+            Ok(0)
+        }
+        AgentsCommand::New { name, description } => {
+            let files = agent::scaffold(name, description.as_deref())?;
+            let dir = format!("{}/agents/{name}", stdx::STATE_DIR);
+            let edits = files
+                .iter()
+                .map(|(file, content)| EditOp::Create {
+                    path: format!("{dir}/{file}"),
+                    content: content.clone(),
+                    overwrite: false,
+                    expected_hash: None,
+                })
+                .collect();
+            let s = session::open_session(ctx, out, false)?;
+            let req = ChangeRequest {
+                description: Some(format!("ironbees agents new {name}")),
+                target: None,
+                edits,
+                options: ChangeOptions {
+                    dry_run: Some(false),
+                    include_impact: Some(false),
+                    check: Some(protocol::CheckLevel::None),
+                    ..ChangeOptions::default()
+                },
+            };
+            let resp = session::with_call(ctx, out, |call| s.change(&req, call))?;
+            if out.json {
+                out.json(&resp.edit_result)?;
+            } else {
+                for (file, _) in &files {
+                    out.line(format!("created {dir}/{file}"));
+                }
+                out.note(format!(
+                    "edit {dir}/prompt.md, then list it in `requiredTools`-aware runs; `ironbees undo {}` removes it",
+                    resp.transaction_id.as_deref().unwrap_or("")
+                ));
+            }
+            Ok(0)
+        }
+    }
+}

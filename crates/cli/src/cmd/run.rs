@@ -1,0 +1,671 @@
+//! Agent mode from the command line: `ironbees run "REQUEST"` and `ironbees runs
+//! list|show|approve|reject|cancel|resume|log`.
+//!
+//! A run is the orchestrator's (`agent::Orchestrator`); this module only draws it.
+//! Events stream to stderr as one line each (JSON Lines on stdout with `--json`),
+//! and when the run stops at a gate, a terminal gets a prompt while everything else
+//! (a pipe, `--json`, CI) gets exit code 10 and the command that answers it: the
+//! run waits in `.ironbees/runs/` for as long as it takes.
+
+use std::{
+    io::{BufRead, IsTerminal, Write},
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use anyhow::{Context, Result};
+use protocol::{ApprovalDecision, RunEvent, RunEventKind, RunSettings, RunStatus};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Ctx, chat_client, runtime, session::open_session};
+use crate::{exit::cli_error, output::Output};
+
+/// Exit code of a run that stopped to wait for a human (resumable).
+pub const EXIT_WAITING: i32 = 10;
+
+pub const RUN_HELP: &str = "\
+Examples:
+  ironbees run \"Fix the division by zero bug in calculate()\"
+  ironbees run --yes --max-iterations 3 \"Add a subtract() function\"
+  ironbees run --json --yes \"Rename Config.get to Config.lookup\" > run.jsonl
+  ironbees run --review --budget-usd 0.50 \"Add input validation to parse_args\"
+
+The planner reads the code and proposes a plan; you approve it (or edit or reject
+it with feedback); the coder edits a shadow copy, never your files; the project's
+build and tests run in the sandbox; failures go back to the coder, up to
+--max-iterations rounds, then to you. Only a validated change is applied, as one
+transaction: `ironbees undo` reverts the whole run.
+
+The model comes from the configuration (`llm:`) or the standard variables:
+ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
+server: Ollama, vLLM, llama.cpp, LM Studio). Defaults for the flags come from the
+`agent:` section of .ironbees/config.yaml (maxIterations, timeoutSeconds,
+enableHumanInTheLoop, budgetUsd).
+
+Without a terminal (or with --json) a run that needs a human exits with code 10
+and waits: answer it with `ironbees runs approve ID` or `runs reject ID
+--feedback TEXT`. --json prints one JSON object per line: every run event
+(`{\"runId\", \"seq\", \"timeMs\", \"kind\": {\"type\": ...}}`), then
+`{\"outcome\": {\"runId\", \"status\", \"state\"}}`.";
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// What to do, in plain words.
+    #[arg(value_name = "REQUEST")]
+    pub request: String,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// Approve the plan without asking (the run still stops when it needs help).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Show the validated change and wait for approval before applying it.
+    #[arg(long)]
+    pub review: bool,
+    /// Override the configured model.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LimitArgs {
+    /// Rounds of coding before asking a human (default 5).
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Stop for a human once the run's models cost this much (USD).
+    #[arg(long, value_name = "USD")]
+    pub budget_usd: Option<f64>,
+    /// Stop for a human after this many model tokens.
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+    /// Stop for a human after this long in one go (default 300s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCommand {
+    /// Runs, most recent first.
+    List {
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+    },
+    /// A run's state: request, status, plan, iteration, spend, diffs.
+    Show { id: String },
+    /// Answer the gate a run waits at with yes, and continue it.
+    Approve {
+        id: String,
+        /// Words for the next agent (the coder, after an escalation).
+        #[arg(long, value_name = "TEXT")]
+        feedback: Option<String>,
+        /// A new USD budget (a run paused on its budget).
+        #[arg(long, value_name = "USD")]
+        budget_usd: Option<f64>,
+        /// Replace the plan with this file's plan JSON (approved as edited).
+        #[arg(long, value_name = "FILE")]
+        plan_file: Option<std::path::PathBuf>,
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+    },
+    /// Answer the gate with no, with feedback: a plan is made again, a change is
+    /// reworked.
+    Reject {
+        id: String,
+        #[arg(long, value_name = "TEXT", required = true)]
+        feedback: String,
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+    },
+    /// Continue a run after a crash, a kill, a failure or a pause (a gate asks again).
+    Resume {
+        id: String,
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+    },
+    /// Cancel a run; nothing of it is applied.
+    Cancel { id: String },
+    /// The trajectory: every model call with usage, tool call and result, command.
+    Log {
+        id: String,
+        /// Only events after this sequence number.
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        after: u64,
+    },
+}
+
+pub const RUNS_HELP: &str = "\
+Examples:
+  ironbees runs list
+  ironbees runs show 5f3a9c2e
+  ironbees runs approve 5f3a9c2e
+  ironbees runs approve 5f3a9c2e --feedback \"the zero check belongs in divide()\"
+  ironbees runs reject 5f3a9c2e --feedback \"also handle negative numbers\"
+  ironbees runs log 5f3a9c2e --json";
+
+/// The `agent:` section of the configuration (seed 001 §5.1).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AgentSection {
+    max_iterations: Option<u32>,
+    timeout_seconds: Option<u64>,
+    enable_human_in_the_loop: Option<bool>,
+    budget_usd: Option<f64>,
+    budget_tokens: Option<u64>,
+}
+
+fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<RunSettings> {
+    let sec: AgentSection = ctx.config.section("agent")?;
+    let d = RunSettings::default();
+    let timeout_seconds = match &limits.timeout {
+        Some(t) => engine::parse_duration(t)?.as_secs().max(1),
+        None => sec.timeout_seconds.unwrap_or(d.timeout_seconds),
+    };
+    Ok(RunSettings {
+        auto_approve: yes || sec.enable_human_in_the_loop == Some(false),
+        review,
+        max_iterations: limits.max_iterations.or(sec.max_iterations).unwrap_or(d.max_iterations),
+        budget_usd: limits.budget_usd.or(sec.budget_usd),
+        budget_tokens: limits.budget_tokens.or(sec.budget_tokens),
+        timeout_seconds,
+    })
+}
+
+/// The orchestrator over this project, with events drawn on `out`.
+fn orchestrator(ctx: &Ctx, out: &Output, model: Option<&str>) -> Result<agent::Orchestrator> {
+    let rt = runtime()?;
+    let llm = chat_client(ctx, out, &rt, model)?;
+    let session = open_session(ctx, out, false)?;
+    let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
+    let printer = Arc::new(Printer::new(out));
+    let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
+    Ok(agent::Orchestrator::open(session, Arc::new(llm), agents)?.with_events(sink))
+}
+
+/// The orchestrator without a model, for commands that only read runs.
+fn reader(ctx: &Ctx, out: &Output) -> Result<agent::Orchestrator> {
+    let session = open_session(ctx, out, false)?;
+    let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
+    // No provider is needed to list or cancel; an unconfigured one is fine.
+    let settings =
+        crate::config::llm_settings(&ctx.config, &super::env_pairs()).unwrap_or_default();
+    let llm = llm::Llm::new(&settings).or_else(|_| llm::Llm::new(&llm::Settings::default()))?;
+    Ok(agent::Orchestrator::open(session, Arc::new(llm), agents)?)
+}
+
+pub fn agent_dirs(ctx: &Ctx) -> agent::AgentDirs {
+    agent::AgentDirs::conventional(
+        crate::config::user_config_dir().map(|d| d.join("agents")),
+        &ctx.root,
+    )
+}
+
+pub fn run(ctx: &Ctx, out: &Output, args: &RunArgs) -> Result<i32> {
+    let settings = settings(ctx, &args.limits, args.yes, args.review)?;
+    let orch = orchestrator(ctx, out, args.model.as_deref())?;
+    let started = Instant::now();
+    let outcome = orch.start(&args.request, settings, Some(ctx.cancel.clone()))?;
+    if !out.json {
+        out.note(format!("run {} started", outcome.run_id));
+    }
+    drive(ctx, out, &orch, outcome, started)
+}
+
+pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
+    match cmd {
+        RunsCommand::List { limit } => {
+            let runs = reader(ctx, out)?.list(Some(*limit))?;
+            if out.json {
+                out.json(&runs)?;
+                return Ok(0);
+            }
+            if runs.is_empty() {
+                out.note("no runs yet: start one with `ironbees run \"REQUEST\"`");
+            }
+            for r in runs {
+                let request = r.metadata.get("request").and_then(Value::as_str).unwrap_or("");
+                out.line(format!(
+                    "{}  {:<10} {:<19} {}  {}",
+                    r.id,
+                    r.status.name(),
+                    r.node,
+                    super::analysis::date(r.updated_ms / 1000),
+                    stdx::clip(request, 70)
+                ));
+            }
+            Ok(0)
+        }
+        RunsCommand::Show { id } => {
+            let orch = reader(ctx, out)?;
+            let (meta, state) = orch.state(id)?.ok_or_else(|| not_found(id))?;
+            let summary = orch.summary(id)?.ok_or_else(|| not_found(id))?;
+            if out.json {
+                out.json(&serde_json::json!({"run": summary, "checkpoint": meta, "state": state}))?;
+                return Ok(0);
+            }
+            show(out, &summary.status, &state);
+            Ok(0)
+        }
+        RunsCommand::Approve { id, feedback, budget_usd, plan_file, yes, model } => {
+            let edited_content = match plan_file {
+                Some(f) => Some(
+                    std::fs::read_to_string(f)
+                        .with_context(|| format!("reading the plan {}", f.display()))?,
+                ),
+                None => None,
+            };
+            let d = ApprovalDecision {
+                approved: true,
+                edited_content,
+                feedback: feedback.clone(),
+                budget_usd: *budget_usd,
+            };
+            answer(ctx, out, id, Some(d), *yes, model.as_deref())
+        }
+        RunsCommand::Reject { id, feedback, yes, model } => {
+            let d = ApprovalDecision {
+                approved: false,
+                feedback: Some(feedback.clone()),
+                ..ApprovalDecision::default()
+            };
+            answer(ctx, out, id, Some(d), *yes, model.as_deref())
+        }
+        RunsCommand::Resume { id, yes, model } => {
+            answer(ctx, out, id, None, *yes, model.as_deref())
+        }
+        RunsCommand::Cancel { id } => {
+            let status = reader(ctx, out)?.cancel(id)?;
+            if out.json {
+                out.json(&serde_json::json!({"runId": id, "status": status}))?;
+            } else if status == RunStatus::Running {
+                out.line(format!(
+                    "run {id}: cancel requested; the process running it stops at its next step"
+                ));
+            } else {
+                out.line(format!("run {id}: {}", status.name()));
+            }
+            Ok(0)
+        }
+        RunsCommand::Log { id, after } => {
+            let orch = reader(ctx, out)?;
+            if orch.summary(id)?.is_none() {
+                return Err(not_found(id));
+            }
+            let events = orch.events(id, *after)?;
+            let printer = Printer::new(out);
+            let mut stdout = std::io::stdout().lock();
+            for ev in &events {
+                if out.json {
+                    serde_json::to_writer(&mut stdout, ev)?;
+                    writeln!(stdout)?;
+                } else if let Some(line) = printer.render(ev) {
+                    writeln!(stdout, "{}", line)?;
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn not_found(id: &str) -> anyhow::Error {
+    cli_error(
+        protocol::ErrorCode::StateNotFound,
+        format!("no run {id:?} (see `ironbees runs list`)"),
+    )
+}
+
+/// Answers a run's gate (or resumes it) and drives it on.
+fn answer(
+    ctx: &Ctx,
+    out: &Output,
+    id: &str,
+    decision: Option<ApprovalDecision>,
+    yes: bool,
+    model: Option<&str>,
+) -> Result<i32> {
+    let orch = orchestrator(ctx, out, model)?;
+    let _ = yes;
+    let started = Instant::now();
+    let outcome = orch.resume(id, decision.as_ref(), Some(ctx.cancel.clone()))?;
+    drive(ctx, out, &orch, outcome, started)
+}
+
+/// Follows a run to its end, prompting at gates on a terminal.
+fn drive(
+    ctx: &Ctx,
+    out: &Output,
+    orch: &agent::Orchestrator,
+    mut outcome: agent::RunOutcome,
+    started: Instant,
+) -> Result<i32> {
+    let interactive =
+        !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    loop {
+        match &outcome.status {
+            RunStatus::Waiting { node, reason } if interactive => {
+                let Some(decision) = prompt(out, node, reason, &outcome.state)? else {
+                    return Ok(finish(out, &outcome, started));
+                };
+                outcome =
+                    orch.resume(&outcome.run_id, Some(&decision), Some(ctx.cancel.clone()))?;
+            }
+            _ => return Ok(finish(out, &outcome, started)),
+        }
+    }
+}
+
+/// Prints how the run ended and picks the exit code.
+fn finish(out: &Output, o: &agent::RunOutcome, started: Instant) -> i32 {
+    let code = match &o.status {
+        RunStatus::Succeeded => 0,
+        RunStatus::Waiting { .. } => EXIT_WAITING,
+        RunStatus::Cancelled => 130,
+        RunStatus::Failed { code, .. } => {
+            serde_json::from_value::<protocol::ErrorCode>(Value::String(code.clone()))
+                .map_or(1, crate::exit::exit_code)
+        }
+        _ => 1,
+    };
+    if out.json {
+        let line = serde_json::json!({"outcome": o});
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{line}");
+        return code;
+    }
+    let s = &o.state;
+    let spend = format!(
+        "{} model calls, {} tokens, ${:.4}, {:.0?}",
+        s.spend.model_calls,
+        s.spend.input_tokens + s.spend.output_tokens,
+        s.spend.cost_usd,
+        started.elapsed()
+    );
+    let id = &o.run_id;
+    match &o.status {
+        RunStatus::Succeeded => {
+            for d in &s.code_diffs {
+                out.line(&d.diff);
+            }
+            match &s.transaction_id {
+                Some(tx) => out.line(format!(
+                    "run {id} succeeded after {} round(s): {} file(s) changed, transaction {tx} \
+                     (`ironbees undo {tx}` reverts the whole run). {spend}",
+                    s.iteration_count,
+                    s.code_diffs.len()
+                )),
+                None => out.line(format!("run {id} succeeded; it changed nothing. {spend}")),
+            }
+        }
+        RunStatus::Waiting { node, reason } => {
+            out.line(format!("run {id} waits at {node}: {reason}"));
+            let how = match node.as_str() {
+                "WAIT_PLAN_APPROVAL" => format!(
+                    "approve the plan with `ironbees runs approve {id}`, or `ironbees runs reject {id} --feedback TEXT`; `ironbees runs show {id}` shows it"
+                ),
+                "WAIT_REVIEW" => format!(
+                    "apply the change with `ironbees runs approve {id}`, or send it back with `ironbees runs reject {id} --feedback TEXT`"
+                ),
+                _ => format!(
+                    "continue with `ironbees runs approve {id} [--feedback TEXT] [--budget-usd N]`, re-plan with `runs reject {id} --feedback TEXT`, or `runs cancel {id}`"
+                ),
+            };
+            out.note(how);
+            out.note(spend);
+        }
+        RunStatus::Failed { code, message } => {
+            out.line(format!("run {id} failed [{code}]: {message}"));
+            out.note(format!("`ironbees runs resume {id}` tries the failed step again; nothing was applied. {spend}"));
+        }
+        RunStatus::Cancelled => out.line(format!("run {id} cancelled; nothing was applied")),
+        other => out.line(format!("run {id}: {}", other.name())),
+    }
+    code
+}
+
+/// Shows what a gate asks about and reads the answer; `None` leaves the run waiting.
+fn prompt(
+    out: &Output,
+    node: &str,
+    reason: &str,
+    s: &protocol::CodingState,
+) -> Result<Option<ApprovalDecision>> {
+    show_gate(out, node, reason, s);
+    let question = match node {
+        "WAIT_PLAN_APPROVAL" => {
+            "Approve the plan? [y]es, [e]dit (say what to change), [n]o (reject with feedback), [q]uit (leave it waiting)"
+        }
+        "WAIT_REVIEW" => "Apply this change? [y]es, [n]o (say what to rework), [q]uit",
+        _ => {
+            "Continue? [y]es (optionally with guidance), [n]o (re-plan with feedback), [q]uit (leave it waiting)"
+        }
+    };
+    loop {
+        let Some(choice) = read_line(&format!("{question} "))? else { return Ok(None) };
+        match choice.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" | "" => {
+                let feedback = if node == "WAIT_HUMAN" {
+                    read_line("Guidance for the coder (Enter for none): ")?
+                        .filter(|f| !f.trim().is_empty())
+                } else {
+                    None
+                };
+                return Ok(Some(ApprovalDecision {
+                    approved: true,
+                    feedback,
+                    ..Default::default()
+                }));
+            }
+            "e" | "edit" | "n" | "no" => {
+                let Some(feedback) =
+                    read_line("What should change? ")?.filter(|f| !f.trim().is_empty())
+                else {
+                    continue;
+                };
+                return Ok(Some(ApprovalDecision {
+                    approved: false,
+                    feedback: Some(feedback),
+                    ..Default::default()
+                }));
+            }
+            "q" | "quit" => return Ok(None),
+            _ => out.note("answer y, e, n or q"),
+        }
+    }
+}
+
+fn read_line(prompt: &str) -> Result<Option<String>> {
+    eprint!("{prompt}");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(line.trim_end().to_owned()))
+}
+
+fn show_gate(out: &Output, node: &str, reason: &str, s: &protocol::CodingState) {
+    let bold = out.style_out().bold();
+    match node {
+        "WAIT_PLAN_APPROVAL" => {
+            out.line(bold.apply_to("Plan").to_string());
+            show_plan(out, s);
+        }
+        "WAIT_REVIEW" => {
+            out.line(bold.apply_to("Change (validated, not yet applied)").to_string());
+            for d in &s.code_diffs {
+                out.line(&d.diff);
+            }
+        }
+        _ => {
+            out.line(format!("{} {reason}", bold.apply_to("The run needs you:")));
+            if let Some(e) = &s.error_context {
+                out.line(stdx::clip(e, 3000));
+            }
+        }
+    }
+}
+
+fn show_plan(out: &Output, s: &protocol::CodingState) {
+    if let Some(spec) = &s.spec {
+        out.line(format!("  {spec}"));
+    }
+    if let Some(p) = &s.plan {
+        out.line(format!("  {} (complexity {})", p.summary, p.complexity));
+        for step in &p.steps {
+            out.line(format!(
+                "  {}. [{}] {}{}",
+                step.number,
+                step.action_type,
+                step.file_path.as_deref().map(|f| format!("{f}: ")).unwrap_or_default(),
+                step.description
+            ));
+        }
+    }
+}
+
+fn show(out: &Output, status: &RunStatus, s: &protocol::CodingState) {
+    out.line(format!("request:   {}", s.user_request));
+    out.line(format!("status:    {} at {}", status.name(), s.current_node));
+    if let RunStatus::Waiting { reason, .. } = status {
+        out.line(format!("waiting:   {reason}"));
+    }
+    out.line(format!("iteration: {} of {}", s.iteration_count, s.max_iterations));
+    out.line(format!(
+        "spend:     {} model calls, {} tool calls, {} tokens, ${:.4}",
+        s.spend.model_calls,
+        s.spend.tool_calls,
+        s.spend.input_tokens + s.spend.output_tokens,
+        s.spend.cost_usd
+    ));
+    if let Some(tx) = &s.transaction_id {
+        out.line(format!("applied:   transaction {tx}"));
+    }
+    if s.plan.is_some() {
+        out.line("plan:");
+        show_plan(out, s);
+    }
+    if let Some(e) = &s.error_context {
+        out.line("last failure:");
+        out.line(stdx::clip(e, 2000));
+    }
+    for d in &s.code_diffs {
+        out.line(&d.diff);
+    }
+}
+
+/// Draws events: JSON Lines on stdout with `--json`, else one line each on stderr.
+struct Printer {
+    json: bool,
+    color: bool,
+    lock: Mutex<()>,
+}
+
+impl Printer {
+    fn new(out: &Output) -> Printer {
+        Printer { json: out.json, color: out.color_err(), lock: Mutex::new(()) }
+    }
+
+    fn event(&self, ev: &RunEvent) {
+        let _guard = self.lock.lock();
+        if self.json {
+            let mut stdout = std::io::stdout().lock();
+            if serde_json::to_writer(&mut stdout, ev).is_ok() {
+                let _ = writeln!(stdout);
+                let _ = stdout.flush();
+            }
+            return;
+        }
+        if let Some(line) = self.render(ev) {
+            eprintln!("{line}");
+        }
+    }
+
+    /// One line for an event a person wants to see (deltas and checkpoints are
+    /// left to `--json` and `runs log --json`).
+    fn render(&self, ev: &RunEvent) -> Option<String> {
+        let style = console::Style::new().force_styling(self.color);
+        let dim = style.clone().dim();
+        let bold = style.clone().bold();
+        Some(match &ev.kind {
+            RunEventKind::RunStarted { .. } | RunEventKind::Checkpoint { .. } => return None,
+            RunEventKind::RunResumed { node, .. } => {
+                format!("{} at {node}", dim.apply_to("resumed"))
+            }
+            RunEventKind::NodeStarted { node, attempt } => {
+                let again =
+                    if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
+                format!("{} {node}{again}", bold.apply_to("▸"))
+            }
+            RunEventKind::NodeFailed { node, code, message, retrying, .. } => format!(
+                "  {node} failed [{code}]: {}{}",
+                stdx::clip(message, 300),
+                if *retrying { " — retrying" } else { "" }
+            ),
+            RunEventKind::Interrupted { node, reason, .. } => format!("  {node}: {reason}"),
+            RunEventKind::Paused { node, reason } => format!("  paused before {node}: {reason}"),
+            RunEventKind::Diverted { to, reason, .. } => format!("  → {to}: {reason}"),
+            RunEventKind::RunFinished { status } => {
+                format!("{} {}", bold.apply_to("■"), status.name())
+            }
+            RunEventKind::Custom { kind, data } => return self.custom(kind, data, &dim),
+            _ => return None,
+        })
+    }
+
+    fn custom(&self, kind: &str, d: &Value, dim: &console::Style) -> Option<String> {
+        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or_default();
+        Some(match kind {
+            "modelCall" => {
+                let usage = &d["usage"];
+                let tokens = usage["input_tokens"].as_u64().unwrap_or(0)
+                    + usage["output_tokens"].as_u64().unwrap_or(0);
+                let cost = d["costUsd"].as_f64().map(|c| format!(", ${c:.4}")).unwrap_or_default();
+                dim.apply_to(format!(
+                    "  {} → {} ({tokens} tokens{cost}, {} ms)",
+                    s("agent"),
+                    s("model"),
+                    n("latencyMs")
+                ))
+                .to_string()
+            }
+            "toolCall" => {
+                let args = d["arguments"].to_string();
+                format!("  {} {} {}", s("agent"), s("name"), stdx::clip(&args, 120))
+            }
+            "toolResult" if d["ok"] == false => format!("    ✗ {}", stdx::clip(&s("summary"), 200)),
+            "plan" => format!("  plan: {}", d["plan"]["summary"].as_str().unwrap_or_default()),
+            "planRejected" => format!("  the plan did not parse, asking again: {}", s("error")),
+            "command" => format!(
+                "  {} ({}): {} in {} ms",
+                s("kind"),
+                s("tool"),
+                if d["success"] == true { "ok" } else { "FAILED" },
+                n("durationMs")
+            ),
+            "diff" => format!(
+                "  round {}: {} file(s) changed in the run's workspace",
+                n("iteration"),
+                d["files"].as_array().map_or(0, Vec::len)
+            ),
+            "decision" => format!(
+                "  validation {} → {}",
+                if d["passed"] == true { "passed" } else { "failed" },
+                s("next")
+            ),
+            "escalated" => format!("  escalated: {}", s("reason")),
+            "approved" | "rejected" => format!("  {kind} ({})", s("gate")),
+            "applied" => match d["transactionId"].as_str() {
+                Some(tx) => format!("  applied as transaction {tx}"),
+                None => "  nothing to apply".into(),
+            },
+            "validationSkipped" => format!("  validation skipped: {}", s("reason")),
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,780 @@
+//! Agent mode end to end: `ironbees run` and `ironbees runs` on fixture projects,
+//! validated by the real runners (pytest, cargo) in the sandbox, with the model
+//! played by the wire-level mock.
+//!
+//! The mock answers as a function of the conversation (`set_responder`), not of
+//! the call count: the planner's request gets a plan, the coder's first turn an
+//! edit, its turn after a tool result a summary, the validator's a diagnosis. So a
+//! run killed and resumed, which repeats model calls, meets the same model.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+use test_support::{
+    TempProject,
+    mock_llm::{MockLlm, MockUsage, Reply},
+};
+
+const CALC: &str = "def calculate(a, b, op):\n    if op == \"+\":\n        return a + b\n    if op == \"/\":\n        return a / b\n    raise ValueError(op)\n";
+const TEST_CALC: &str = "import pytest\nfrom calc import calculate\n\n\ndef test_add():\n    assert calculate(1, 2, \"+\") == 3\n\n\ndef test_divide_by_zero():\n    with pytest.raises(ValueError):\n        calculate(1, 0, \"/\")\n";
+const DIVISION: &str = "        return a / b";
+const GUARDED: &str =
+    "        if b == 0:\n            raise ValueError(\"division by zero\")\n        return a / b";
+const WRONG: &str = "        if b == 0:\n            return None\n        return a / b";
+
+fn calc_project() -> TempProject {
+    let p = TempProject::new();
+    p.write("calc.py", CALC);
+    p.write("test_calc.py", TEST_CALC);
+    p
+}
+
+fn plan_json(file: &str, what: &str) -> String {
+    json!({
+        "spec": format!("{what}; everything else unchanged."),
+        "plan": {
+            "summary": what,
+            "steps": [{"number": 1, "description": what, "actionType": "MODIFY", "filePath": file,
+                       "rationale": "the failing test expects it"}],
+            "affectedFiles": [file],
+            "complexity": "LOW"
+        }
+    })
+    .to_string()
+}
+
+/// Which agent a request is for, from its system prompt's title.
+fn agent_of(body: &Value) -> &'static str {
+    let system = body["system"].to_string();
+    ["Planner", "Coder", "Validator"]
+        .into_iter()
+        .find(|a| system.contains(&format!("# {a}")))
+        .unwrap_or("unknown")
+}
+
+/// All the text the model was sent in this request's messages.
+fn conversation(body: &Value) -> String {
+    body["messages"].to_string()
+}
+
+/// Whether the last message is a tool result (the agent's turn goes on).
+fn after_tool(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["content"].to_string().contains("tool_result"))
+}
+
+fn replace_args(path: &str, hash: &str, from: &str, to: &str) -> Value {
+    json!({"edits": [{"path": path, "targetString": from, "replacementString": to, "expectedHash": hash}],
+           "options": {"dryRun": false}})
+}
+
+fn usage() -> MockUsage {
+    MockUsage { input: 1000, output: 100, ..MockUsage::default() }
+}
+
+/// The calculator's model: plans the guard, edits `calc.py` (`first` on the first
+/// round, the right guard once validation has failed), then says it is done.
+fn calculator_model(mock: &MockLlm, first: &'static str) {
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let wrong = CALC.replace(DIVISION, WRONG);
+    let wrong_hash = stdx::sha256_hex(wrong.as_bytes());
+    mock.set_responder(move |body| {
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Raise ValueError when calculate() divides by zero")),
+            "Validator" => Reply::text(
+                "Cause: calculate() returns None for b == 0 instead of raising.\nFix: calc.py:6 raise ValueError(\"division by zero\").",
+            ),
+            "Coder" if after_tool(body) => Reply::text("Guarded the division in calculate()."),
+            "Coder" if conversation(body).contains("Validation failed") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &wrong_hash, WRONG, GUARDED))],
+            ),
+            "Coder" => Reply::tool_calls("", vec![("change", replace_args("calc.py", &hash, DIVISION, first))]),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+}
+
+/// The binary in `dir` with the mock as its only model and no user configuration.
+fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
+    let mut c = Command::cargo_bin("ironbees").unwrap();
+    c.arg("-C").arg(dir);
+    c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
+            c.env_remove(&k);
+        }
+    }
+    c.env("ANTHROPIC_API_KEY", "sk-ant-agent-test").env("ANTHROPIC_BASE_URL", mock.url());
+    c.stdin(Stdio::null());
+    c
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    /// The JSON Lines of a `--json` run: its events, then its outcome.
+    fn lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    fn outcome(&self) -> Value {
+        self.lines().last().map(|l| l["outcome"].clone()).unwrap_or_default()
+    }
+
+    fn run_id(&self) -> String {
+        self.outcome()["runId"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// The custom events of one kind (`toolCall`, `command`, ...).
+    fn custom(&self, kind: &str) -> Vec<Value> {
+        self.lines()
+            .into_iter()
+            .filter(|l| l["kind"]["type"] == "custom" && l["kind"]["kind"] == kind)
+            .map(|l| l["kind"]["data"].clone())
+            .collect()
+    }
+}
+
+fn run(mut c: Command) -> Out {
+    let o = c.output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn ok(o: &Out) {
+    assert_eq!(o.code, 0, "stdout:\n{}\nstderr:\n{}", o.stdout, o.stderr);
+}
+
+fn coder_requests(mock: &MockLlm) -> Vec<Value> {
+    mock.requests().into_iter().map(|r| r.body).filter(|b| agent_of(b) == "Coder").collect()
+}
+
+// --- scenario 1: the seed's division by zero -------------------------------------------
+
+#[test]
+fn fixes_the_division_by_zero_bug_and_one_undo_restores_the_original() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
+        c
+    });
+    ok(&o);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["type"], "succeeded", "{}", o.stderr);
+    assert_eq!(outcome["state"]["iterationCount"], 1);
+    assert_eq!(
+        p.read("calc.py"),
+        CALC.replace(DIVISION, GUARDED),
+        "the fix is in the working tree"
+    );
+    let tests = o.custom("command");
+    assert!(
+        tests.iter().any(|c| c["kind"] == "test" && c["tool"] == "pytest" && c["success"] == true),
+        "{tests:?}"
+    );
+    // One transaction for the whole run: one undo restores the original.
+    let tx = outcome["state"]["transactionId"].as_str().unwrap().to_owned();
+    let history = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["history", "--json"]);
+        c
+    });
+    let history: Value = serde_json::from_str(&history.stdout).unwrap();
+    let runs: Vec<&Value> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["description"].as_str().unwrap().starts_with("ironbees run "))
+        .collect();
+    assert_eq!(runs.len(), 1, "{history}");
+    assert_eq!(runs[0]["id"], tx.as_str());
+    ok(&run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["undo"]);
+        c
+    }));
+    assert_eq!(p.read("calc.py"), CALC);
+    // Nothing of the run is left behind but its record.
+    assert!(!p.path(".ironbees/runs/work").join(o.run_id()).exists());
+}
+
+// --- scenario 2: a new function in a cargo project, plan approved later ---------------
+
+const LIB_RS: &str = "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(2, 3), 5);\n    }\n}\n";
+const SUBTRACT: &str = "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\npub fn subtract(a: i64, b: i64) -> i64 {\n    a - b\n}\n";
+const SUBTRACT_TEST: &str = "    #[test]\n    fn adds() {\n        assert_eq!(add(2, 3), 5);\n    }\n\n    #[test]\n    fn subtracts() {\n        assert_eq!(subtract(5, 3), 2);\n    }\n";
+
+#[test]
+fn adds_a_subtract_function_to_a_cargo_project_once_the_plan_is_approved() {
+    let p = TempProject::new();
+    p.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    p.write("src/lib.rs", LIB_RS);
+    p.write(".gitignore", "target/\n");
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(LIB_RS.as_bytes());
+    mock.set_responder(move |body| {
+        let add_fn = "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n";
+        let test_fn = "    #[test]\n    fn adds() {\n        assert_eq!(add(2, 3), 5);\n    }\n";
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("src/lib.rs", "Add subtract(a, b) returning a - b, with a test")),
+            "Coder" if after_tool(body) => Reply::text("Added subtract() and its test."),
+            "Coder" => Reply::tool_calls(
+                "I'll add the function and a test.",
+                vec![(
+                    "change",
+                    json!({"edits": [
+                        {"path": "src/lib.rs", "targetString": add_fn, "replacementString": SUBTRACT, "expectedHash": hash},
+                        {"path": "src/lib.rs", "targetString": test_fn, "replacementString": SUBTRACT_TEST, "expectedHash": hash}
+                    ], "options": {"dryRun": false}}),
+                )],
+            ),
+            _ => return None,
+        })
+    });
+    // Without --yes and without a terminal, the run waits for the plan's approval.
+    let first = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "Add a subtract() function"]);
+        c
+    });
+    assert_eq!(first.code, 10, "{}\n{}", first.stdout, first.stderr);
+    assert!(first.stdout.contains("waits at WAIT_PLAN_APPROVAL"), "{}", first.stdout);
+    assert_eq!(p.read("src/lib.rs"), LIB_RS);
+    let id = first.stdout.split_whitespace().nth(1).unwrap().to_owned();
+    let shown = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["runs", "show", &id]);
+        c
+    });
+    assert!(shown.stdout.contains("[MODIFY] src/lib.rs: Add subtract(a, b)"), "{}", shown.stdout);
+    let done = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &id]);
+        c
+    });
+    ok(&done);
+    let tests: Vec<Value> =
+        done.custom("command").into_iter().filter(|c| c["kind"] == "test").collect();
+    assert_eq!(tests.len(), 1, "{tests:?}");
+    assert_eq!(tests[0]["tool"], "cargo");
+    assert_eq!(tests[0]["success"], true);
+    let lib = p.read("src/lib.rs");
+    assert!(
+        lib.contains("pub fn subtract(a: i64, b: i64) -> i64") && lib.contains("fn subtracts()"),
+        "{lib}"
+    );
+    // The run built in its own copy; the project has no build output of it.
+    assert!(!p.path("target").exists());
+}
+
+// --- scenario 3: a wrong first fix ------------------------------------------------------
+
+#[test]
+fn a_wrong_first_fix_goes_back_to_the_coder_with_the_failing_test() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, WRONG);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
+        c
+    });
+    ok(&o);
+    assert_eq!(o.outcome()["state"]["iterationCount"], 2);
+    let coder = coder_requests(&mock);
+    // Round 1: the edit, then the summary; round 2 starts with the failure.
+    let round2 = conversation(&coder[2]);
+    assert!(round2.contains("Validation failed after round 1"), "{round2}");
+    assert!(round2.contains("test_divide_by_zero"), "{round2}");
+    assert!(round2.contains("DID NOT RAISE"), "{round2}");
+    assert!(round2.contains("returns None for b == 0"), "the validator's diagnosis: {round2}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    let decisions = o.custom("decision");
+    assert_eq!(
+        decisions.iter().map(|d| d["next"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["CODE", "SUCCESS"]
+    );
+}
+
+// --- scenario 4: never fixed ------------------------------------------------------------
+
+#[test]
+fn a_bug_never_fixed_escalates_to_a_human_whose_feedback_reaches_the_coder() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Make calculate() safe")),
+            "Validator" => Reply::text("Cause: nothing changed."),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("raise ValueError when b is 0") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            // A coder that believes the code is fine.
+            "Coder" => Reply::text("The code already handles this; no change needed."),
+            _ => return None,
+        })
+    });
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "--max-iterations", "2", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
+    assert_eq!(outcome["status"]["reason"], "2 rounds of coding did not make validation pass");
+    assert_eq!(outcome["state"]["iterationCount"], 2);
+    assert_eq!(p.read("calc.py"), CALC);
+    let id = o.run_id();
+    let done = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &id, "--feedback", "raise ValueError when b is 0"]);
+        c
+    });
+    ok(&done);
+    let last = coder_requests(&mock).into_iter().rev().nth(1).unwrap();
+    assert!(conversation(&last).contains("Feedback from a human"), "{last}");
+    assert_eq!(done.outcome()["state"]["iterationCount"], 3);
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+// --- scenario 5: a plan rejected with feedback ------------------------------------------
+
+#[test]
+fn a_rejected_plan_is_made_again_with_the_feedback() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let first = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--json", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(first.code, 10);
+    let id = first.run_id();
+    let again = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "reject", &id, "--feedback", "Say which exception callers get"]);
+        c
+    });
+    assert_eq!(again.code, 10, "{}", again.stderr);
+    assert_eq!(again.outcome()["status"]["node"], "WAIT_PLAN_APPROVAL");
+    let planner: Vec<Value> =
+        mock.requests().into_iter().map(|r| r.body).filter(|b| agent_of(b) == "Planner").collect();
+    assert_eq!(planner.len(), 2);
+    let second = conversation(&planner[1]);
+    assert!(second.contains("Reviewer feedback on the previous plan"), "{second}");
+    assert!(second.contains("Say which exception callers get"), "{second}");
+    assert!(second.contains("The previous plan"), "{second}");
+    assert!(coder_requests(&mock).is_empty(), "nothing is coded before approval");
+    ok(&run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &id]);
+        c
+    }));
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+// --- scenario 7: cancel mid-run ---------------------------------------------------------
+
+#[test]
+fn a_run_cancelled_from_another_process_applies_nothing() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+            "Coder" if after_tool(body) => {
+                // The coder's last word never comes: the run is cancelled meanwhile.
+                Reply::text("Done.").first_byte_delay(Duration::from_secs(60))
+            }
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            _ => return None,
+        })
+    });
+    let mut child = ironbees(p.root(), &mock)
+        .args(["run", "--yes", "--json", "Fix the division by zero bug"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut id = String::new();
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        id = v["runId"].as_str().unwrap_or_default().to_owned();
+        if v["kind"]["type"] == "custom" && v["kind"]["kind"] == "toolResult" {
+            break; // the edit is in the overlay; the coder's next call hangs
+        }
+    }
+    let cancel = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["runs", "cancel", &id]);
+        c
+    });
+    ok(&cancel);
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let outcome: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
+    assert_eq!(p.read("calc.py"), CALC, "nothing applied");
+    let resume = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["runs", "resume", &id]);
+        c
+    });
+    assert_eq!(resume.code, 1, "a cancelled run stays cancelled: {}", resume.stderr);
+    assert!(resume.stderr.contains("INVALID_STATE"), "{}", resume.stderr);
+}
+
+// --- scenario 8: budget -----------------------------------------------------------------
+
+#[test]
+fn a_spent_budget_pauses_the_run_for_a_human_who_can_raise_it() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "--budget-usd", "0.001", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
+    let reason = outcome["status"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("budget spent: $0.0045 of $0.0010"), "{reason}");
+    assert_eq!(
+        outcome["state"]["plan"]["summary"],
+        "Raise ValueError when calculate() divides by zero"
+    );
+    assert!(coder_requests(&mock).is_empty(), "paused before coding");
+    // Answering without more budget pauses again; with it, the run goes on.
+    let again = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &o.run_id()]);
+        c
+    });
+    assert_eq!(again.code, 10);
+    ok(&run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &o.run_id(), "--budget-usd", "1"]);
+        c
+    }));
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+// --- scenario 9: a loop -----------------------------------------------------------------
+
+#[test]
+fn the_same_tool_call_with_the_same_answer_three_times_is_a_loop() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    mock.set_responder(move |body| {
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+            "Coder" => Reply::tool_calls(
+                "Let me look again.",
+                vec![("read", json!({"target": "calc.py"}))],
+            ),
+            _ => return None,
+        })
+    });
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
+    let reason = outcome["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "agent `coder`: loop detected: `read` was called 3 times with the same arguments"
+        ),
+        "{reason}"
+    );
+    assert_eq!(coder_requests(&mock).len(), 3, "stopped at the third identical call");
+    assert!(o.custom("command").is_empty(), "nothing was validated");
+}
+
+// --- scenario 10: a malformed plan ------------------------------------------------------
+
+#[test]
+fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    mock.set_responder(|body| {
+        (agent_of(body) == "Planner")
+            .then(|| Reply::text("I would add a check for zero in calculate()."))
+    });
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let status = &o.outcome()["status"];
+    assert_eq!(status["type"], "failed");
+    assert_eq!(status["code"], "AGENT_EXECUTION_FAILED");
+    assert_eq!(
+        status["message"],
+        "the planner's answer was not a valid plan twice; last error: there is no JSON object in the answer"
+    );
+    let planner = mock.requests();
+    assert_eq!(planner.len(), 2, "one retry, no more");
+    let retry = conversation(&planner[1].body);
+    assert!(
+        retry.contains("Your answer is not a valid plan: there is no JSON object in the answer"),
+        "{retry}"
+    );
+
+    // A fenced plan after one bad answer is fine.
+    let mock = MockLlm::start();
+    mock.push(Reply::text("Sure! Here is my plan."));
+    mock.push(Reply::text(format!("```json\n{}\n```", plan_json("calc.py", "Guard the division"))));
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--json", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.outcome()["status"]["node"], "WAIT_PLAN_APPROVAL");
+    assert_eq!(o.custom("planRejected").len(), 1);
+}
+
+// --- scenario 6: killed at every node boundary ------------------------------------------
+
+/// Starts a run and SIGKILLs it when `at` (a node starting, or a custom event)
+/// is reported; returns the run id.
+fn run_and_kill(p: &TempProject, mock: &MockLlm, at: &str) -> String {
+    let mut child = ironbees(p.root(), mock)
+        .args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut id = String::new();
+    let mut killed = false;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(r) = v["runId"].as_str() {
+            id = r.to_owned();
+        }
+        let k = &v["kind"];
+        let hit = (k["type"] == "nodeStarted" && k["node"] == at)
+            || (k["type"] == "custom" && k["kind"] == at);
+        if hit {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+    }
+    child.wait().unwrap();
+    assert!(killed, "the run never reached {at}");
+    id
+}
+
+#[test]
+fn a_run_killed_at_any_node_boundary_resumes_to_the_same_end_without_applying_twice() {
+    let points = [
+        "PLAN",
+        "WAIT_PLAN_APPROVAL",
+        "CODE",
+        "toolResult",
+        "VALIDATE",
+        "DECIDE",
+        "SUCCESS",
+        "applied",
+    ];
+    for at in points {
+        let p = calc_project();
+        let mock = MockLlm::start();
+        calculator_model(&mock, GUARDED);
+        let id = run_and_kill(&p, &mock, at);
+        let resumed = run({
+            let mut c = ironbees(p.root(), &mock);
+            c.args(["--json", "runs", "resume", &id]);
+            c
+        });
+        assert_eq!(resumed.code, 0, "killed at {at}: {}", resumed.stderr);
+        assert_eq!(resumed.outcome()["status"]["type"], "succeeded", "killed at {at}");
+        assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED), "killed at {at}");
+        let history = run({
+            let mut c = ironbees(p.root(), &mock);
+            c.args(["history", "--json"]);
+            c
+        });
+        let history: Value = serde_json::from_str(&history.stdout).unwrap();
+        assert_eq!(
+            history.as_array().unwrap().len(),
+            1,
+            "killed at {at}: one transaction, {history}"
+        );
+        assert_eq!(history[0]["id"], resumed.outcome()["state"]["transactionId"], "killed at {at}");
+    }
+}
+
+// --- the event log and the --json schema ------------------------------------------------
+
+/// A run's events, one line each, without what varies from run to run (ids,
+/// times, durations, token deltas).
+fn event_log(o: &Out) -> String {
+    let mut out = String::new();
+    for l in o.lines() {
+        let Some(k) = l.get("kind") else { continue };
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let line = match s(&k["type"]).as_str() {
+            "custom" => {
+                let d = &k["data"];
+                match s(&k["kind"]).as_str() {
+                    "modelDelta" | "context" | "workspace" => continue,
+                    "modelCall" => {
+                        format!("  modelCall {} tools={}", s(&d["agent"]), d["toolCalls"])
+                    }
+                    "toolCall" => format!("  toolCall {} {}", s(&d["agent"]), s(&d["name"])),
+                    "toolResult" => {
+                        format!("  toolResult {} {} ok={}", s(&d["agent"]), s(&d["name"]), d["ok"])
+                    }
+                    "command" => format!(
+                        "  command {} {} success={}",
+                        s(&d["kind"]),
+                        s(&d["tool"]),
+                        d["success"]
+                    ),
+                    "decision" => {
+                        format!("  decision passed={} next={}", d["passed"], s(&d["next"]))
+                    }
+                    "applied" => format!("  applied files={}", d["files"]),
+                    other => format!("  {other}"),
+                }
+            }
+            "checkpoint" => format!("checkpoint {} {}", s(&k["node"]), s(&k["status"]["type"])),
+            "nodeStarted" => format!("nodeStarted {}", s(&k["node"])),
+            "runStarted" => format!("runStarted {}", s(&k["entry"])),
+            "runFinished" => format!("runFinished {}", s(&k["status"]["type"])),
+            other => other.to_owned(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_event_log_of_scenario_one() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
+        c
+    });
+    ok(&o);
+    expect_test::expect![[r#"
+        runStarted INIT
+        checkpoint INIT running
+        nodeStarted INIT
+        checkpoint PLAN running
+        nodeStarted PLAN
+          modelCall planner tools=0
+          plan
+        checkpoint WAIT_PLAN_APPROVAL running
+        nodeStarted WAIT_PLAN_APPROVAL
+          approved
+        checkpoint CODE running
+        nodeStarted CODE
+          modelCall coder tools=1
+          toolCall coder change
+          toolResult coder change ok=true
+          modelCall coder tools=0
+          diff
+        checkpoint VALIDATE running
+        nodeStarted VALIDATE
+          command test pytest success=true
+        checkpoint DECIDE running
+        nodeStarted DECIDE
+          decision passed=true next=SUCCESS
+        checkpoint SUCCESS running
+        nodeStarted SUCCESS
+          applied files=["calc.py"]
+        checkpoint __end__ succeeded
+        runFinished succeeded
+    "#]]
+    .assert_eq(&event_log(&o));
+}
+
+#[test]
+fn json_lines_follow_the_documented_schema() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, WRONG);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
+        c
+    });
+    ok(&o);
+    let lines = o.lines();
+    let (last, events) = lines.split_last().unwrap();
+    let mut seq = 0;
+    for e in events {
+        let ev: protocol::RunEvent =
+            serde_json::from_value(e.clone()).unwrap_or_else(|err| panic!("{err}: {e}"));
+        assert_eq!(ev.seq, seq + 1, "events are numbered without gaps");
+        seq = ev.seq;
+        assert_eq!(serde_json::to_value(&ev).unwrap(), *e, "no field is lost or added");
+    }
+    let outcome = &last["outcome"];
+    let state: protocol::CodingState = serde_json::from_value(outcome["state"].clone()).unwrap();
+    assert_eq!(state.user_request, "Fix the division by zero bug in calculate()");
+    assert_eq!(state.iteration_count, 2);
+    assert!(state.spend.model_calls >= 5 && state.spend.cost_usd > 0.0, "{:?}", state.spend);
+    let status: protocol::RunStatus = serde_json::from_value(outcome["status"].clone()).unwrap();
+    assert_eq!(status, protocol::RunStatus::Succeeded);
+    assert_eq!(outcome["runId"], events[0]["runId"]);
+    // `runs log` replays the same events.
+    let log = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "log", outcome["runId"].as_str().unwrap()]);
+        c
+    });
+    assert_eq!(log.stdout.lines().count(), events.len());
+}
