@@ -458,6 +458,7 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
         Ok(b) => {
             // Python and plain Node projects have no build step: nothing ran.
             if b.exec.is_some() {
+                let errors: Vec<String> = b.build.errors.iter().take(5).map(diagnostic).collect();
                 command_event(
                     cx,
                     "build",
@@ -465,6 +466,7 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
                     b.build.success,
                     b.build.duration_ms,
                     b.exec.as_ref(),
+                    &errors,
                 );
             }
             if !b.build.success {
@@ -494,6 +496,8 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
         ) {
             Ok(t) => {
                 tested = true;
+                let failed: Vec<String> =
+                    t.test.failures.iter().take(5).map(|f| f.name.clone()).collect();
                 command_event(
                     cx,
                     "test",
@@ -501,6 +505,7 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
                     t.test.success,
                     t.test.duration_ms,
                     Some(&t.exec),
+                    &failed,
                 );
                 if !t.test.success {
                     failure = Some(test_failure(&t.test, &t.exec));
@@ -612,11 +617,13 @@ fn command_event(
     success: bool,
     duration_ms: u64,
     exec: Option<&protocol::ExecResult>,
+    failures: &[String],
 ) {
     cx.emit(
         "command",
         json!({
             "kind": kind, "tool": tool, "success": success, "durationMs": duration_ms,
+            "failures": failures,
             "command": exec.map(|e| &e.command), "exitCode": exec.and_then(|e| e.exit_code),
             "outputTail": exec.map(|e| stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned()),
         }),

@@ -19,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 Examples:
+  ironbees demo                           agent mode on a demo project, start to end
   ironbees run \"Fix the division by zero in calculate()\"   agent mode: plan, approve, code, test
   ironbees index                          index the current repository
   ironbees -C ~/src/flask symbols --name 'Flask*' --kind class
@@ -172,6 +173,10 @@ pub enum Command {
     /// pass or a human is needed; the change is applied only once it is validated.
     #[command(after_help = cmd::run::RUN_HELP)]
     Run(cmd::run::RunArgs),
+    /// Agent mode on a demo project with a bug, start to end (a scripted model when
+    /// none is configured).
+    #[command(after_help = cmd::demo::AFTER_HELP)]
+    Demo(cmd::demo::DemoArgs),
     /// Agent runs: list, show, approve, reject, resume, cancel, log.
     #[command(subcommand, after_help = cmd::run::RUNS_HELP)]
     Runs(cmd::run::RunsCommand),

@@ -6,6 +6,7 @@ pub mod ask;
 pub mod build;
 pub mod change;
 pub mod config;
+pub mod demo;
 pub mod exec;
 pub mod graph;
 pub mod history;
@@ -131,6 +132,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
     }
     match &cli.command {
         Command::Run(args) => run::run(&ctx, out, args),
+        Command::Demo(args) => demo::run(&ctx, out, args),
         Command::Runs(c) => run::runs(&ctx, out, c),
         Command::Agents(c) => agents::run(&ctx, out, c),
         Command::Index(args) => index::run(&ctx, out, args),

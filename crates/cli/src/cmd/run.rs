@@ -336,7 +336,7 @@ fn answer(
 }
 
 /// Follows a run to its end, prompting at gates on a terminal.
-fn drive(
+pub fn drive(
     ctx: &Ctx,
     out: &Output,
     orch: &agent::Orchestrator,
@@ -558,19 +558,34 @@ fn show(out: &Output, status: &RunStatus, s: &protocol::CodingState) {
     }
 }
 
+/// What a tool call is about, in a few words: its file(s), target or query.
+fn tool_target(args: &Value) -> String {
+    if let Some(edits) = args["edits"].as_array() {
+        let mut paths: Vec<&str> = edits.iter().filter_map(|e| e["path"].as_str()).collect();
+        paths.dedup();
+        return paths.join(", ");
+    }
+    for key in ["target", "path", "query", "symbol"] {
+        if let Some(v) = args[key].as_str() {
+            return stdx::clip(v, 100).into_owned();
+        }
+    }
+    stdx::clip(&args.to_string(), 100).into_owned()
+}
+
 /// Draws events: JSON Lines on stdout with `--json`, else one line each on stderr.
-struct Printer {
+pub struct Printer {
     json: bool,
     color: bool,
     lock: Mutex<()>,
 }
 
 impl Printer {
-    fn new(out: &Output) -> Printer {
+    pub fn new(out: &Output) -> Printer {
         Printer { json: out.json, color: out.color_err(), lock: Mutex::new(()) }
     }
 
-    fn event(&self, ev: &RunEvent) {
+    pub fn event(&self, ev: &RunEvent) {
         let _guard = self.lock.lock();
         if self.json {
             let mut stdout = std::io::stdout().lock();
@@ -635,19 +650,29 @@ impl Printer {
                 .to_string()
             }
             "toolCall" => {
-                let args = d["arguments"].to_string();
-                format!("  {} {} {}", s("agent"), s("name"), stdx::clip(&args, 120))
+                format!("  {} {} {}", s("agent"), s("name"), tool_target(&d["arguments"]))
             }
             "toolResult" if d["ok"] == false => format!("    ✗ {}", stdx::clip(&s("summary"), 200)),
             "plan" => format!("  plan: {}", d["plan"]["summary"].as_str().unwrap_or_default()),
             "planRejected" => format!("  the plan did not parse, asking again: {}", s("error")),
-            "command" => format!(
-                "  {} ({}): {} in {} ms",
-                s("kind"),
-                s("tool"),
-                if d["success"] == true { "ok" } else { "FAILED" },
-                n("durationMs")
-            ),
+            "command" => {
+                let failures: Vec<&str> = d["failures"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                format!(
+                    "  {} ({}): {} in {} ms{}",
+                    s("kind"),
+                    s("tool"),
+                    if d["success"] == true { "ok" } else { "FAILED" },
+                    n("durationMs"),
+                    if failures.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", failures.join(", "))
+                    }
+                )
+            }
             "diff" => format!(
                 "  round {}: {} file(s) changed in the run's workspace",
                 n("iteration"),

@@ -778,3 +778,35 @@ fn json_lines_follow_the_documented_schema() {
     });
     assert_eq!(log.stdout.lines().count(), events.len());
 }
+
+// --- the quick start --------------------------------------------------------------------
+
+#[test]
+fn the_demo_fixes_its_calculator_in_two_rounds_without_a_configured_model() {
+    let home = TempProject::new();
+    let project = home.path("calc");
+    let mut c = Command::cargo_bin("ironbees").unwrap();
+    c.current_dir(home.root()).env("XDG_CONFIG_HOME", home.path(".no-user-config"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
+            c.env_remove(&k);
+        }
+    }
+    c.args(["--json", "demo", "--dir"]).arg(&project).stdin(Stdio::null());
+    let o = run(c);
+    ok(&o);
+    assert!(o.stderr.contains("a scripted model answers"), "{}", o.stderr);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["type"], "succeeded");
+    assert_eq!(outcome["state"]["iterationCount"], 2, "the demo shows the loop");
+    let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("'/' if b == 0 => Err(\"division by zero\".to_owned()),"), "{lib}");
+    let tests: Vec<Value> =
+        o.custom("command").into_iter().filter(|c| c["kind"] == "test").collect();
+    assert_eq!(
+        tests.iter().map(|t| t["success"].as_bool().unwrap()).collect::<Vec<_>>(),
+        [false, true],
+        "cargo test fails on the first fix and passes on the second"
+    );
+    assert_eq!(tests[0]["failures"], json!(["tests::dividing_by_zero_is_an_error"]));
+}
