@@ -810,3 +810,170 @@ fn the_demo_fixes_its_calculator_in_two_rounds_without_a_configured_model() {
     );
     assert_eq!(tests[0]["failures"], json!(["tests::dividing_by_zero_is_an_error"]));
 }
+
+// --- bad input, lost nothing ------------------------------------------------------------
+
+#[test]
+fn ctrl_c_cancels_the_run_and_applies_nothing() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+            "Coder" if after_tool(body) => {
+                Reply::text("Done.").first_byte_delay(Duration::from_secs(60))
+            }
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            _ => return None,
+        })
+    });
+    let mut child = ironbees(p.root(), &mock)
+        .args(["run", "--yes", "--json", "Fix the division by zero bug"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["kind"]["kind"] == "toolResult" {
+            break;
+        }
+    }
+    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sigint.success());
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let outcome: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
+    assert_eq!(p.read("calc.py"), CALC);
+}
+
+#[test]
+fn a_rate_limited_model_fails_the_run_resumably_with_its_code() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    mock.set_default(Reply::rate_limited("0"));
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.env("IRONBEES_LLM__RETRY__MAX_ATTEMPTS", "1");
+        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
+        c
+    });
+    assert_eq!(o.code, 7, "{}", o.stderr);
+    let status = &o.outcome()["status"];
+    assert_eq!(status["type"], "failed");
+    assert_eq!(status["code"], "LLM_RATE_LIMITED");
+    // The node was tried three times (two retries of a retryable failure).
+    let failed: Vec<Value> =
+        o.lines().into_iter().filter(|l| l["kind"]["type"] == "nodeFailed").collect();
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    assert_eq!(p.read("calc.py"), CALC);
+    // Once the provider answers again, the run goes on from where it failed.
+    calculator_model(&mock, GUARDED);
+    mock.set_default(Reply::text("unused"));
+    let resumed = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "resume", &o.run_id()]);
+        c
+    });
+    ok(&resumed);
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+#[test]
+fn a_file_changed_during_review_fails_the_apply_and_keeps_the_users_edit() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args([
+            "run",
+            "--yes",
+            "--review",
+            "--json",
+            "Fix the division by zero bug in calculate()",
+        ]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.outcome()["status"]["node"], "WAIT_REVIEW");
+    let diffs = o.outcome()["state"]["codeDiffs"].to_string();
+    assert!(diffs.contains("+            raise ValueError"), "{diffs}");
+    assert_eq!(p.read("calc.py"), CALC, "nothing applied before the review");
+    let mine = CALC.replace("raise ValueError(op)", "raise ValueError(f\"unknown op {op}\")");
+    p.write("calc.py", &mine);
+    let approved = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["--json", "runs", "approve", &o.run_id()]);
+        c
+    });
+    assert_eq!(approved.code, 9, "{}", approved.stderr);
+    assert_eq!(approved.outcome()["status"]["code"], "HASH_MISMATCH");
+    assert_eq!(p.read("calc.py"), mine, "the user's edit is kept");
+}
+
+#[test]
+fn a_hung_test_is_cut_by_the_sandbox_limit_and_reported() {
+    let p = calc_project();
+    p.write(
+        "test_calc.py",
+        &format!("{TEST_CALC}\n\ndef test_hangs():\n    import time\n    time.sleep(3600)\n"),
+    );
+    p.write(".ironbees/config.yaml", "sandbox:\n  timeout: 3s\n");
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let o = run({
+        let mut c = ironbees(p.root(), &mock);
+        c.args(["run", "--yes", "--json", "--max-iterations", "1", "Fix the division by zero bug"]);
+        c
+    });
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let outcome = o.outcome();
+    assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
+    let context = outcome["state"]["errorContext"].as_str().unwrap();
+    assert!(context.contains("incomplete") && context.contains("timeout"), "{context}");
+    assert_eq!(p.read("calc.py"), CALC);
+}
+
+#[test]
+fn on_a_terminal_the_run_asks_at_the_plan_and_takes_the_answer() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let bin = assert_cmd::cargo::cargo_bin("ironbees");
+    // `script` gives the run a terminal; "y" answers the plan's question.
+    let cmd = format!(
+        "{} -C {} run 'Fix the division by zero bug in calculate()'",
+        bin.display(),
+        p.root().display()
+    );
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]);
+    c.env("XDG_CONFIG_HOME", p.path(".no-user-config"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
+            c.env_remove(&k);
+        }
+    }
+    c.env("ANTHROPIC_API_KEY", "sk-ant-agent-test").env("ANTHROPIC_BASE_URL", mock.url());
+    let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+        stdin.write_all(b"y\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Approve the plan? [y]es"), "{text}");
+    assert!(text.contains("1. [MODIFY] calc.py: Raise ValueError"), "{text}");
+    assert!(text.contains("succeeded after 1 round(s)"), "{text}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
