@@ -45,7 +45,7 @@
 //!
 //! # fn demo(session: Arc<engine::Session>, llm: Arc<llm::Llm>) -> agent::Result<()> {
 //! let dirs = agent::AgentDirs::conventional(None, Path::new("."));
-//! let orchestrator = agent::Orchestrator::open(session, llm, agent::AgentSet::load(&dirs)?)?;
+//! let orchestrator = agent::Orchestrator::open(session, Some(llm), agent::AgentSet::load(&dirs)?)?;
 //! let run = orchestrator.start("Fix the division by zero in calculate()", Default::default(), None)?;
 //! if run.waiting_at() == Some("WAIT_PLAN_APPROVAL") {
 //!     let yes = protocol::ApprovalDecision { approved: true, ..Default::default() };

@@ -71,6 +71,7 @@ impl Turn<'_> {
                 input_schema: Value::Object((*t.spec.input_schema).clone()),
             })
             .collect();
+        let llm = shared.llm()?;
         let mut overlay = crate::overlay::to_edit(&state.overlay);
         let mut loops = LoopDetector::default();
         let agent = self.agent.name.clone();
@@ -121,7 +122,7 @@ impl Turn<'_> {
                     _ => {}
                 }
                 };
-                let r = shared.rt.block_on(shared.llm.stream(&req, &opts, &mut on_event));
+                let r = shared.rt.block_on(llm.stream(&req, &opts, &mut on_event));
                 if !pending.is_empty() {
                     cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": pending}));
                 }

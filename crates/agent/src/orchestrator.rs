@@ -43,7 +43,8 @@ impl WorkflowState for RunState {
 /// it was started on and nothing else).
 pub(crate) struct Shared {
     pub(crate) session: Arc<Session>,
-    pub(crate) llm: Arc<Llm>,
+    /// `None` for an orchestrator that only reads, cancels or lists runs.
+    pub(crate) llm: Option<Arc<Llm>>,
     pub(crate) agents: AgentSet,
     pub(crate) registry: Registry,
     pub(crate) rt: tokio::runtime::Runtime,
@@ -52,6 +53,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    pub(crate) fn llm(&self) -> std::result::Result<&Llm, workflow::NodeError> {
+        self.llm.as_deref().ok_or_else(|| {
+            workflow::NodeError::new(
+                protocol::ErrorCode::LlmUnavailable.as_str(),
+                "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or \
+                 OPENAI_BASE_URL for a local server), then `ironbees runs resume ID`",
+            )
+        })
+    }
+
     pub(crate) fn agent(&self, name: &str) -> std::result::Result<&AgentDef, workflow::NodeError> {
         self.agents.get(name).ok_or_else(|| {
             workflow::NodeError::new(
@@ -92,8 +103,13 @@ pub struct Orchestrator {
 impl Orchestrator {
     /// An orchestrator for `session`'s project, its runs stored under
     /// `.ironbees/runs/`. Checks that every agent the graph needs exists and asks
-    /// only for tools the registry has.
-    pub fn open(session: Arc<Session>, llm: Arc<Llm>, agents: AgentSet) -> Result<Orchestrator> {
+    /// only for tools the registry has. Without a model (`None`) it lists, shows
+    /// and cancels runs; a node that needs the model fails with `LLM_UNAVAILABLE`.
+    pub fn open(
+        session: Arc<Session>,
+        llm: Option<Arc<Llm>>,
+        agents: AgentSet,
+    ) -> Result<Orchestrator> {
         let registry = Registry::new();
         let known = registry.names();
         for name in ["planner", "coder", "validator"] {

@@ -23,7 +23,7 @@ pub enum AgentsCommand {
     List,
     /// One agent's definition and prompt.
     Show { name: String },
-    /// Scaffold a new agent in the project's .ironbees/agents/ (journaled: `undo` removes it).
+    /// Scaffold a new agent in the project's agents/ (journaled: `undo` removes it).
     New {
         name: String,
         #[arg(long, value_name = "TEXT")]
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
                 out.line(format!(
                     "{:<12} {:<40} {}  [{}]",
                     a.name,
-                    stdx::clip(&a.description, 40),
+                    short(&a.description, 40),
                     a.required_tools.join(","),
                     a.source
                 ));
@@ -83,11 +83,13 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
         }
         AgentsCommand::New { name, description } => {
             let files = agent::scaffold(name, description.as_deref())?;
-            let dir = format!("{}/agents/{name}", stdx::STATE_DIR);
+            // The project's `agents/` (the seed's convention; `.ironbees/` is
+            // ironbees' own state, which edits never touch).
+            let dir = format!("agents/{name}");
             let edits = files
                 .iter()
                 .map(|(file, content)| EditOp::Create {
-                    path: format!("{dir}/{file}"),
+                    path: format!("agents/{file}"),
                     content: content.clone(),
                     overwrite: false,
                     expected_hash: None,
@@ -110,14 +112,24 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
                 out.json(&resp.edit_result)?;
             } else {
                 for (file, _) in &files {
-                    out.line(format!("created {dir}/{file}"));
+                    out.line(format!("created agents/{file}"));
                 }
                 out.note(format!(
-                    "edit {dir}/prompt.md, then list it in `requiredTools`-aware runs; `ironbees undo {}` removes it",
+                    "edit {dir}/prompt.md and {dir}/agent.yaml (its requiredTools); `ironbees undo {}` removes it",
                     resp.transaction_id.as_deref().unwrap_or("")
                 ));
             }
             Ok(0)
         }
     }
+}
+
+/// `text` cut to `max` characters with an ellipsis (a list column).
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max - 1).collect();
+    s.push('…');
+    s
 }

@@ -139,7 +139,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &DemoArgs) -> Result<i32> {
     let agents = agent::AgentSet::load(&super::run::agent_dirs(&ctx))?;
     let printer = Arc::new(super::run::Printer::new(out));
     let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    let orch = agent::Orchestrator::open(session, Arc::new(llm), agents)?.with_events(sink);
+    let orch = agent::Orchestrator::open(session, Some(Arc::new(llm)), agents)?.with_events(sink);
     out.note(format!("ironbees run --yes {REQUEST:?}"));
     let started = Instant::now();
     let settings = RunSettings { auto_approve: true, ..RunSettings::default() };

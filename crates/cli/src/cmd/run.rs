@@ -184,18 +184,15 @@ fn orchestrator(ctx: &Ctx, out: &Output, model: Option<&str>) -> Result<agent::O
     let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
     let printer = Arc::new(Printer::new(out));
     let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    Ok(agent::Orchestrator::open(session, Arc::new(llm), agents)?.with_events(sink))
+    Ok(agent::Orchestrator::open(session, Some(Arc::new(llm)), agents)?.with_events(sink))
 }
 
 /// The orchestrator without a model, for commands that only read runs.
 fn reader(ctx: &Ctx, out: &Output) -> Result<agent::Orchestrator> {
     let session = open_session(ctx, out, false)?;
     let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
-    // No provider is needed to list or cancel; an unconfigured one is fine.
-    let settings =
-        crate::config::llm_settings(&ctx.config, &super::env_pairs()).unwrap_or_default();
-    let llm = llm::Llm::new(&settings).or_else(|_| llm::Llm::new(&llm::Settings::default()))?;
-    Ok(agent::Orchestrator::open(session, Arc::new(llm), agents)?)
+    // Listing, showing and cancelling runs needs no model.
+    Ok(agent::Orchestrator::open(session, None, agents)?)
 }
 
 pub fn agent_dirs(ctx: &Ctx) -> agent::AgentDirs {
@@ -229,11 +226,12 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
             }
             for r in runs {
                 let request = r.metadata.get("request").and_then(Value::as_str).unwrap_or("");
+                let node = if r.node == workflow::END { "-" } else { r.node.as_str() };
                 out.line(format!(
                     "{}  {:<10} {:<19} {}  {}",
                     r.id,
                     r.status.name(),
-                    r.node,
+                    node,
                     super::analysis::date(r.updated_ms / 1000),
                     stdx::clip(request, 70)
                 ));

@@ -977,3 +977,58 @@ fn on_a_terminal_the_run_asks_at_the_plan_and_takes_the_answer() {
     assert!(text.contains("succeeded after 1 round(s)"), "{text}");
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 }
+
+#[test]
+fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let bare = |args: &[&str]| {
+        let mut c = ironbees(p.root(), &mock);
+        c.env_remove("ANTHROPIC_API_KEY").env_remove("ANTHROPIC_BASE_URL").args(args);
+        run(c)
+    };
+    let list = bare(&["--json", "agents", "list"]);
+    ok(&list);
+    let names: Vec<String> = serde_json::from_str::<Vec<Value>>(&list.stdout)
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["coder", "planner", "validator"]);
+    let planner = bare(&["agents", "show", "planner"]);
+    ok(&planner);
+    assert!(
+        planner
+            .stdout
+            .contains("requiredTools: understand, navigate, read, localize, search, repomap")
+    );
+    assert!(planner.stdout.contains("# Planner"), "the prompt is shown");
+    let new =
+        bare(&["agents", "new", "reviewer", "--description", "Reviews diffs for security issues"]);
+    ok(&new);
+    assert!(
+        p.path("agents/reviewer/agent.yaml").exists()
+            && p.path("agents/reviewer/prompt.md").exists()
+    );
+    let shown = bare(&["--json", "agents", "show", "reviewer"]);
+    ok(&shown);
+    let def: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(def["description"], "Reviews diffs for security issues");
+    assert_eq!(def["source"]["kind"], "project");
+    // A broken definition is an error with its file and line.
+    p.write("agents/reviewer/agent.yaml", "name: reviewer\ndescription: x\nrequiredTools: [read\n");
+    let broken = bare(&["agents", "list"]);
+    assert_eq!(broken.code, 2, "{}", broken.stderr);
+    assert!(broken.stderr.contains("agents/reviewer/agent.yaml:"), "{}", broken.stderr);
+    std::fs::remove_dir_all(p.path("agents")).unwrap();
+    // Runs are listed, shown and cancelled without any model configured.
+    let runs = bare(&["--json", "runs", "list"]);
+    ok(&runs);
+    assert_eq!(runs.stdout.trim(), "[]");
+    let missing = bare(&["runs", "show", "nope"]);
+    assert_eq!(missing.code, 3);
+    assert!(missing.stderr.contains("STATE_NOT_FOUND"), "{}", missing.stderr);
+    let no_model = bare(&["run", "--yes", "Fix it"]);
+    assert_eq!(no_model.code, 2, "{}", no_model.stderr);
+    assert!(no_model.stderr.contains("no model provider is configured"), "{}", no_model.stderr);
+}
