@@ -924,7 +924,7 @@ fn a_hung_test_is_cut_by_the_sandbox_limit_and_reported() {
     let p = calc_project();
     p.write(
         "test_calc.py",
-        &format!("{TEST_CALC}\n\ndef test_hangs():\n    import time\n    time.sleep(3600)\n"),
+        format!("{TEST_CALC}\n\ndef test_hangs():\n    import time\n    time.sleep(3600)\n"),
     );
     p.write(".ironbees/config.yaml", "sandbox:\n  timeout: 3s\n");
     let mock = MockLlm::start();
