@@ -7,6 +7,7 @@
 //! edit, its turn after a tool result a summary, the validator's a diagnosis. So a
 //! run killed and resumed, which repeats model calls, meets the same model.
 
+use super::Out;
 use std::{
     io::{BufRead, BufReader},
     path::Path,
@@ -109,20 +110,10 @@ fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
     let mut c = Command::cargo_bin("ironbees").unwrap();
     c.arg("-C").arg(dir);
     c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
-            c.env_remove(&k);
-        }
-    }
+    super::without_model_env(&mut c);
     c.env("ANTHROPIC_API_KEY", "sk-ant-agent-test").env("ANTHROPIC_BASE_URL", mock.url());
     c.stdin(Stdio::null());
     c
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
 }
 
 impl Out {
@@ -154,11 +145,7 @@ impl Out {
 
 fn run(mut c: Command) -> Out {
     let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn ok(o: &Out) {
@@ -407,16 +394,14 @@ fn a_rejected_plan_is_made_again_with_the_feedback() {
 
 // --- scenario 7: cancel mid-run ---------------------------------------------------------
 
-#[test]
-fn a_run_cancelled_from_another_process_applies_nothing() {
-    let p = calc_project();
-    let mock = MockLlm::start();
+/// A coder whose edit lands in the overlay and whose last word never comes (a
+/// minute's delay): the run is cancelled meanwhile.
+fn hanging_coder(mock: &MockLlm) {
     let hash = stdx::sha256_hex(CALC.as_bytes());
     mock.set_responder(move |body| {
         Some(match agent_of(body) {
             "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
             "Coder" if after_tool(body) => {
-                // The coder's last word never comes: the run is cancelled meanwhile.
                 Reply::text("Done.").first_byte_delay(Duration::from_secs(60))
             }
             "Coder" => Reply::tool_calls(
@@ -426,7 +411,14 @@ fn a_run_cancelled_from_another_process_applies_nothing() {
             _ => return None,
         })
     });
-    let mut child = ironbees(p.root(), &mock)
+}
+
+type Lines = std::io::Lines<BufReader<std::process::ChildStdout>>;
+
+/// Starts a `--json` run and reads its events until the coder's edit is in the
+/// overlay; returns the process, the rest of its output and the run id.
+fn start_until_edited(p: &TempProject, mock: &MockLlm) -> (std::process::Child, Lines, String) {
+    let mut child = ironbees(p.root(), mock)
         .args(["run", "--yes", "--json", "Fix the division by zero bug"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -438,19 +430,33 @@ fn a_run_cancelled_from_another_process_applies_nothing() {
         let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
         id = v["runId"].as_str().unwrap_or_default().to_owned();
         if v["kind"]["type"] == "custom" && v["kind"]["kind"] == "toolResult" {
-            break; // the edit is in the overlay; the coder's next call hangs
+            break;
         }
     }
-    let cancel = run({
+    (child, lines, id)
+}
+
+/// Waits for a run's process; its exit code and its outcome line.
+fn finished(mut child: std::process::Child, lines: Lines) -> (Option<i32>, Value) {
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let outcome = rest.last().map(|l| serde_json::from_str(l).unwrap()).unwrap_or_default();
+    (status.code(), outcome)
+}
+
+#[test]
+fn a_run_cancelled_from_another_process_applies_nothing() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    hanging_coder(&mock);
+    let (child, lines, id) = start_until_edited(&p, &mock);
+    ok(&run({
         let mut c = ironbees(p.root(), &mock);
         c.args(["runs", "cancel", &id]);
         c
-    });
-    ok(&cancel);
-    let status = child.wait().unwrap();
-    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    assert_eq!(status.code(), Some(130), "{rest:?}");
-    let outcome: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    }));
+    let (code, outcome) = finished(child, lines);
+    assert_eq!(code, Some(130), "{outcome}");
     assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
     assert_eq!(p.read("calc.py"), CALC, "nothing applied");
     let resume = run({
@@ -460,6 +466,20 @@ fn a_run_cancelled_from_another_process_applies_nothing() {
     });
     assert_eq!(resume.code, 1, "a cancelled run stays cancelled: {}", resume.stderr);
     assert!(resume.stderr.contains("INVALID_STATE"), "{}", resume.stderr);
+}
+
+#[test]
+fn ctrl_c_cancels_the_run_and_applies_nothing() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    hanging_coder(&mock);
+    let (child, lines, _) = start_until_edited(&p, &mock);
+    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sigint.success());
+    let (code, outcome) = finished(child, lines);
+    assert_eq!(code, Some(130), "{outcome}");
+    assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
+    assert_eq!(p.read("calc.py"), CALC);
 }
 
 // --- scenario 8: budget -----------------------------------------------------------------
@@ -787,11 +807,7 @@ fn the_demo_fixes_its_calculator_in_two_rounds_without_a_configured_model() {
     let project = home.path("calc");
     let mut c = Command::cargo_bin("ironbees").unwrap();
     c.current_dir(home.root()).env("XDG_CONFIG_HOME", home.path(".no-user-config"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
-            c.env_remove(&k);
-        }
-    }
+    super::without_model_env(&mut c);
     c.args(["--json", "demo", "--dir"]).arg(&project).stdin(Stdio::null());
     let o = run(c);
     ok(&o);
@@ -812,47 +828,6 @@ fn the_demo_fixes_its_calculator_in_two_rounds_without_a_configured_model() {
 }
 
 // --- bad input, lost nothing ------------------------------------------------------------
-
-#[test]
-fn ctrl_c_cancels_the_run_and_applies_nothing() {
-    let p = calc_project();
-    let mock = MockLlm::start();
-    let hash = stdx::sha256_hex(CALC.as_bytes());
-    mock.set_responder(move |body| {
-        Some(match agent_of(body) {
-            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
-            "Coder" if after_tool(body) => {
-                Reply::text("Done.").first_byte_delay(Duration::from_secs(60))
-            }
-            "Coder" => Reply::tool_calls(
-                "",
-                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
-            ),
-            _ => return None,
-        })
-    });
-    let mut child = ironbees(p.root(), &mock)
-        .args(["run", "--yes", "--json", "Fix the division by zero bug"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if v["kind"]["kind"] == "toolResult" {
-            break;
-        }
-    }
-    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(sigint.success());
-    let status = child.wait().unwrap();
-    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    assert_eq!(status.code(), Some(130), "{rest:?}");
-    let outcome: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
-    assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
-    assert_eq!(p.read("calc.py"), CALC);
-}
 
 #[test]
 fn a_rate_limited_model_fails_the_run_resumably_with_its_code() {
@@ -957,11 +932,7 @@ fn on_a_terminal_the_run_asks_at_the_plan_and_takes_the_answer() {
     let mut c = Command::new("script");
     c.args(["-qec", &cmd, "/dev/null"]);
     c.env("XDG_CONFIG_HOME", p.path(".no-user-config"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("IRONBEES_") || k.starts_with("ANTHROPIC_") || k.starts_with("OPENAI_") {
-            c.env_remove(&k);
-        }
-    }
+    super::without_model_env(&mut c);
     c.env("ANTHROPIC_API_KEY", "sk-ant-agent-test").env("ANTHROPIC_BASE_URL", mock.url());
     let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     {

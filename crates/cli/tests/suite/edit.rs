@@ -1,5 +1,6 @@
 //! Edit commands: change, undo, redo, history, end to end through the binary.
 
+use super::Out;
 use std::{
     io::Write,
     path::Path,
@@ -19,19 +20,9 @@ fn ironbees(dir: &Path) -> Command {
     c
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(dir: &Path, args: &[&str]) -> Out {
     let o = ironbees(dir).args(args).output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn run_stdin(dir: &Path, args: &[&str], stdin: &str) -> Out {
@@ -44,11 +35,7 @@ fn run_stdin(dir: &Path, args: &[&str], stdin: &str) -> Out {
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     let o = child.wait_with_output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn project() -> TempProject {

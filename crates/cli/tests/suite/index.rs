@@ -1,5 +1,6 @@
 //! Indexing commands: index, symbols, skeleton, status.
 
+use super::Out;
 use std::{
     path::Path,
     process::{Command, Stdio},
@@ -17,19 +18,9 @@ fn ironbees(dir: &Path) -> Command {
     c
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(mut c: Command) -> Out {
     let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {

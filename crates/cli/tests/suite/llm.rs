@@ -2,6 +2,7 @@
 //! show` against the wire-level mock LLM server, configured only through the
 //! standard environment variables.
 
+use super::Out;
 use std::{path::Path, process::Command};
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -20,15 +21,7 @@ fn ironbees(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("ironbees").unwrap();
     c.arg("-C").arg(dir);
     c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
-    for (k, _) in std::env::vars() {
-        let strip = k.starts_with("IRONBEES_")
-            || k.starts_with("ANTHROPIC_")
-            || k.starts_with("OPENAI_")
-            || k.to_ascii_lowercase().ends_with("_proxy");
-        if strip {
-            c.env_remove(&k);
-        }
-    }
+    super::without_model_env(&mut c);
     c
 }
 
@@ -42,19 +35,9 @@ fn with_openai(c: &mut Command, mock: &MockLlm) {
         .env("OPENAI_MODEL", "gpt-4o-mini");
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(mut c: Command) -> Out {
     let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn assert_no_secret(o: &Out) {
