@@ -143,6 +143,13 @@ impl Out {
     }
 }
 
+/// Runs the binary in `p` with `args` and the mock as its model.
+fn cli(p: &TempProject, mock: &MockLlm, args: &[&str]) -> Out {
+    let mut c = ironbees(p.root(), mock);
+    c.args(args);
+    run(c)
+}
+
 fn run(mut c: Command) -> Out {
     let o = c.output().unwrap();
     Out::from(o)
@@ -163,11 +170,8 @@ fn fixes_the_division_by_zero_bug_and_one_undo_restores_the_original() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
-        c
-    });
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
     ok(&o);
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["type"], "succeeded", "{}", o.stderr);
@@ -184,11 +188,7 @@ fn fixes_the_division_by_zero_bug_and_one_undo_restores_the_original() {
     );
     // One transaction for the whole run: one undo restores the original.
     let tx = outcome["state"]["transactionId"].as_str().unwrap().to_owned();
-    let history = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["history", "--json"]);
-        c
-    });
+    let history = cli(&p, &mock, &["history", "--json"]);
     let history: Value = serde_json::from_str(&history.stdout).unwrap();
     let runs: Vec<&Value> = history
         .as_array()
@@ -198,11 +198,7 @@ fn fixes_the_division_by_zero_bug_and_one_undo_restores_the_original() {
         .collect();
     assert_eq!(runs.len(), 1, "{history}");
     assert_eq!(runs[0]["id"], tx.as_str());
-    ok(&run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["undo"]);
-        c
-    }));
+    ok(&cli(&p, &mock, &["undo"]));
     assert_eq!(p.read("calc.py"), CALC);
     // Nothing of the run is left behind but its record.
     assert!(!p.path(".ironbees/runs/work").join(o.run_id()).exists());
@@ -245,26 +241,14 @@ fn adds_a_subtract_function_to_a_cargo_project_once_the_plan_is_approved() {
         })
     });
     // Without --yes and without a terminal, the run waits for the plan's approval.
-    let first = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "Add a subtract() function"]);
-        c
-    });
+    let first = cli(&p, &mock, &["run", "Add a subtract() function"]);
     assert_eq!(first.code, 10, "{}\n{}", first.stdout, first.stderr);
     assert!(first.stdout.contains("waits at WAIT_PLAN_APPROVAL"), "{}", first.stdout);
     assert_eq!(p.read("src/lib.rs"), LIB_RS);
     let id = first.stdout.split_whitespace().nth(1).unwrap().to_owned();
-    let shown = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["runs", "show", &id]);
-        c
-    });
+    let shown = cli(&p, &mock, &["runs", "show", &id]);
     assert!(shown.stdout.contains("[MODIFY] src/lib.rs: Add subtract(a, b)"), "{}", shown.stdout);
-    let done = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &id]);
-        c
-    });
+    let done = cli(&p, &mock, &["--json", "runs", "approve", &id]);
     ok(&done);
     let tests: Vec<Value> =
         done.custom("command").into_iter().filter(|c| c["kind"] == "test").collect();
@@ -287,11 +271,8 @@ fn a_wrong_first_fix_goes_back_to_the_coder_with_the_failing_test() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, WRONG);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
-        c
-    });
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
     ok(&o);
     assert_eq!(o.outcome()["state"]["iterationCount"], 2);
     let coder = coder_requests(&mock);
@@ -331,11 +312,11 @@ fn a_bug_never_fixed_escalates_to_a_human_whose_feedback_reaches_the_coder() {
             _ => return None,
         })
     });
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "--max-iterations", "2", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(
+        &p,
+        &mock,
+        &["run", "--yes", "--json", "--max-iterations", "2", "Fix the division by zero bug"],
+    );
     assert_eq!(o.code, 10, "{}", o.stderr);
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
@@ -343,11 +324,11 @@ fn a_bug_never_fixed_escalates_to_a_human_whose_feedback_reaches_the_coder() {
     assert_eq!(outcome["state"]["iterationCount"], 2);
     assert_eq!(p.read("calc.py"), CALC);
     let id = o.run_id();
-    let done = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &id, "--feedback", "raise ValueError when b is 0"]);
-        c
-    });
+    let done = cli(
+        &p,
+        &mock,
+        &["--json", "runs", "approve", &id, "--feedback", "raise ValueError when b is 0"],
+    );
     ok(&done);
     let last = coder_requests(&mock).into_iter().rev().nth(1).unwrap();
     assert!(conversation(&last).contains("Feedback from a human"), "{last}");
@@ -362,18 +343,14 @@ fn a_rejected_plan_is_made_again_with_the_feedback() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let first = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--json", "Fix the division by zero bug"]);
-        c
-    });
+    let first = cli(&p, &mock, &["run", "--json", "Fix the division by zero bug"]);
     assert_eq!(first.code, 10);
     let id = first.run_id();
-    let again = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "reject", &id, "--feedback", "Say which exception callers get"]);
-        c
-    });
+    let again = cli(
+        &p,
+        &mock,
+        &["--json", "runs", "reject", &id, "--feedback", "Say which exception callers get"],
+    );
     assert_eq!(again.code, 10, "{}", again.stderr);
     assert_eq!(again.outcome()["status"]["node"], "WAIT_PLAN_APPROVAL");
     let planner: Vec<Value> =
@@ -384,11 +361,7 @@ fn a_rejected_plan_is_made_again_with_the_feedback() {
     assert!(second.contains("Say which exception callers get"), "{second}");
     assert!(second.contains("The previous plan"), "{second}");
     assert!(coder_requests(&mock).is_empty(), "nothing is coded before approval");
-    ok(&run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &id]);
-        c
-    }));
+    ok(&cli(&p, &mock, &["--json", "runs", "approve", &id]));
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 }
 
@@ -450,20 +423,12 @@ fn a_run_cancelled_from_another_process_applies_nothing() {
     let mock = MockLlm::start();
     hanging_coder(&mock);
     let (child, lines, id) = start_until_edited(&p, &mock);
-    ok(&run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["runs", "cancel", &id]);
-        c
-    }));
+    ok(&cli(&p, &mock, &["runs", "cancel", &id]));
     let (code, outcome) = finished(child, lines);
     assert_eq!(code, Some(130), "{outcome}");
     assert_eq!(outcome["outcome"]["status"]["type"], "cancelled");
     assert_eq!(p.read("calc.py"), CALC, "nothing applied");
-    let resume = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["runs", "resume", &id]);
-        c
-    });
+    let resume = cli(&p, &mock, &["runs", "resume", &id]);
     assert_eq!(resume.code, 1, "a cancelled run stays cancelled: {}", resume.stderr);
     assert!(resume.stderr.contains("INVALID_STATE"), "{}", resume.stderr);
 }
@@ -489,11 +454,11 @@ fn a_spent_budget_pauses_the_run_for_a_human_who_can_raise_it() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "--budget-usd", "0.001", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(
+        &p,
+        &mock,
+        &["run", "--yes", "--json", "--budget-usd", "0.001", "Fix the division by zero bug"],
+    );
     assert_eq!(o.code, 10, "{}", o.stderr);
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
@@ -505,17 +470,9 @@ fn a_spent_budget_pauses_the_run_for_a_human_who_can_raise_it() {
     );
     assert!(coder_requests(&mock).is_empty(), "paused before coding");
     // Answering without more budget pauses again; with it, the run goes on.
-    let again = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &o.run_id()]);
-        c
-    });
+    let again = cli(&p, &mock, &["--json", "runs", "approve", &o.run_id()]);
     assert_eq!(again.code, 10);
-    ok(&run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &o.run_id(), "--budget-usd", "1"]);
-        c
-    }));
+    ok(&cli(&p, &mock, &["--json", "runs", "approve", &o.run_id(), "--budget-usd", "1"]));
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 }
 
@@ -535,11 +492,7 @@ fn the_same_tool_call_with_the_same_answer_three_times_is_a_loop() {
             _ => return None,
         })
     });
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
     assert_eq!(o.code, 10, "{}", o.stderr);
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
@@ -564,11 +517,7 @@ fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
         (agent_of(body) == "Planner")
             .then(|| Reply::text("I would add a check for zero in calculate()."))
     });
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
     assert_eq!(o.code, 1, "{}", o.stderr);
     let status = &o.outcome()["status"];
     assert_eq!(status["type"], "failed");
@@ -589,11 +538,7 @@ fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
     let mock = MockLlm::start();
     mock.push(Reply::text("Sure! Here is my plan."));
     mock.push(Reply::text(format!("```json\n{}\n```", plan_json("calc.py", "Guard the division"))));
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--json", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(&p, &mock, &["run", "--json", "Fix the division by zero bug"]);
     assert_eq!(o.code, 10, "{}", o.stderr);
     assert_eq!(o.outcome()["status"]["node"], "WAIT_PLAN_APPROVAL");
     assert_eq!(o.custom("planRejected").len(), 1);
@@ -648,19 +593,11 @@ fn a_run_killed_at_any_node_boundary_resumes_to_the_same_end_without_applying_tw
         let mock = MockLlm::start();
         calculator_model(&mock, GUARDED);
         let id = run_and_kill(&p, &mock, at);
-        let resumed = run({
-            let mut c = ironbees(p.root(), &mock);
-            c.args(["--json", "runs", "resume", &id]);
-            c
-        });
+        let resumed = cli(&p, &mock, &["--json", "runs", "resume", &id]);
         assert_eq!(resumed.code, 0, "killed at {at}: {}", resumed.stderr);
         assert_eq!(resumed.outcome()["status"]["type"], "succeeded", "killed at {at}");
         assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED), "killed at {at}");
-        let history = run({
-            let mut c = ironbees(p.root(), &mock);
-            c.args(["history", "--json"]);
-            c
-        });
+        let history = cli(&p, &mock, &["history", "--json"]);
         let history: Value = serde_json::from_str(&history.stdout).unwrap();
         assert_eq!(
             history.as_array().unwrap().len(),
@@ -722,11 +659,8 @@ fn the_event_log_of_scenario_one() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
-        c
-    });
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
     ok(&o);
     expect_test::expect![[r#"
         runStarted INIT
@@ -766,11 +700,8 @@ fn json_lines_follow_the_documented_schema() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, WRONG);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
-        c
-    });
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug in calculate()"]);
     ok(&o);
     let lines = o.lines();
     let (last, events) = lines.split_last().unwrap();
@@ -791,11 +722,7 @@ fn json_lines_follow_the_documented_schema() {
     assert_eq!(status, protocol::RunStatus::Succeeded);
     assert_eq!(outcome["runId"], events[0]["runId"]);
     // `runs log` replays the same events.
-    let log = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "log", outcome["runId"].as_str().unwrap()]);
-        c
-    });
+    let log = cli(&p, &mock, &["--json", "runs", "log", outcome["runId"].as_str().unwrap()]);
     assert_eq!(log.stdout.lines().count(), events.len());
 }
 
@@ -852,11 +779,7 @@ fn a_rate_limited_model_fails_the_run_resumably_with_its_code() {
     // Once the provider answers again, the run goes on from where it failed.
     calculator_model(&mock, GUARDED);
     mock.set_default(Reply::text("unused"));
-    let resumed = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "resume", &o.run_id()]);
-        c
-    });
+    let resumed = cli(&p, &mock, &["--json", "runs", "resume", &o.run_id()]);
     ok(&resumed);
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 }
@@ -866,17 +789,11 @@ fn a_file_changed_during_review_fails_the_apply_and_keeps_the_users_edit() {
     let p = calc_project();
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args([
-            "run",
-            "--yes",
-            "--review",
-            "--json",
-            "Fix the division by zero bug in calculate()",
-        ]);
-        c
-    });
+    let o = cli(
+        &p,
+        &mock,
+        &["run", "--yes", "--review", "--json", "Fix the division by zero bug in calculate()"],
+    );
     assert_eq!(o.code, 10, "{}", o.stderr);
     assert_eq!(o.outcome()["status"]["node"], "WAIT_REVIEW");
     let diffs = o.outcome()["state"]["codeDiffs"].to_string();
@@ -884,11 +801,7 @@ fn a_file_changed_during_review_fails_the_apply_and_keeps_the_users_edit() {
     assert_eq!(p.read("calc.py"), CALC, "nothing applied before the review");
     let mine = CALC.replace("raise ValueError(op)", "raise ValueError(f\"unknown op {op}\")");
     p.write("calc.py", &mine);
-    let approved = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["--json", "runs", "approve", &o.run_id()]);
-        c
-    });
+    let approved = cli(&p, &mock, &["--json", "runs", "approve", &o.run_id()]);
     assert_eq!(approved.code, 9, "{}", approved.stderr);
     assert_eq!(approved.outcome()["status"]["code"], "HASH_MISMATCH");
     assert_eq!(p.read("calc.py"), mine, "the user's edit is kept");
@@ -904,11 +817,11 @@ fn a_hung_test_is_cut_by_the_sandbox_limit_and_reported() {
     p.write(".ironbees/config.yaml", "sandbox:\n  timeout: 3s\n");
     let mock = MockLlm::start();
     calculator_model(&mock, GUARDED);
-    let o = run({
-        let mut c = ironbees(p.root(), &mock);
-        c.args(["run", "--yes", "--json", "--max-iterations", "1", "Fix the division by zero bug"]);
-        c
-    });
+    let o = cli(
+        &p,
+        &mock,
+        &["run", "--yes", "--json", "--max-iterations", "1", "Fix the division by zero bug"],
+    );
     assert_eq!(o.code, 10, "{}", o.stderr);
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
