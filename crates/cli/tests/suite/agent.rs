@@ -597,8 +597,9 @@ fn a_run_killed_at_any_node_boundary_resumes_to_the_same_end_without_applying_tw
         calculator_model(&mock, GUARDED);
         let id = run_and_kill(&p, &mock, at);
         let resumed = cli(&p, &mock, &["--json", "runs", "resume", &id]);
-        let state = if at == "applied" && resumed.stderr.contains("the run is succeeded") {
-            // The kill came after the run's last checkpoint: nothing to resume.
+        let state = if resumed.stderr.contains("the run is succeeded") {
+            // The kill came after the run's last checkpoint (a busy machine can
+            // take that long to deliver it after SUCCESS): nothing to resume.
             let shown = cli(&p, &mock, &["--json", "runs", "show", &id]);
             serde_json::from_str::<Value>(&shown.stdout).unwrap()["state"].clone()
         } else {
