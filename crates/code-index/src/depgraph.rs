@@ -16,10 +16,12 @@ use std::collections::{HashSet, VecDeque};
 use protocol::SymbolKind;
 
 use crate::{
-    Language, RefKind, Snapshot,
+    extract::RefKind,
     graph::{Resolution, SymbolEdge},
+    lang::Language,
     project::{FileId, Project},
     resolve::ImportTarget,
+    snapshot::Snapshot,
 };
 
 /// A Rust `mod x;` declaration (`pub mod x;`, `pub(crate) mod x;`).

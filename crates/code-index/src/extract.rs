@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor};
 
-use crate::Language;
+use crate::lang::Language;
 
 mod receiver;
 

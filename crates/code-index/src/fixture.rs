@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use crate::{Language, Snapshot, analyze, project::Project, resolve::Manifest};
+use crate::{
+    extract::analyze, lang::Language, project::Project, resolve::Manifest, snapshot::Snapshot,
+};
 
 pub(crate) struct Fixture {
     pub snapshot: Snapshot,

@@ -19,11 +19,11 @@ use protocol::SymbolKind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::{
-    Language, RefKind,
-    extract::{is_js_global, parameter_list, return_type},
-    is_test_path,
+    extract::{RefKind, is_js_global, parameter_list, return_type},
+    lang::Language,
     project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
+    testfiles::is_test_path,
 };
 pub use protocol::Resolution;
 

@@ -9,9 +9,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::{
-    RefKind, Snapshot,
     depgraph::{DepGraph, edge_trust},
+    extract::RefKind,
     project::{DefId, FileId, Project},
+    snapshot::Snapshot,
     target::{Target, TargetKind},
 };
 pub use protocol::{EdgeKind, GraphEdge, GraphNode, GraphQuery, GraphView};

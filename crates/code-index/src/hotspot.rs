@@ -27,10 +27,10 @@ use std::collections::HashSet;
 use protocol::{Churn, SymbolKind};
 
 use crate::{
-    Snapshot,
     complexity::{decisions_in, decisions_per_line},
     depgraph::{DepGraph, edge_trust},
     project::{DefId, FileId},
+    snapshot::Snapshot,
     sources::Sources,
     testfiles::{test_convention, vendored_files},
 };
@@ -290,7 +290,8 @@ pub(crate) fn measure(
                 max_cyclomatic,
             },
             fan_in: deps.inn[f as usize].len() as u32,
-            test: test_convention(project, f).is_some_and(|(k, _)| k != crate::TestKind::Inline),
+            test: test_convention(project, f)
+                .is_some_and(|(k, _)| k != crate::testfiles::TestKind::Inline),
             parts: ScoreParts { churn: None, complexity: 0.0, fan_in: 0.0 },
         });
     }

@@ -32,10 +32,10 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use serde::Serialize;
 
 use crate::{
-    Snapshot,
     depgraph::{DepGraph, edge_trust},
     graph::SymbolEdge,
     project::{DefId, FileId, Project},
+    snapshot::Snapshot,
     target::{Target, TargetKind},
     testfiles::{TestKind, module_stem, test_convention, test_subject},
 };

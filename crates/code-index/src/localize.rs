@@ -35,13 +35,15 @@ use std::{
 };
 
 use crate::{
-    Snapshot,
     error::Result,
     hybrid::Retriever,
+    imports::import_names,
+    lang::Language,
     project::FileId,
     querytype::{QueryFeatures, analyze_query},
     rank::pagerank,
     search::SearchIndex,
+    snapshot::Snapshot,
     testfiles::{is_generated, is_test_path, is_vendored, vendored_files},
 };
 pub use protocol::{Evidence, FileResult};
@@ -198,7 +200,7 @@ pub fn localize(
 ) -> Result<Vec<FileResult>> {
     crate::querytype::check_query_size(query)?;
     let weights = match &opts.weights {
-        Some(spec) => parse_weights(spec).map_err(crate::Error::InvalidArgument)?,
+        Some(spec) => parse_weights(spec).map_err(crate::error::Error::InvalidArgument)?,
         None => DEFAULT_WEIGHTS,
     };
     let (table, mut evidence) = features(snapshot, search, root, query)?;
@@ -827,7 +829,7 @@ fn imported_names(snapshot: &Snapshot, cleaned: &str) -> HashMap<String, FileId>
         else {
             continue;
         };
-        for (name, _) in crate::resolve::python_import_names(t) {
+        for (name, _) in import_names(Language::Python, t) {
             let bound = binding_file(snapshot, file, &name, 0);
             out.insert(name, bound);
         }
@@ -998,7 +1000,7 @@ fn classes_named_like<'p>(
     // A builtin type is the language's, not a variable: `object.__new__(cls)` is
     // Python's `object`, not sympy's category class `Object`; `float.is_integer`
     // is not sympy's `Float`. (Python's are the lowercase ones there are.)
-    if crate::graph::is_builtin_type(crate::Language::Python, variable) {
+    if crate::graph::is_builtin_type(Language::Python, variable) {
         return Vec::new();
     }
     let index = index.get_or_insert_with(|| {
@@ -1107,7 +1109,10 @@ fn handler_definitions(
 /// `polyerrors.py`, Java's `FooException.java`: such a module is where an error's
 /// *name* lives, so an issue that quotes the error points at it by definition,
 /// while the fix goes where the error is raised or handled.
-fn declares_only_exceptions(project: &crate::Project, file: &crate::ProjectFile) -> bool {
+fn declares_only_exceptions(
+    project: &crate::project::Project,
+    file: &crate::project::ProjectFile,
+) -> bool {
     const SUFFIXES: [&str; 3] = ["Error", "Exception", "Warning"];
     let top: Vec<(&str, Vec<&str>)> = file
         .defs

@@ -38,13 +38,13 @@ use std::{
 use protocol::SymbolKind;
 
 use crate::{
-    Error, Snapshot,
     depgraph::DepGraph,
-    error::Result,
+    error::{Error, Result},
     project::{Def, DefId, FileId, Project},
     querytype::analyze_query,
     roles::{Role, file_roles},
     search::SearchIndex,
+    snapshot::Snapshot,
     sources::Sources,
     symrank::SymbolGraph,
     testfiles::vendored_files,

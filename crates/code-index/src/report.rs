@@ -26,13 +26,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use protocol::{Churn, SymbolKind};
 
 use crate::{
-    Language, Snapshot,
     depgraph::DepGraph,
     graphview::mermaid_escape,
     hotspot::{FileHotspot, HotspotBasis, HotspotOptions, concentration, history_info, measure},
     impact::{ImpactOptions, Risk, impact_with},
+    lang::Language,
     project::{DefId, FileId},
     roles::{Role, RoleFacts, file_facts, infer_role, percentiles},
+    snapshot::Snapshot,
     sources::Sources,
     symrank::SymbolGraph,
     target::{Target, TargetKind},

@@ -29,7 +29,7 @@
 
 use protocol::SymbolKind;
 
-use crate::{Snapshot, depgraph::DepGraph, project::FileId, testfiles::test_convention};
+use crate::{depgraph::DepGraph, project::FileId, snapshot::Snapshot, testfiles::test_convention};
 pub use protocol::FileRole as Role;
 
 /// What the rules look at.
@@ -177,7 +177,7 @@ pub(crate) fn file_facts(snapshot: &Snapshot, deps: &DepGraph) -> Vec<RoleFacts>
             let mut facts = RoleFacts {
                 path: file.path.clone(),
                 test: test_convention(project, f)
-                    .is_some_and(|(k, _)| k != crate::TestKind::Inline),
+                    .is_some_and(|(k, _)| k != crate::testfiles::TestKind::Inline),
                 // Impact's distance 1 (see `impact::coupling`).
                 fan_in: deps.dependents(f).len() as u32,
                 fan_out: deps.out[f as usize].len() as u32,

@@ -35,8 +35,7 @@ use tantivy::{
 };
 
 use crate::{
-    Error,
-    error::Result,
+    error::{Error, Result},
     project::{Project, ProjectFile},
 };
 

@@ -27,11 +27,12 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::{
-    RefKind, Snapshot,
     depgraph::edge_trust,
+    extract::RefKind,
     graph::name_specificity,
     project::{DefId, FileId},
     rank::pagerank,
+    snapshot::Snapshot,
     testfiles::test_convention,
 };
 
@@ -67,7 +68,10 @@ impl SymbolGraph {
             .map(|f| {
                 matches!(
                     test_convention(project, f),
-                    Some((crate::TestKind::File | crate::TestKind::Support, _))
+                    Some((
+                        crate::testfiles::TestKind::File | crate::testfiles::TestKind::Support,
+                        _
+                    ))
                 )
             })
             .collect();

@@ -24,10 +24,9 @@
 use serde::Serialize;
 
 use crate::{
-    Error,
-    error::Result,
-    is_test_path,
+    error::{Error, Result},
     project::{DefId, FileId, Project},
+    testfiles::is_test_path,
 };
 pub use protocol::ResolvedKind as TargetKind;
 use protocol::SymbolKind;

@@ -21,7 +21,7 @@
 use serde::Serialize;
 
 use crate::{
-    Language,
+    lang::Language,
     project::{FileId, Project},
 };
 

@@ -47,7 +47,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use crate::Language;
+use crate::{imports::import_names, lang::Language};
 
 /// Per-file memo of each scope's bindings (variable, or `self.` field → what binds
 /// it) and of the types they come to.
@@ -328,12 +328,12 @@ impl<'s, 't> Receivers<'s, 't> {
                 let imported = match (self.lang, node.kind()) {
                     _ if fields => Vec::new(),
                     (Language::Python, "import_statement" | "import_from_statement") => {
-                        crate::resolve::python_import_names(self.text(node))
+                        import_names(Language::Python, self.text(node))
                     }
                     (
                         Language::JavaScript | Language::TypeScript | Language::Tsx,
                         "import_statement",
-                    ) => crate::resolve::js_import_names(self.text(node)),
+                    ) => import_names(self.lang, self.text(node)),
                     _ => Vec::new(),
                 };
                 for (_, local) in imported {
@@ -1338,7 +1338,7 @@ pub(super) fn is_scope(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{go_package_name, normalize_type, return_type};
-    use crate::Language;
+    use crate::lang::Language;
 
     #[test]
     fn annotations_name_their_class() {
