@@ -34,7 +34,7 @@ use crate::lang::Language;
 
 mod receiver;
 
-pub(crate) use receiver::{is_js_global, parameter_list, return_type};
+pub use receiver::{is_js_global, parameter_list, return_type};
 
 /// How a name is used at a reference site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! The on-disk index of one project: open, update, and the read-side queries.
 
 use std::{
+    collections::HashMap,
     fs::File,
     path::{Path, PathBuf},
 };
@@ -13,12 +14,9 @@ use crate::{
     extract::{FileAnalysis, analyze},
     indexer::{self, UpdateReport},
     lang::Language,
-    project,
+    project::Project,
     query::{self, ReferenceHit, Staleness, Status, SymbolQuery},
-    resolve,
-    search::SearchIndex,
     skeleton::{Skeleton, render as render_skeleton},
-    snapshot::Snapshot,
     sources::DiskSources,
     store, walk,
 };
@@ -58,6 +56,12 @@ pub fn discover_root(start: &Path) -> Result<PathBuf> {
         }
     }
     Ok(start)
+}
+
+/// The update lock (`.ironbees/index.lock`), held until dropped.
+#[derive(Debug)]
+pub struct UpdateLock {
+    _file: File,
 }
 
 /// An open index over one project root.
@@ -156,55 +160,37 @@ impl Index {
         query::symbols(&self.store, query)
     }
 
-    /// Everything in memory: files, definitions, references, resolved imports,
-    /// graphs and the global file ranking. The input of retrieval.
-    pub fn snapshot(&self) -> Result<Snapshot> {
-        let project = project::Project::load(&self.store)?;
-        let manifests = self.manifests()?;
-        Ok(Snapshot::build(project, manifests))
+    /// Every indexed file with its definitions, imports and references, in memory
+    /// (one pass over the store): the input of the graphs.
+    pub fn project(&self) -> Result<Project> {
+        Project::load(&self.store)
     }
 
-    /// The small non-code files import resolution reads (Cargo.toml, go.mod,
-    /// tsconfig.json, jsconfig.json, package.json), found by the walk and read now.
-    fn manifests(&self) -> Result<Vec<resolve::Manifest>> {
-        let mut out = Vec::new();
-        for path in self.store.skipped()?.into_keys() {
-            let name = path.rsplit('/').next().unwrap_or(&path);
-            // Installed packages (when no ignore file hides them) would be read on
-            // every snapshot, thousands of them, for nothing.
-            if !resolve::MANIFEST_NAMES.contains(&name) || resolve::in_node_modules(&path) {
-                continue;
-            }
-            if let Ok(stdx::ReadLimited::Complete(bytes)) =
-                stdx::read_to_end_limited(&self.root.join(&path), 1 << 20)
-                && let Ok(text) = String::from_utf8(bytes)
-            {
-                out.push(resolve::Manifest { path, text });
-            }
-        }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+    /// Paths the walk found but did not index (no grammar, too large, binary, ...),
+    /// sorted: where import resolution finds its manifests (`Cargo.toml`, `go.mod`).
+    pub fn unindexed_paths(&self) -> Result<Vec<String>> {
+        let mut paths: Vec<String> = self.store.skipped()?.into_keys().collect();
+        paths.sort();
+        Ok(paths)
     }
 
-    /// The search index (`.ironbees/search/`), brought up to date with `snapshot`
-    /// file by file. When another process holds the update lock, the index is
-    /// searched as it is.
-    pub fn search_index(&mut self, snapshot: &Snapshot) -> Result<SearchIndex> {
-        let mut search = SearchIndex::open(&self.state_dir.join("search"))?;
-        let lock = self.lock_file()?;
-        if lock.try_lock().is_ok() {
-            // An empty (new or rebuilt) search index holds nothing, whatever the table says.
-            let indexed = if search.num_docs() == 0 {
-                Default::default()
-            } else {
-                self.store.search_files()?
-            };
-            let (next, changed) = search.sync(&self.root, &snapshot.project, &indexed)?;
-            if changed > 0 || next.len() != indexed.len() {
-                self.store.set_search_files(&next)?;
-            }
-        }
-        Ok(search)
+    /// The update lock, unless another process holds it (or it cannot be taken):
+    /// what a writer of derived state under `.ironbees/` (the search index) holds
+    /// so that no update runs meanwhile. Released when dropped.
+    pub fn try_lock_updates(&self) -> Result<Option<UpdateLock>> {
+        let file = self.lock_file()?;
+        Ok(file.try_lock().is_ok().then_some(UpdateLock { _file: file }))
+    }
+
+    /// What the search index holds, by path: the content hash each file had when it
+    /// was added. Kept in the store so that a rebuild of the index forgets it too.
+    pub fn search_files(&self) -> Result<HashMap<String, String>> {
+        self.store.search_files()
+    }
+
+    /// Records what the search index holds (see [`Index::search_files`]).
+    pub fn set_search_files(&mut self, files: &HashMap<String, String>) -> Result<()> {
+        self.store.set_search_files(files)
     }
 
     /// Every use of `name` in the project (calls, type uses, other identifier uses),

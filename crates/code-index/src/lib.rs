@@ -1,4 +1,6 @@
-//! Code intelligence without a model: parse, extract, store and query.
+//! Code intelligence without a model: parse, extract, store and query. The
+//! bottom layer of three: `code-graph` builds the project's graphs from what this
+//! crate stores ([`Index::project`]), `retrieval` searches over them.
 //!
 //! The design splits cleanly in two:
 //!
@@ -27,92 +29,36 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod complexity;
-mod depgraph;
 mod error;
 mod extract;
-#[cfg(test)]
-mod fixture;
-mod graph;
-mod graphview;
-mod hotspot;
-mod hybrid;
-mod impact;
 mod imports;
 mod index;
 mod indexer;
 mod lang;
-mod localize;
 mod project;
 mod query;
-mod querytype;
-mod rank;
 mod refcodec;
-mod repomap;
-mod report;
-mod resolve;
-mod roles;
-mod search;
 mod skeleton;
-mod snapshot;
 mod sources;
 mod store;
-mod symrank;
-mod target;
-mod testfiles;
 mod tokens;
 mod walk;
 
 pub use crate::{
+    complexity::{decisions_in, decisions_per_line},
     error::{Error, Result},
-    extract::{Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree},
-    graph::{Graphs, Resolution, SymbolEdge},
-    graphview::{
-        EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, RenderGraph,
-        graph_view,
-    },
-    hotspot::{
-        ChurnStats, Complexity, FileHotspot, HistoryInfo, HotspotBasis, HotspotOptions, Hotspots,
-        ScoreParts, SymbolHotspot, hotspots,
-    },
-    hybrid::{
-        Embedder, EmbeddingRetriever, HybridOptions, Item, Matched, MixWeights, Retriever,
-        SearchHit, SearchResults, hybrid_search, mix_weights,
-    },
-    impact::{
-        AffectedTest, Coupling, Dependent, Impact, ImpactOptions, Priority, Radius, Risk,
-        SymbolDependent, coupling, impact, is_sure, risk_level, test_priority,
+    extract::{
+        Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree,
+        is_js_global, parameter_list, return_type,
     },
     imports::import_names,
-    index::{Index, IndexConfig, discover_root, relative_path},
+    index::{Index, IndexConfig, UpdateLock, discover_root, relative_path},
     indexer::UpdateReport,
     lang::Language,
-    localize::{
-        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, localize, parse_weights,
-    },
     project::{Def, DefId, FileId, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
-    querytype::{MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
-    rank::pagerank,
-    repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
-    report::{
-        BlastRadius, HotspotCluster, Insight, InsightFacts, InsightKind, LanguageShare, Overview,
-        RankedFile, RankedSymbol, Report, ReportOptions, RoleCount, Severity, ToMarkdown, insights,
-        report, symbol_role,
-    },
-    resolve::{ImportTarget, Manifest, ResolvedImport},
-    roles::{Role, RoleFacts, SEVERAL as SEVERAL_DEPENDENTS, infer_role},
-    search::{ChunkHit, SearchIndex},
     skeleton::{Skeleton, render as render_skeleton},
-    snapshot::Snapshot,
     sources::{DiskSources, Sources},
-    target::{
-        SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
-        symbol_ref,
-    },
-    testfiles::{TestKind, is_test_path, module_stem, test_convention, test_subject},
     tokens::{count_tokens, warm_up_tokenizer},
 };
-pub use stdx::{Call, CancellationToken, NoProgress, Progress};
-
-/// The directory under the project root where ironbees keeps its state.
-pub use stdx::STATE_DIR;
+pub use stdx::{Call, CancellationToken, NoProgress, Progress, STATE_DIR};

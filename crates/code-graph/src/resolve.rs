@@ -9,11 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{
-    imports::import_names,
-    lang::Language,
-    project::{FileId, Project},
-};
+use code_index::{FileId, Language, Project, import_names};
 
 /// Where an import leads.
 #[derive(Debug, Clone, PartialEq, Eq)]

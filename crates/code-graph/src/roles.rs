@@ -29,7 +29,9 @@
 
 use protocol::SymbolKind;
 
-use crate::{depgraph::DepGraph, project::FileId, snapshot::Snapshot, testfiles::test_convention};
+use code_index::FileId;
+
+use crate::{depgraph::DepGraph, snapshot::Snapshot, testfiles::test_convention};
 pub use protocol::FileRole as Role;
 
 /// What the rules look at.
@@ -238,8 +240,8 @@ pub(crate) fn percentiles(values: &[f64]) -> Vec<f64> {
 }
 
 /// The role of every file, with the reason.
-pub(crate) fn file_roles(snapshot: &Snapshot, deps: &DepGraph) -> Vec<(Role, String)> {
-    file_facts(snapshot, deps).iter().map(infer_role).collect()
+pub fn file_roles(snapshot: &Snapshot) -> Vec<(Role, String)> {
+    file_facts(snapshot, &DepGraph::build(snapshot)).iter().map(infer_role).collect()
 }
 
 #[cfg(test)]

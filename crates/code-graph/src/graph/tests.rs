@@ -1,7 +1,7 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use crate::{extract::analyze, lang::Language, project::Project};
+use code_index::{Language, Project, analyze};
 
 fn project(fixture: &str) -> Project {
     with_manifests(fixture).0

@@ -31,14 +31,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use code_graph::{Snapshot, is_test_path};
+
+use code_index::{DefId, Error, FileId, Project, Result, Sources};
+
 use crate::{
-    error::{Error, Result},
-    project::{DefId, FileId, Project},
     querytype::{QueryFeatures, QueryKind, analyze_query},
     search::{SearchIndex, split_identifier},
-    snapshot::Snapshot,
-    sources::Sources,
-    testfiles::is_test_path,
 };
 pub use protocol::{Matched, MixWeights, SearchHit, SearchResults};
 
@@ -872,10 +871,10 @@ mod tests {
 
     use super::*;
     use crate::{
-        fixture::fixture,
         localize::{Evidence, FileResult, LocalizeOptions, localize},
         querytype::MAX_QUERY_BYTES,
     };
+    use code_graph::fixture;
 
     /// A fixture on disk with its search index, as the CLI would have it.
     struct Searchable {
@@ -896,7 +895,7 @@ mod tests {
             file.hash = stdx::sha256_hex(body.as_bytes());
         }
         let mut search = SearchIndex::open(&dir.path().join(".ironbees/search")).unwrap();
-        search.sync(dir.path(), &fx.snapshot.project, &HashMap::new()).unwrap();
+        search.sync_files(dir.path(), &fx.snapshot.project, &HashMap::new()).unwrap();
         Searchable { snapshot: fx.snapshot, sources: fx.sources, search, _dir: dir }
     }
 

@@ -15,11 +15,10 @@ use std::collections::{HashSet, VecDeque};
 
 use protocol::SymbolKind;
 
+use code_index::{FileId, Language, Project, RefKind};
+
 use crate::{
-    extract::RefKind,
     graph::{Resolution, SymbolEdge},
-    lang::Language,
-    project::{FileId, Project},
     resolve::ImportTarget,
     snapshot::Snapshot,
 };

@@ -26,18 +26,15 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use code_index::{DefId, FileId, RefKind};
+
 use crate::{
-    depgraph::edge_trust,
-    extract::RefKind,
-    graph::name_specificity,
-    project::{DefId, FileId},
-    rank::pagerank,
-    snapshot::Snapshot,
+    depgraph::edge_trust, graph::name_specificity, rank::pagerank, snapshot::Snapshot,
     testfiles::test_convention,
 };
 
 /// The definition graph of a snapshot, ready for (personalized) PageRank.
-pub(crate) struct SymbolGraph {
+pub struct SymbolGraph {
     /// First node of each file's definitions; file `f`'s top level is node
     /// `defs + f`.
     base: Vec<u32>,

@@ -26,12 +26,11 @@ use std::collections::HashSet;
 
 use protocol::{Churn, SymbolKind};
 
+use code_index::{DefId, FileId, Sources, decisions_in, decisions_per_line};
+
 use crate::{
-    complexity::{decisions_in, decisions_per_line},
     depgraph::{DepGraph, edge_trust},
-    project::{DefId, FileId},
     snapshot::Snapshot,
-    sources::Sources,
     testfiles::{test_convention, vendored_files},
 };
 pub use protocol::{

@@ -8,10 +8,10 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use code_index::{DefId, FileId, Project, RefKind};
+
 use crate::{
     depgraph::{DepGraph, edge_trust},
-    extract::RefKind,
-    project::{DefId, FileId, Project},
     snapshot::Snapshot,
     target::{Target, TargetKind},
 };

@@ -3,7 +3,7 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use crate::{extract::analyze, project::Project};
+use code_index::{Project, analyze};
 
 fn check(fixture: &str, expect: Expect) {
     let mut files = Vec::new();
