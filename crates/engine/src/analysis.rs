@@ -449,6 +449,11 @@ pub(crate) fn rank_positions(snap: &Snapshot) -> HashMap<FileId, u32> {
     order.into_iter().enumerate().map(|(i, f)| (f, i as u32 + 1)).collect()
 }
 
+/// Six decimals: enough for a rank, and stable in snapshots.
+pub(crate) fn round6(x: f64) -> f64 {
+    (x * 1_000_000.0).round() / 1_000_000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,9 +576,4 @@ mod tests {
         assert!(risks(&calm).is_empty());
         assert_eq!(recommendations(&[], ArchitecturalRole::Peripheral).len(), 1);
     }
-}
-
-/// Six decimals: enough for a rank, and stable in snapshots.
-pub(crate) fn round6(x: f64) -> f64 {
-    (x * 1_000_000.0).round() / 1_000_000.0
 }

@@ -148,7 +148,7 @@ fn schema<T: JsonSchema>(serialize: bool) -> Arc<Map<String, Value>> {
 #[allow(dead_code)] // only its schema is used
 enum Answer<T> {
     Ok(T),
-    Err(PillarError),
+    Err(Box<PillarError>),
 }
 
 /// The output schema: either the response or the error body, an object either way.

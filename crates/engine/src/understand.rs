@@ -75,8 +75,7 @@ impl Session {
                 resp.resolved_as = TargetKind::Path;
                 resp.files.push(self.file_insight(
                     &snap,
-                    &positions,
-                    &hot,
+                    (&positions, &hot),
                     rel,
                     depth,
                     &req.include,
@@ -108,8 +107,7 @@ impl Session {
                     let path = snap.project.file(f).path.clone();
                     resp.files.push(self.file_insight(
                         &snap,
-                        &positions,
-                        &hot,
+                        (&positions, &hot),
                         &path,
                         depth,
                         &req.include,
@@ -182,9 +180,14 @@ impl Session {
                     if req.include.report || req.include.skeleton {
                         let mut inc = req.include;
                         inc.skeleton = false;
-                        resp.files.push(
-                            self.file_insight(&snap, &positions, &hot, &file, 1, &inc, false)?,
-                        );
+                        resp.files.push(self.file_insight(
+                            &snap,
+                            (&positions, &hot),
+                            &file,
+                            1,
+                            &inc,
+                            false,
+                        )?);
                     }
                 } else if path_like {
                     return Err(Error::NotFound {
@@ -216,8 +219,7 @@ impl Session {
                     for (i, path) in top.iter().enumerate() {
                         resp.files.push(self.file_insight(
                             &snap,
-                            &positions,
-                            &hot,
+                            (&positions, &hot),
                             path,
                             depth.min(2),
                             &req.include,
@@ -237,7 +239,7 @@ impl Session {
                 })
                 .collect();
             resp.hot_spots =
-                hot.iter().filter(|h| near.contains(&h.path)).cloned().take(5).collect();
+                hot.iter().filter(|h| near.contains(&h.path)).take(5).cloned().collect();
         }
         resp.guidance = understand_guidance(&resp, warnings);
         fit_budget(&mut resp, budget);
@@ -247,8 +249,7 @@ impl Session {
     fn file_insight(
         &self,
         snap: &Snapshot,
-        positions: &HashMap<FileId, u32>,
-        hot: &[HotSpot],
+        (positions, hot): (&HashMap<FileId, u32>, &[HotSpot]),
         rel: &str,
         depth: u32,
         include: &UnderstandInclude,
