@@ -32,7 +32,7 @@ gold file above every other candidate of its instance), non-negative weights, an
 leave-one-repository-out cross-validation: each repository is scored with weights
 fitted on the other four, so the reported numbers are for repositories the weights
 never saw. The final weights (fitted on all) are printed for DEFAULT_WEIGHTS in
-crates/code-index/src/localize.rs.
+crates/retrieval/src/localize.rs.
 """
 import argparse, collections, json, os, shutil, subprocess, sys, time
 

@@ -11,7 +11,7 @@
 //! operators (`&&`, `||`, Python's `and`/`or`, JS `??`). `else` alone is not a
 //! decision.
 
-use crate::Language;
+use crate::lang::Language;
 
 /// Decision points on each line (index 0 is line 1).
 pub fn decisions_per_line(language: Language, source: &[u8]) -> Vec<u16> {

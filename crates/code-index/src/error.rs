@@ -46,7 +46,7 @@ pub enum Error {
         candidates.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
         if candidates.len() > 5 { "; ..." } else { "" })]
     AmbiguousTarget { target: String, candidates: Vec<String> },
-    /// Something the caller plugged in failed (an [`crate::Embedder`] calling a
+    /// Something the caller plugged in failed (retrieval's `Embedder` calling a
     /// model API); `code` is that failure's machine code (`LLM_RATE_LIMITED`...).
     #[error("{source}")]
     External { code: ErrorCode, source: Box<dyn std::error::Error + Send + Sync> },

@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor};
 
-use crate::Language;
+use crate::lang::Language;
 
 mod receiver;
 
-pub(crate) use receiver::{is_js_global, parameter_list, return_type};
+pub use receiver::{is_js_global, parameter_list, return_type};
 
 /// How a name is used at a reference site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

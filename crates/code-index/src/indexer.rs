@@ -17,13 +17,14 @@ use rayon::prelude::*;
 use stdx::CancellationToken;
 
 use crate::{
-    Error, Language, Progress,
-    error::Result,
+    error::{Error, Result},
     extract::{FileAnalysis, analyze},
+    lang::Language,
     store::{self, Batch, FileRow, Store},
     walk::{Entry, walk},
 };
 pub use protocol::UpdateReport;
+use stdx::Progress;
 
 /// Files with a modification time this close to the last run are re-hashed even
 /// when size and time match: the filesystem clock may not have ticked between an

@@ -61,7 +61,7 @@ impl Language {
 
     /// Whether code in `self` can call or name a definition written in `other`
     /// without a foreign-function layer: JavaScript with TypeScript, C with C++.
-    pub(crate) fn links_with(self, other: Language) -> bool {
+    pub fn links_with(self, other: Language) -> bool {
         let family = |l: Language| match l {
             Language::JavaScript | Language::TypeScript | Language::Tsx => Language::JavaScript,
             Language::C | Language::Cpp => Language::C,

@@ -8,7 +8,12 @@
 use protocol::SymbolKind;
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::{Error, Language, RefKind, error::Result, store::Store};
+use crate::{
+    error::{Error, Result},
+    extract::RefKind,
+    lang::Language,
+    store::Store,
+};
 
 /// Index of a file in [`Project::files`].
 pub type FileId = u32;
@@ -219,7 +224,7 @@ impl Project {
     }
 
     /// Builds a project from analyses directly (tests, fixtures).
-    pub fn from_analyses(files: Vec<(String, Language, crate::FileAnalysis)>) -> Project {
+    pub fn from_analyses(files: Vec<(String, Language, crate::extract::FileAnalysis)>) -> Project {
         let mut project = Project::default();
         for (path, language, a) in files {
             let refs = a

@@ -6,7 +6,10 @@ use protocol::{ErrorCode, FileSkip, LanguageStats, Symbol, SymbolKind};
 use rusqlite::params_from_iter;
 use serde::Serialize;
 
-use crate::{Error, error::Result, store::Store};
+use crate::{
+    error::{Error, Result},
+    store::Store,
+};
 pub use protocol::{IndexStatus as Status, ParseProblem, SkipGroup, Staleness};
 
 /// Which symbols to list. Empty fields match everything.
@@ -28,7 +31,7 @@ pub struct ReferenceHit {
     pub path: String,
     pub line: u32,
     pub column: u32,
-    pub kind: crate::RefKind,
+    pub kind: crate::extract::RefKind,
     /// Qualified name of the innermost definition containing the use.
     pub enclosing: Option<String>,
 }

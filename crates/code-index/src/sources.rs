@@ -13,7 +13,7 @@ pub trait Sources: Sync {
     fn read(&self, path: &str) -> Option<Vec<u8>>;
 }
 
-/// Files read from disk under a project root (see [`crate::Index::sources`]).
+/// Files read from disk under a project root (see [`crate::index::Index::sources`]).
 #[derive(Debug, Clone)]
 pub struct DiskSources {
     root: PathBuf,

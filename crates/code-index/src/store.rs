@@ -22,7 +22,11 @@ use std::{
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::{Error, Language, error::Result, extract::FileAnalysis};
+use crate::{
+    error::{Error, Result},
+    extract::FileAnalysis,
+    lang::Language,
+};
 
 /// Bump when extraction changes in a way the query files don't show (2: `self_call`;
 /// 3: receiver types; 4: receivers set from calls and imports; 5: Go, Java and C#

@@ -16,7 +16,10 @@ use ignore::{WalkBuilder, overrides::OverrideBuilder};
 use protocol::ErrorCode;
 use stdx::CancellationToken;
 
-use crate::{Error, Language, error::Result};
+use crate::{
+    error::{Error, Result},
+    lang::Language,
+};
 
 /// A file found by the walk.
 #[derive(Debug, Clone)]

@@ -7,7 +7,8 @@ use std::{
     path::Path,
 };
 
-use code_index::{DefId, FileId, Snapshot, TargetKind};
+use code_graph::{Snapshot, TargetKind};
+use code_index::{DefId, FileId};
 use protocol::{
     ArchitecturalRole, ChangedSymbol, Churn, Complexity, HotSpot, ImpactRadius, Risk, RiskLevel,
     SymbolChange,
@@ -15,7 +16,7 @@ use protocol::{
 
 /// One rule for "is this a test file" across the workspace: ranking and the pillars
 /// must agree on it.
-pub(crate) use code_index::is_test_path;
+pub(crate) use code_graph::is_test_path;
 
 /// Branch points in source text: a rough cyclomatic count that needs no grammar
 /// knowledge beyond keywords shared by the ten languages.
@@ -62,10 +63,10 @@ pub(crate) fn count_branches(source: &str) -> u32 {
 type Edges = Vec<(FileId, f64)>;
 
 /// Files that depend on `f` (fan-in) and that `f` depends on (fan-out), as
-/// `code_index::impact` counts them (its direct dependents), each with the weight of
+/// `code_graph::impact` counts them (its direct dependents), each with the weight of
 /// the file graph's edge (0 for an import of a package root's re-exports).
 pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
-    let c = code_index::coupling(snap, f);
+    let c = code_graph::coupling(snap, f);
     let weight = |adj: &[(FileId, f64)], g: FileId| {
         adj.iter().find(|(h, _)| *h == g).map_or(0.0, |(_, w)| *w)
     };
@@ -74,20 +75,20 @@ pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
     (inn.collect(), out.collect())
 }
 
-/// The impact of changing `files` (or one definition), as `code_index::impact`
+/// The impact of changing `files` (or one definition), as `code_graph::impact`
 /// computes it: the one definition of dependents.
-fn impact_of(snap: &Snapshot, files: &[FileId], def: Option<DefId>) -> code_index::Impact {
+fn impact_of(snap: &Snapshot, files: &[FileId], def: Option<DefId>) -> code_graph::Impact {
     let path = |f: FileId| snap.project.file(f).path.clone();
-    let target = code_index::Target {
+    let target = code_graph::Target {
         spec: files.first().map(|&f| path(f)).unwrap_or_default(),
         kind: if def.is_some() { TargetKind::Symbol } else { TargetKind::File },
         files: files.iter().map(|&f| path(f)).collect(),
-        symbols: def.map(|d| code_index::symbol_ref(&snap.project, d)).into_iter().collect(),
+        symbols: def.map(|d| code_graph::symbol_ref(&snap.project, d)).into_iter().collect(),
         file_ids: files.to_vec(),
         def_ids: def.into_iter().collect(),
     };
-    let opts = code_index::ImpactOptions { depth: u32::MAX, limit: usize::MAX };
-    code_index::impact(snap, &target, &opts)
+    let opts = code_graph::ImpactOptions { depth: u32::MAX, limit: usize::MAX };
+    code_graph::impact(snap, &target, &opts)
 }
 
 /// Files depending on `start` within `depth` levels, with their distance, nearest
@@ -101,25 +102,25 @@ pub(crate) fn dependents(snap: &Snapshot, start: &[FileId], depth: u32) -> Vec<(
         .collect()
 }
 
-/// Call sites of a definition that are sure (`code_index::is_sure`): a guess — one
+/// Call sites of a definition that are sure (`code_graph::is_sure`): a guess — one
 /// of several same-named definitions, a method matched by name on a receiver of
 /// unknown type — proves little about any one of them.
 pub(crate) fn resolved_callers(
     snap: &Snapshot,
     def: code_index::DefId,
-) -> impl Iterator<Item = &code_index::SymbolEdge> {
-    snap.graphs.callers(def).filter(|e| code_index::is_sure(&snap.project, e))
+) -> impl Iterator<Item = &code_graph::SymbolEdge> {
+    snap.graphs.callers(def).filter(|e| code_graph::is_sure(&snap.project, e))
 }
 
 /// How far a change to `files` (or to the definition `def` in them) reaches within
 /// `depth` levels: counts, the nearest dependents, and the tests among them or named
-/// after the files, all from `code_index::impact`.
+/// after the files, all from `code_graph::impact`.
 pub(crate) fn impact_radius(
     snap: &Snapshot,
     files: &[FileId],
     def: Option<DefId>,
     depth: u32,
-) -> (ImpactRadius, code_index::Radius) {
+) -> (ImpactRadius, code_graph::Radius) {
     let impact = impact_of(snap, files, def);
     let mut reached: Vec<(FileId, u32)> = impact
         .dependents
@@ -205,16 +206,16 @@ fn named_after(tests: &[(String, &str)], path: &str) -> Vec<String> {
 }
 
 /// The role of a file from its coupling and centrality (seed 004 §3.2, with fan-in
-/// meaning "depended upon by", counted as `code_index::impact` counts direct
+/// meaning "depended upon by", counted as `code_graph::impact` counts direct
 /// dependents). Like the report's roles, never peripheral with several
-/// dependents (`code_index::SEVERAL_DEPENDENTS`).
+/// dependents (`code_graph::SEVERAL_DEPENDENTS`).
 pub(crate) fn role(
     is_test: bool,
     rank_percentile: f64,
     fan_in: u32,
     fan_out: u32,
 ) -> ArchitecturalRole {
-    let several = code_index::SEVERAL_DEPENDENTS;
+    let several = code_graph::SEVERAL_DEPENDENTS;
     if is_test {
         ArchitecturalRole::Test
     } else if rank_percentile <= 0.05 && fan_in >= 5 || fan_in >= 10 {
@@ -237,9 +238,9 @@ pub(crate) struct RiskInput {
     pub tests: usize,
     pub is_test: bool,
     pub hot_spot: Option<f64>,
-    /// How far a change reaches (`code_index::impact`), whose risk level is the
+    /// How far a change reaches (`code_graph::impact`), whose risk level is the
     /// one `impact` reports.
-    pub reach: Option<code_index::Radius>,
+    pub reach: Option<code_graph::Radius>,
 }
 
 pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
@@ -257,8 +258,8 @@ pub(crate) fn risks(i: &RiskInput) -> Vec<Risk> {
     }
     if let Some(r) = &i.reach {
         let level = match r.risk {
-            code_index::Risk::High => Some(RiskLevel::High),
-            code_index::Risk::Medium => Some(RiskLevel::Medium),
+            code_graph::Risk::High => Some(RiskLevel::High),
+            code_graph::Risk::Medium => Some(RiskLevel::Medium),
             _ => None,
         };
         if let Some(level) = level {
@@ -402,8 +403,8 @@ pub(crate) fn breaking_change_risk(
 pub(crate) fn hot_spots(snap: &Snapshot, churn: Option<&Churn>, root: &Path) -> Vec<HotSpot> {
     let Some(churn) = churn.filter(|c| c.available) else { return Vec::new() };
     let sources = code_index::DiskSources::new(root.to_owned(), 4 << 20);
-    let opts = code_index::HotspotOptions { half_life_days: 90.0, limit: 50, under: String::new() };
-    let found = code_index::hotspots(snap, Some(churn), &sources, &opts);
+    let opts = code_graph::HotspotOptions { half_life_days: 90.0, limit: 50, under: String::new() };
+    let found = code_graph::hotspots(snap, Some(churn), &sources, &opts);
     let top = found.files.iter().map(|f| f.score).fold(0.0_f64, f64::max);
     if top <= 0.0 {
         return Vec::new();

@@ -9,7 +9,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use code_index::{Definition, FileId, Language, Snapshot};
+use code_graph::Snapshot;
+use code_index::{Definition, FileId, Language};
 use edit::CheckFailure;
 use protocol::{
     AffectedFile, ChangeRequest, ChangeResponse, ChangedSymbol, CheckLevel, CheckReport,

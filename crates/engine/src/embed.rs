@@ -1,5 +1,5 @@
 //! `embeddings: true` for `search` and `localize`: the model of `llm.embeddings`
-//! (`llm::Llm::embed`) behind code_index's [`Embedder`], and a vector cache so
+//! (`llm::Llm::embed`) behind retrieval's [`Embedder`], and a vector cache so
 //! a project's definitions are embedded once, not on every query.
 //!
 //! The cache is one append-only file per provider and model under
@@ -21,7 +21,8 @@ use std::{
     sync::Mutex,
 };
 
-use code_index::{Embedder, EmbeddingRetriever, Snapshot};
+use code_graph::Snapshot;
+use retrieval::{Embedder, EmbeddingRetriever};
 use stdx::Call;
 
 use crate::{

@@ -9,7 +9,7 @@
 //! | path | owner | what |
 //! | --- | --- | --- |
 //! | `index.db`, `index.lock` | code-index | the index (SQLite, WAL) and its updater lock |
-//! | `search/` | code-index | the BM25 index (tantivy) |
+//! | `search/` | retrieval | the BM25 index (tantivy) |
 //! | `edits/` | edit | journal, blobs, `history.db`, `lock`, `recovered/` |
 //! | `embeddings/` | engine | vectors per embedding model |
 //! | `runs/` | agent runs | `workflow.db` (checkpoints, events), run locks |

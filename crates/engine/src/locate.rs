@@ -1,7 +1,8 @@
 //! From what a caller typed to definitions and files: `Server.start`,
 //! `edit::Engine::apply`, `parse`, `src/app.py:42`.
 
-use code_index::{DefId, FileId, Snapshot};
+use code_graph::Snapshot;
+use code_index::{DefId, FileId};
 
 /// `a::b`, `a#b`, `a->b`, `a/b` and `a.b` all mean the same path of names.
 pub(crate) fn normalize(name: &str) -> String {

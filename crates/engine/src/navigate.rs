@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use code_index::{DefId, FileId, Snapshot};
+use code_graph::Snapshot;
+use code_index::{DefId, FileId};
 use protocol::{
     DirEntry, EntryType, Guidance, Location, NavigateAction, NavigateRequest, NavigateResponse,
     Warning,
@@ -128,7 +129,7 @@ fn def_location(
 fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec<Location> {
     let targets: HashSet<DefId> = defs.iter().copied().collect();
     let mut seen = HashSet::new();
-    let mut hits: Vec<(&code_index::SymbolEdge,)> = snap
+    let mut hits: Vec<(&code_graph::SymbolEdge,)> = snap
         .graphs
         .symbol_edges
         .iter()
@@ -377,7 +378,7 @@ fn navigate_guidance(
     Guidance { context_summary: summary, next_actions: finish(actions), warnings, recovery: None }
 }
 
-/// A call edge that is a guess (see `code_index::is_sure`): resolved as
+/// A call edge that is a guess (see `code_graph::is_sure`): resolved as
 /// `ambiguous` or `name_only`. (A `global` call the language would not let the caller
 /// see, a private name of another module, is a guess too, and not marked here.)
 pub(crate) fn is_guess(l: &Location) -> bool {
@@ -445,8 +446,8 @@ impl Session {
         }
         let root = self.root.clone();
         let search = self.search_index(&snap)?;
-        let opts = code_index::LocalizeOptions { k: limit, ..Default::default() };
-        let files = code_index::localize(&snap, &search, &root, query, &opts)?
+        let opts = retrieval::LocalizeOptions { k: limit, ..Default::default() };
+        let files = retrieval::localize(&snap, &search, &root, query, &opts)?
             .into_iter()
             .map(|r| protocol::RankedFile {
                 path: r.path,

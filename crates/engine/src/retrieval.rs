@@ -4,16 +4,15 @@
 
 use std::{path::Path, sync::Arc};
 
-use code_index::{
-    DiskSources, GraphOptions, HybridOptions, ImpactOptions, Index, LocalizeOptions,
-    RepoMapOptions, ReportOptions, Retriever, SymbolQuery,
-};
+use code_graph::{GraphOptions, ImpactOptions, ReportOptions};
+use code_index::{DiskSources, Index, SymbolQuery};
 use protocol::{
     ArchitectureReport, GraphQuery, GraphRequest, GraphView, Hotspots, HotspotsRequest, Impact,
     ImpactRequest, IndexRequest, IndexResponse, IndexStatus, LocalizeRequest, LocalizeResponse,
     RepoMap, RepomapRequest, ReportRequest, SearchRequest, SearchResults, SkeletonRequest,
     SkeletonResponse, StatusRequest, SymbolKind, SymbolsRequest, SymbolsResponse,
 };
+use retrieval::{HybridOptions, LocalizeOptions, RepoMapOptions, Retriever};
 use stdx::Call;
 
 use crate::{
@@ -138,7 +137,7 @@ impl Session {
         let dense =
             if req.embeddings { Some(self.embedding_retriever(&snap, call)?) } else { None };
         let opts = HybridOptions { k, extra: dense.as_ref().map(|(d, _)| d as &dyn Retriever) };
-        Ok(code_index::hybrid_search(&snap, &search, &self.sources(), query, &opts)?)
+        Ok(retrieval::hybrid_search(&snap, &search, &self.sources(), query, &opts)?)
     }
 
     pub fn localize(&self, req: &LocalizeRequest, call: &Call<'_>) -> Result<LocalizeResponse> {
@@ -155,7 +154,7 @@ impl Session {
             extra: dense.as_ref().map(|(d, _)| d as &dyn Retriever),
             extra_weight: dense.as_ref().map(|(_, w)| *w),
         };
-        let files = code_index::localize(&snap, &search, &self.root, query, &opts)?;
+        let files = retrieval::localize(&snap, &search, &self.root, query, &opts)?;
         Ok(LocalizeResponse { files })
     }
 
@@ -204,7 +203,7 @@ impl Session {
             None => None,
         };
         let opts = RepoMapOptions { tokens, focus, query: req.query.clone() };
-        Ok(code_index::repo_map(&snap, search.as_deref(), &self.sources(), &opts)?)
+        Ok(retrieval::repo_map(&snap, search.as_deref(), &self.sources(), &opts)?)
     }
 
     pub fn hotspots(&self, req: &HotspotsRequest, call: &Call<'_>) -> Result<Hotspots> {
@@ -227,12 +226,12 @@ impl Session {
                 similar: vec![],
             });
         }
-        let opts = code_index::HotspotOptions {
+        let opts = code_graph::HotspotOptions {
             half_life_days: req.half_life_days.unwrap_or(90.0),
             limit: top,
             under,
         };
-        Ok(code_index::hotspots(&snap, Some(&churn), &self.sources(), &opts))
+        Ok(code_graph::hotspots(&snap, Some(&churn), &self.sources(), &opts))
     }
 
     /// What a target the caller typed is: a path (absolute, or relative to the
@@ -241,11 +240,11 @@ impl Session {
     /// name looked up.
     fn target(
         &self,
-        snap: &code_index::Snapshot,
+        snap: &code_graph::Snapshot,
         spec: &str,
         all: bool,
-    ) -> Result<code_index::Target> {
-        let opts = code_index::TargetOptions { cwd: String::new(), all };
+    ) -> Result<code_graph::Target> {
+        let opts = code_graph::TargetOptions { cwd: String::new(), all };
         let spec = spec.trim();
         let (path_part, rest) = match spec.find([':', ' ']) {
             // `C:` style drive letters do not exist here; `::` is a Rust path.
@@ -256,9 +255,9 @@ impl Session {
         if Path::new(path_part).is_absolute() || outside {
             let rel = self.rel_path(path_part)?;
             let rel = if rel.is_empty() { ".".to_owned() } else { rel };
-            return Ok(code_index::resolve_target(&snap.project, &format!("{rel}{rest}"), &opts)?);
+            return Ok(code_graph::resolve_target(&snap.project, &format!("{rel}{rest}"), &opts)?);
         }
-        Ok(code_index::resolve_target(&snap.project, spec, &opts)?)
+        Ok(code_graph::resolve_target(&snap.project, spec, &opts)?)
     }
 
     pub fn graph(&self, req: &GraphRequest, call: &Call<'_>) -> Result<GraphView> {
@@ -274,7 +273,7 @@ impl Session {
             max_nodes: req.max_nodes.unwrap_or(300) as usize,
             include_guesses: !req.no_guesses,
         };
-        Ok(code_index::graph_view(&snap, &target, req.query, &opts))
+        Ok(code_graph::graph_view(&snap, &target, req.query, &opts))
     }
 
     pub fn impact(&self, req: &ImpactRequest, call: &Call<'_>) -> Result<Impact> {
@@ -284,7 +283,7 @@ impl Session {
             depth: req.depth.unwrap_or(u32::MAX),
             limit: count(req.limit, 50, "limit")?,
         };
-        Ok(code_index::impact(&snap, &target, &opts))
+        Ok(code_graph::impact(&snap, &target, &opts))
     }
 
     pub fn report(&self, req: &ReportRequest, call: &Call<'_>) -> Result<ArchitectureReport> {
@@ -297,7 +296,7 @@ impl Session {
             .map_or_else(|| self.root.display().to_string(), |n| n.to_string_lossy().into_owned());
         let opts = ReportOptions { title, top, half_life_days: req.half_life_days.unwrap_or(90.0) };
         call.progress.phase("analyzing", None);
-        Ok(code_index::report(&snap, Some(&churn), &self.sources(), &opts))
+        Ok(code_graph::report(&snap, Some(&churn), &self.sources(), &opts))
     }
 
     /// The churn of a history window (`no_history`: an unavailable history saying so).

@@ -29,9 +29,11 @@ use std::{
     time::SystemTime,
 };
 
-use code_index::{Index, IndexConfig, SearchIndex, Snapshot};
+use code_graph::Snapshot;
+use code_index::{Index, IndexConfig};
 use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
 use protocol::{ErrorCode, Warning, WarningLevel};
+use retrieval::SearchIndex;
 use stdx::Call;
 
 use crate::{
@@ -227,7 +229,7 @@ impl Session {
         let foreign_write = !stamp.is_empty() && before != *stamp;
         if !have || changed || foreign_write {
             call.progress.phase("building the project snapshot", None);
-            let snap = Arc::new(index.snapshot()?);
+            let snap = Arc::new(Snapshot::load(&index)?);
             *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
         }
         *stamp = self.db_files_stamp(&index);
@@ -287,7 +289,7 @@ impl Session {
         {
             return Ok(Arc::clone(idx));
         }
-        let idx = Arc::new(self.index_db().search_index(snap)?);
+        let idx = Arc::new(SearchIndex::sync(&mut self.index_db(), snap)?);
         *guard = Some((Arc::clone(snap), Arc::clone(&idx)));
         Ok(idx)
     }
@@ -348,7 +350,7 @@ impl Session {
             other => other?,
         };
         call.progress.phase("building the project snapshot", None);
-        let snap = Arc::new(index.snapshot()?);
+        let snap = Arc::new(Snapshot::load(&index)?);
         *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
         self.dirty.store(false, Ordering::SeqCst);
         *self.db_stamp.lock().unwrap_or_else(|p| p.into_inner()) = self.db_files_stamp(&index);

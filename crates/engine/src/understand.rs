@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use code_index::{DefId, FileId, Snapshot};
+use code_graph::Snapshot;
+use code_index::{DefId, FileId};
 use protocol::{
     CallEdge, Complexity, FileEdge, FileInsight, Guidance, HotSpot, NextAction, RankedFile, Report,
     SymbolBrief, SymbolInsight, TargetKind, UnderstandInclude, UnderstandRequest,
@@ -204,8 +205,8 @@ impl Session {
                     resp.resolved_as = TargetKind::Question;
                     let root = self.root.clone();
                     let search = self.search_index(&snap)?;
-                    let opts = code_index::LocalizeOptions { k: 8, ..Default::default() };
-                    let results = code_index::localize(&snap, &search, &root, target, &opts)?;
+                    let opts = retrieval::LocalizeOptions { k: 8, ..Default::default() };
+                    let results = retrieval::localize(&snap, &search, &root, target, &opts)?;
                     resp.ranked = results
                         .iter()
                         .map(|r| RankedFile {
@@ -281,7 +282,7 @@ impl Session {
                         analysis::resolved_callers(snap, id).count() as u32,
                         snap.graphs
                             .callees(id)
-                            .filter(|e| code_index::is_sure(&snap.project, e))
+                            .filter(|e| code_graph::is_sure(&snap.project, e))
                             .count() as u32,
                     )
                 });
@@ -463,14 +464,14 @@ impl Session {
 }
 
 /// Calls into a file per (caller, caller's file, callee): count, line, resolution.
-type CallsIn = HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_index::Resolution)>;
+type CallsIn = HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_graph::Resolution)>;
 
 /// Calls out of a file's definitions to other files, and into them from other
 /// files, aggregated per (caller, callee), most frequent first.
 fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let p = &snap.project;
     let file = p.file(f);
-    let mut out: HashMap<(String, DefId), (u32, code_index::Resolution)> = HashMap::new();
+    let mut out: HashMap<(String, DefId), (u32, code_graph::Resolution)> = HashMap::new();
     let mut inn: CallsIn = HashMap::new();
     for ord in 0..file.defs.len() as u32 {
         let d = DefId { file: f, ord };
@@ -580,21 +581,21 @@ pub(crate) fn closure_edges(snap: &Snapshot, d: DefId, depth: u32, reverse: bool
     out
 }
 
-pub(crate) fn resolution_str(r: code_index::Resolution) -> String {
+pub(crate) fn resolution_str(r: code_graph::Resolution) -> String {
     match r {
-        code_index::Resolution::Local => "local",
-        code_index::Resolution::Receiver => "receiver",
-        code_index::Resolution::SameFile => "same_file",
-        code_index::Resolution::Imported => "imported",
-        code_index::Resolution::Global => "global",
-        code_index::Resolution::Ambiguous => "ambiguous",
-        code_index::Resolution::NameOnly => "name_only",
+        code_graph::Resolution::Local => "local",
+        code_graph::Resolution::Receiver => "receiver",
+        code_graph::Resolution::SameFile => "same_file",
+        code_graph::Resolution::Imported => "imported",
+        code_graph::Resolution::Global => "global",
+        code_graph::Resolution::Ambiguous => "ambiguous",
+        code_graph::Resolution::NameOnly => "name_only",
     }
     .to_owned()
 }
 
-pub(crate) fn describe_evidence(e: &code_index::Evidence) -> String {
-    use code_index::Evidence as E;
+pub(crate) fn describe_evidence(e: &retrieval::Evidence) -> String {
+    use retrieval::Evidence as E;
     match e {
         E::Frame { line, function } => format!(
             "stack frame{}{}",

@@ -1,8 +1,8 @@
-//! Change history per file, as `git` reads it and `code-index` consumes it.
+//! Change history per file, as `git` reads it and `code-graph` consumes it.
 //!
 //! These types sit here, in the vocabulary, so that the crate that runs git and the
 //! crate that scores hotspots never depend on each other: the caller (the CLI, a
-//! pillar) asks `git` for a [`Churn`] and hands it to `code-index`.
+//! pillar) asks `git` for a [`Churn`] and hands it to `code-graph`.
 //!
 //! Paths are relative to the project root, `/`-separated, and name each file as it is
 //! called at `HEAD`: history recorded under an older name (before a rename) is counted

@@ -1,7 +1,8 @@
 //! Answers of the code-intelligence operations (`status`, `index`, `skeleton`,
-//! `search`, `localize`, `repomap`, `hotspots`, `graph`, `impact`, `report`): what `code-index` computes, as
-//! plain data every driver and client reads. `code-index` fills these types in
-//! and re-exports them under its own names.
+//! `search`, `localize`, `repomap`, `hotspots`, `graph`, `impact`, `report`): what
+//! `code-index`, `code-graph` and `retrieval` compute, as plain data every driver
+//! and client reads. Those crates fill these types in and re-export them under
+//! their own names.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

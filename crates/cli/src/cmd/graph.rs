@@ -1,5 +1,5 @@
 use anyhow::Result;
-use code_index::RenderGraph;
+use code_graph::RenderGraph;
 use protocol::{GraphQuery, GraphRequest};
 
 use super::{

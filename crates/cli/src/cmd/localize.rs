@@ -1,8 +1,8 @@
 use std::{io::Read, path::PathBuf};
 
 use anyhow::Result;
-use code_index::MAX_QUERY_BYTES;
 use protocol::{ErrorCode, Evidence, LocalizeRequest};
+use retrieval::MAX_QUERY_BYTES;
 
 use super::{
     Ctx,

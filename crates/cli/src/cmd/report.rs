@@ -1,5 +1,5 @@
 use anyhow::Result;
-use code_index::ToMarkdown;
+use code_graph::ToMarkdown;
 use protocol::{ErrorCode, ReportRequest};
 
 use super::{

@@ -47,7 +47,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use crate::Language;
+use crate::{imports::import_names, lang::Language};
 
 /// Per-file memo of each scope's bindings (variable, or `self.` field → what binds
 /// it) and of the types they come to.
@@ -328,12 +328,12 @@ impl<'s, 't> Receivers<'s, 't> {
                 let imported = match (self.lang, node.kind()) {
                     _ if fields => Vec::new(),
                     (Language::Python, "import_statement" | "import_from_statement") => {
-                        crate::resolve::python_import_names(self.text(node))
+                        import_names(Language::Python, self.text(node))
                     }
                     (
                         Language::JavaScript | Language::TypeScript | Language::Tsx,
                         "import_statement",
-                    ) => crate::resolve::js_import_names(self.text(node)),
+                    ) => import_names(self.lang, self.text(node)),
                     _ => Vec::new(),
                 };
                 for (_, local) in imported {
@@ -949,7 +949,7 @@ fn first_generic_argument(inner: &str) -> &str {
 /// first result); Java's and C#'s `public <T> Linter<T> f(..)`, before the name.
 /// With `unwrapped` (Rust's `?` or an `await` was applied to the call),
 /// `Result<Foo, E>`, `Option<Foo>`, `Promise<Foo>` and `Task<Foo>` give `Foo`.
-pub(crate) fn return_type<'a>(
+pub fn return_type<'a>(
     signature: &'a str,
     name: &str,
     unwrapped: bool,
@@ -1078,7 +1078,7 @@ fn is_modifier(word: &str) -> bool {
 /// Where a signature's parameter list (or a Python class header's bases) is: the
 /// first `(` outside generics (`<T extends (a) => b>`), and its `)` unless the
 /// signature was cut before it.
-pub(crate) fn parameter_list(signature: &str) -> Option<(usize, Option<usize>)> {
+pub fn parameter_list(signature: &str) -> Option<(usize, Option<usize>)> {
     let mut depth = 0i32;
     let mut open = None;
     let mut prev = ' ';
@@ -1202,7 +1202,7 @@ fn strip_generics(t: &str) -> &str {
 }
 
 /// The objects a JS runtime provides under these names, unless the file binds them.
-pub(crate) fn is_js_global(lang: Language, name: &str) -> bool {
+pub fn is_js_global(lang: Language, name: &str) -> bool {
     matches!(lang, Language::JavaScript | Language::TypeScript | Language::Tsx)
         && matches!(
             name,
@@ -1338,7 +1338,7 @@ pub(super) fn is_scope(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{go_package_name, normalize_type, return_type};
-    use crate::Language;
+    use crate::lang::Language;
 
     #[test]
     fn annotations_name_their_class() {

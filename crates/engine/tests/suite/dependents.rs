@@ -3,7 +3,8 @@
 //! `impact` and 16 in `understand`; cookies.py, with 7, was "peripheral — few
 //! dependents", and sessions.py "Low risk: change it directly").
 
-use code_index::{ImpactOptions, Index, IndexConfig, NoProgress, ReportOptions, TargetOptions};
+use code_graph::{ImpactOptions, ReportOptions, Snapshot, TargetOptions};
+use code_index::{Index, IndexConfig, NoProgress};
 use protocol::{ArchitecturalRole, UnderstandRequest};
 use serde_json::json;
 use test_support::TempProject;
@@ -56,8 +57,8 @@ fn impact_understand_and_roles_count_the_same_dependents() {
     index
         .update(&code_index::Call::new(&NoProgress, &code_index::CancellationToken::new()))
         .unwrap();
-    let snap = index.snapshot().unwrap();
-    let report = code_index::report(
+    let snap = Snapshot::load(&index).unwrap();
+    let report = code_graph::report(
         &snap,
         None,
         &index.sources(),
@@ -67,8 +68,8 @@ fn impact_understand_and_roles_count_the_same_dependents() {
     let mut checked = 0;
     for path in files.iter().filter(|p| p.starts_with("pkg/") || p.starts_with("examples/")) {
         let target =
-            code_index::resolve_target(&snap.project, path, &TargetOptions::default()).unwrap();
-        let impact = code_index::impact(&snap, &target, &ImpactOptions::default());
+            code_graph::resolve_target(&snap.project, path, &TargetOptions::default()).unwrap();
+        let impact = code_graph::impact(&snap, &target, &ImpactOptions::default());
         let req: UnderstandRequest =
             serde_json::from_value(json!({"target": path, "depth": "standard"})).unwrap();
         let resp = call(|c| ws.understand(&req, c)).unwrap();
@@ -82,12 +83,12 @@ fn impact_understand_and_roles_count_the_same_dependents() {
         assert_eq!(fi.dependents.len() as u32, impact.radius.direct, "{path}: understand's list");
         if let Some(row) = report.top_files.iter().find(|r| &r.path == path) {
             assert_eq!(row.fan_in, impact.radius.direct, "{path}: the report's fan-in");
-            if impact.radius.direct >= code_index::SEVERAL_DEPENDENTS {
-                assert_ne!(row.role, code_index::Role::Peripheral, "{path}: {}", row.why);
+            if impact.radius.direct >= code_graph::SEVERAL_DEPENDENTS {
+                assert_ne!(row.role, code_graph::Role::Peripheral, "{path}: {}", row.why);
             }
             checked += 1;
         }
-        if impact.radius.direct >= code_index::SEVERAL_DEPENDENTS {
+        if impact.radius.direct >= code_graph::SEVERAL_DEPENDENTS {
             assert_ne!(rep.architectural_role, ArchitecturalRole::Peripheral, "{path}");
             assert!(
                 !rep.recommendations.iter().any(|r| r.starts_with("Low risk")),
@@ -99,8 +100,8 @@ fn impact_understand_and_roles_count_the_same_dependents() {
     // The numbers themselves: structures.py has the five modules as dependents, and
     // nothing depends on the tutorial (`config.update(..)` is a dict's).
     let direct = |path: &str| {
-        let t = code_index::resolve_target(&snap.project, path, &TargetOptions::default()).unwrap();
-        code_index::impact(&snap, &t, &ImpactOptions::default()).radius.direct
+        let t = code_graph::resolve_target(&snap.project, path, &TargetOptions::default()).unwrap();
+        code_graph::impact(&snap, &t, &ImpactOptions::default()).radius.direct
     };
     assert_eq!(direct("pkg/structures.py"), 5);
     assert_eq!(direct("examples/flaskr/blog.py"), 0);

@@ -9,10 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{
-    Language,
-    project::{FileId, Project},
-};
+use code_index::{FileId, Language, Project, import_names};
 
 /// Where an import leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,7 +300,7 @@ impl<'p> Context<'p> {
     }
 
     fn python(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
-        let names = python_import_names(text);
+        let names = import_names(Language::Python, text);
         let absolute = if let Some(rel) = module.strip_prefix('.') {
             // `from ..pkg import x`: one dot is the current package, each more goes up.
             let up = rel.chars().take_while(|&c| c == '.').count();
@@ -381,7 +378,7 @@ impl<'p> Context<'p> {
     }
 
     fn js(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
-        let names = js_import_names(text);
+        let names = import_names(Language::JavaScript, text);
         let from_dir = dir_of(self.path(f));
         if module.starts_with('.') {
             if let Some(id) = join(from_dir, module).and_then(|p| self.js_file(&p)) {
@@ -482,7 +479,7 @@ impl<'p> Context<'p> {
     }
 
     fn rust(&self, f: FileId, module: &str, text: &str) -> (ImportTarget, Vec<(String, String)>) {
-        let names = rust_use_names(text);
+        let names = import_names(Language::Rust, text);
         // Integration tests, benches and examples (`tests/x.rs`) are crates of their
         // own, outside `src/`, that `use` the package by name.
         let by_name = || {
@@ -978,104 +975,6 @@ fn strip_jsonc(text: &str) -> String {
         cleaned.push(c);
     }
     cleaned
-}
-
-/// Names a Python import binds: `import a.b as c` → (a.b, c); `from m import x as y` → (x, y).
-pub(crate) fn python_import_names(text: &str) -> Vec<(String, String)> {
-    let t = text.trim();
-    let from = t.starts_with("from ");
-    let list = match t.strip_prefix("from ") {
-        Some(rest) => match rest.split_once(" import ") {
-            Some((_, names)) => names,
-            None => return Vec::new(),
-        },
-        None => t.strip_prefix("import ").unwrap_or(""),
-    };
-    list.trim_matches(|c: char| c == '(' || c == ')' || c.is_whitespace())
-        .split(',')
-        .filter_map(|item| {
-            let item = item.trim().trim_matches(|c| c == '(' || c == ')').trim();
-            if item.is_empty() || item == "*" {
-                return None;
-            }
-            Some(match item.split_once(" as ") {
-                Some((n, a)) => (n.trim().to_owned(), a.trim().to_owned()),
-                // `import a.b` binds `a`; `from m import x` binds `x`.
-                None if from => (item.to_owned(), item.to_owned()),
-                None => (item.to_owned(), item.split('.').next().unwrap_or(item).to_owned()),
-            })
-        })
-        .collect()
-}
-
-/// Names a JS/TS import binds: default, named (`{a, b as c}`), namespace (`* as ns`).
-pub(crate) fn js_import_names(text: &str) -> Vec<(String, String)> {
-    let t = text.trim();
-    let Some(rest) = t.strip_prefix("import ").or_else(|| t.strip_prefix("export ")) else {
-        return Vec::new();
-    };
-    let rest = rest.trim_start_matches("type ");
-    let clause = rest.split(" from ").next().unwrap_or("");
-    let mut out = Vec::new();
-    let mut outside = String::new();
-    let mut inside = String::new();
-    let mut depth = 0;
-    for c in clause.chars() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            _ if depth > 0 => inside.push(c),
-            _ => outside.push(c),
-        }
-    }
-    for item in inside.split(',') {
-        let item = item.trim().trim_start_matches("type ").trim();
-        if item.is_empty() {
-            continue;
-        }
-        out.push(match item.split_once(" as ") {
-            Some((n, a)) => (n.trim().to_owned(), a.trim().to_owned()),
-            None => (item.to_owned(), item.to_owned()),
-        });
-    }
-    for item in outside.split(',') {
-        let item = item.trim();
-        if let Some(ns) = item.strip_prefix("* as ") {
-            out.push(("*".to_owned(), ns.trim().to_owned()));
-        } else if !item.is_empty()
-            && item != "*"
-            && item.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        {
-            out.push(("default".to_owned(), item.to_owned()));
-        }
-    }
-    out
-}
-
-/// Names a Rust `use` binds: the leaves of the use tree, with `as` renames.
-pub(crate) fn rust_use_names(text: &str) -> Vec<(String, String)> {
-    let t = text.trim().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
-    let Some(tree) = t.strip_prefix("use ") else { return Vec::new() };
-    let tree = tree.trim_end_matches(';');
-    let mut out = Vec::new();
-    // Leaves are the segments after the last `::` at each comma/brace boundary.
-    let flat: String = tree.chars().map(|c| if c == '{' || c == '}' { ',' } else { c }).collect();
-    for item in flat.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            continue;
-        }
-        let (path, alias) = match item.split_once(" as ") {
-            Some((p, a)) => (p.trim(), Some(a.trim())),
-            None => (item, None),
-        };
-        let leaf = path.rsplit("::").next().unwrap_or(path).trim();
-        if leaf.is_empty() || leaf == "*" || leaf == "self" {
-            continue;
-        }
-        out.push((leaf.to_owned(), alias.unwrap_or(leaf).to_owned()));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -29,7 +29,9 @@
 
 use protocol::SymbolKind;
 
-use crate::{Snapshot, depgraph::DepGraph, project::FileId, testfiles::test_convention};
+use code_index::FileId;
+
+use crate::{depgraph::DepGraph, snapshot::Snapshot, testfiles::test_convention};
 pub use protocol::FileRole as Role;
 
 /// What the rules look at.
@@ -177,7 +179,7 @@ pub(crate) fn file_facts(snapshot: &Snapshot, deps: &DepGraph) -> Vec<RoleFacts>
             let mut facts = RoleFacts {
                 path: file.path.clone(),
                 test: test_convention(project, f)
-                    .is_some_and(|(k, _)| k != crate::TestKind::Inline),
+                    .is_some_and(|(k, _)| k != crate::testfiles::TestKind::Inline),
                 // Impact's distance 1 (see `impact::coupling`).
                 fan_in: deps.dependents(f).len() as u32,
                 fan_out: deps.out[f as usize].len() as u32,
@@ -238,8 +240,8 @@ pub(crate) fn percentiles(values: &[f64]) -> Vec<f64> {
 }
 
 /// The role of every file, with the reason.
-pub(crate) fn file_roles(snapshot: &Snapshot, deps: &DepGraph) -> Vec<(Role, String)> {
-    file_facts(snapshot, deps).iter().map(infer_role).collect()
+pub fn file_roles(snapshot: &Snapshot) -> Vec<(Role, String)> {
+    file_facts(snapshot, &DepGraph::build(snapshot)).iter().map(infer_role).collect()
 }
 
 #[cfg(test)]

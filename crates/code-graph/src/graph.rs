@@ -18,12 +18,14 @@ use std::collections::VecDeque;
 use protocol::SymbolKind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use code_index::{
+    Def, DefId, FileId, Language, NameId, Project, RefKind, is_js_global, parameter_list,
+    return_type,
+};
+
 use crate::{
-    Language, RefKind,
-    extract::{is_js_global, parameter_list, return_type},
-    is_test_path,
-    project::{Def, DefId, FileId, NameId, Project},
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
+    testfiles::is_test_path,
 };
 pub use protocol::Resolution;
 
@@ -325,7 +327,7 @@ fn compatible(ref_kind: RefKind, kind: SymbolKind) -> bool {
     }
 }
 
-pub(crate) fn is_type_container(kind: SymbolKind) -> bool {
+pub fn is_type_container(kind: SymbolKind) -> bool {
     kind.is_container() && !matches!(kind, SymbolKind::Module | SymbolKind::Namespace)
 }
 
@@ -768,7 +770,7 @@ fn is_class_name(project: &Project, name: &str) -> bool {
 /// Of `candidates` (definitions named like the call), the methods types named
 /// `owners` have: their own, else those of their nearest bases that define one (up
 /// to four levels; bases as the class headers name them, see [`base_names`]).
-pub(crate) fn methods_of_type<'p>(
+pub fn methods_of_type<'p>(
     project: &'p Project,
     candidates: &[DefId],
     mut owners: Vec<&'p str>,
@@ -890,7 +892,7 @@ fn base_names(signature: &str, lang: Language) -> Vec<&str> {
 
 /// The language's own types, whose methods a project cannot define (Rust's trait
 /// impls for them are found as members: `impl Tr for String` defines `String::m`).
-pub(crate) fn is_builtin_type(lang: Language, t: &str) -> bool {
+pub fn is_builtin_type(lang: Language, t: &str) -> bool {
     match lang {
         Language::Python => matches!(
             t,

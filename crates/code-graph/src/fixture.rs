@@ -2,16 +2,18 @@
 
 use std::collections::HashMap;
 
-use crate::{Language, Snapshot, analyze, project::Project, resolve::Manifest};
+use code_index::{Language, Project, analyze};
 
-pub(crate) struct Fixture {
+use crate::{resolve::Manifest, snapshot::Snapshot};
+
+pub struct Fixture {
     pub snapshot: Snapshot,
     pub sources: HashMap<String, String>,
 }
 
 /// Files with a known language are analyzed; others (Cargo.toml, go.mod) become
 /// manifests for import resolution. Every file is a source.
-pub(crate) fn fixture(text: &str) -> Fixture {
+pub fn fixture(text: &str) -> Fixture {
     let mut files = Vec::new();
     let mut manifests = Vec::new();
     let mut sources = HashMap::new();

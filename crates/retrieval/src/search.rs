@@ -34,11 +34,8 @@ use tantivy::{
     },
 };
 
-use crate::{
-    Error,
-    error::Result,
-    project::{Project, ProjectFile},
-};
+use code_graph::Snapshot;
+use code_index::{Error, Project, ProjectFile, Result};
 
 /// Bump when the schema or the tokenizer changes: the index is rebuilt.
 const SEARCH_VERSION: &str = "ironbees-search-2";
@@ -254,8 +251,25 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
+    /// The search index of `index` (`.ironbees/search/`), brought up to date with
+    /// `snapshot` file by file. When another process holds the update lock, the
+    /// search index is searched as it is.
+    pub fn sync(index: &mut code_index::Index, snapshot: &Snapshot) -> Result<SearchIndex> {
+        let mut search = SearchIndex::open(&index.state_dir().join("search"))?;
+        if let Some(_lock) = index.try_lock_updates()? {
+            // An empty (new or rebuilt) search index holds nothing, whatever the table says.
+            let indexed =
+                if search.num_docs() == 0 { Default::default() } else { index.search_files()? };
+            let (next, changed) = search.sync_files(index.root(), &snapshot.project, &indexed)?;
+            if changed > 0 || next.len() != indexed.len() {
+                index.set_search_files(&next)?;
+            }
+        }
+        Ok(search)
+    }
+
     /// Opens `dir`, creating or rebuilding it when missing or from another version.
-    pub fn open(dir: &Path) -> Result<SearchIndex> {
+    pub(crate) fn open(dir: &Path) -> Result<SearchIndex> {
         let io = |e: std::io::Error| Error::Io { path: dir.to_owned(), source: e };
         let version_file = dir.join("VERSION");
         let current = std::fs::read_to_string(&version_file).unwrap_or_default();
@@ -281,7 +295,7 @@ impl SearchIndex {
     /// on disk under `root`; files gone from the project are removed. Returns the new
     /// `indexed` map. A file whose bytes on disk no longer have the project's hash is
     /// left for the next sync (its definitions' offsets would not fit).
-    pub fn sync(
+    pub(crate) fn sync_files(
         &mut self,
         root: &Path,
         project: &Project,

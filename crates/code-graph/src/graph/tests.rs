@@ -1,7 +1,7 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use crate::{Language, analyze, project::Project};
+use code_index::{Language, Project, analyze};
 
 fn project(fixture: &str) -> Project {
     with_manifests(fixture).0
@@ -175,7 +175,7 @@ fn calls_never_resolve_to_modules() {
         //- src/cmd/analysis.rs
         pub fn target() {}
         //- src/cmd/graph.rs
-        use crate::Target;
+        use crate::target::Target;
         fn run() { analysis::target(); }
         "#,
         expect![[r#"

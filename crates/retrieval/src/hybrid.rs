@@ -31,13 +31,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use code_graph::{Snapshot, is_test_path};
+
+use code_index::{DefId, Error, FileId, Project, Result, Sources};
+
 use crate::{
-    Error, QueryFeatures, QueryKind, Snapshot, analyze_query,
-    error::Result,
-    project::{DefId, FileId, Project},
+    querytype::{QueryFeatures, QueryKind, analyze_query},
     search::{SearchIndex, split_identifier},
-    sources::Sources,
-    testfiles::is_test_path,
 };
 pub use protocol::{Matched, MixWeights, SearchHit, SearchResults};
 
@@ -870,7 +870,11 @@ mod tests {
     use expect_test::{Expect, expect};
 
     use super::*;
-    use crate::fixture::fixture;
+    use crate::{
+        localize::{Evidence, FileResult, LocalizeOptions, localize},
+        querytype::MAX_QUERY_BYTES,
+    };
+    use code_graph::fixture;
 
     /// A fixture on disk with its search index, as the CLI would have it.
     struct Searchable {
@@ -891,7 +895,7 @@ mod tests {
             file.hash = stdx::sha256_hex(body.as_bytes());
         }
         let mut search = SearchIndex::open(&dir.path().join(".ironbees/search")).unwrap();
-        search.sync(dir.path(), &fx.snapshot.project, &HashMap::new()).unwrap();
+        search.sync_files(dir.path(), &fx.snapshot.project, &HashMap::new()).unwrap();
         Searchable { snapshot: fx.snapshot, sources: fx.sources, search, _dir: dir }
     }
 
@@ -1093,12 +1097,11 @@ mod tests {
         let p = &s.snapshot.project;
         let def = |name: &str| p.all_defs().find(|&d| p.def(d).qualified_name == name).unwrap();
         let weighted = |query: &str, extra: Option<&dyn Retriever>, extra_weight| {
-            let opts = crate::LocalizeOptions { k: 5, extra, extra_weight, ..Default::default() };
-            crate::localize(&s.snapshot, &s.search, std::path::Path::new("."), query, &opts)
-                .unwrap()
+            let opts = LocalizeOptions { k: 5, extra, extra_weight, ..Default::default() };
+            localize(&s.snapshot, &s.search, std::path::Path::new("."), query, &opts).unwrap()
         };
         let run = |query: &str, extra: Option<&dyn Retriever>| weighted(query, extra, None);
-        let paths = |r: &[crate::FileResult]| r.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        let paths = |r: &[FileResult]| r.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
         let query = "the quantity must be positive when adding to the cart";
         let alone = run(query, None);
         assert_eq!(alone[0].path, "shop/cart.py", "{:?}", paths(&alone));
@@ -1111,7 +1114,7 @@ mod tests {
         assert_eq!(paths(&fused)[..2], ["shop/cart.py", "shop/shipping.py"], "{fused:?}");
         assert!(
             fused[1].evidence.iter().any(|e| matches!(e,
-                crate::Evidence::Similar { retriever, symbol, rank: 1, .. }
+                Evidence::Similar { retriever, symbol, rank: 1, .. }
                     if retriever == "oracle" && symbol == "estimate_delivery")),
             "{:?}",
             fused[1].evidence
@@ -1192,12 +1195,12 @@ mod tests {
         assert!(s.run("xylophone", None).hits.is_empty());
         // A log dump is refused before any retriever runs; so are localize and the
         // repo map, through the same check.
-        let dump = "discount ".repeat(crate::MAX_QUERY_BYTES / 9 + 1);
+        let dump = "discount ".repeat(MAX_QUERY_BYTES / 9 + 1);
         let err = hybrid_search(&s.snapshot, &s.search, &s.sources, &dump, &opts).unwrap_err();
         assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
         assert!(err.to_string().contains("byte limit"), "{err}");
-        let lopts = crate::LocalizeOptions { k: 5, ..Default::default() };
-        let err = crate::localize(&s.snapshot, &s.search, std::path::Path::new("."), &dump, &lopts);
+        let lopts = LocalizeOptions { k: 5, ..Default::default() };
+        let err = localize(&s.snapshot, &s.search, std::path::Path::new("."), &dump, &lopts);
         assert!(err.unwrap_err().to_string().contains("byte limit"));
     }
 

@@ -15,11 +15,12 @@ use std::collections::{HashSet, VecDeque};
 
 use protocol::SymbolKind;
 
+use code_index::{FileId, Language, Project, RefKind};
+
 use crate::{
-    Language, RefKind, Snapshot,
     graph::{Resolution, SymbolEdge},
-    project::{FileId, Project},
     resolve::ImportTarget,
+    snapshot::Snapshot,
 };
 
 /// A Rust `mod x;` declaration (`pub mod x;`, `pub(crate) mod x;`).

@@ -26,17 +26,15 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use code_index::{DefId, FileId, RefKind};
+
 use crate::{
-    RefKind, Snapshot,
-    depgraph::edge_trust,
-    graph::name_specificity,
-    project::{DefId, FileId},
-    rank::pagerank,
+    depgraph::edge_trust, graph::name_specificity, rank::pagerank, snapshot::Snapshot,
     testfiles::test_convention,
 };
 
 /// The definition graph of a snapshot, ready for (personalized) PageRank.
-pub(crate) struct SymbolGraph {
+pub struct SymbolGraph {
     /// First node of each file's definitions; file `f`'s top level is node
     /// `defs + f`.
     base: Vec<u32>,
@@ -67,7 +65,10 @@ impl SymbolGraph {
             .map(|f| {
                 matches!(
                     test_convention(project, f),
-                    Some((crate::TestKind::File | crate::TestKind::Support, _))
+                    Some((
+                        crate::testfiles::TestKind::File | crate::testfiles::TestKind::Support,
+                        _
+                    ))
                 )
             })
             .collect();

@@ -26,12 +26,11 @@ use std::collections::HashSet;
 
 use protocol::{Churn, SymbolKind};
 
+use code_index::{DefId, FileId, Sources, decisions_in, decisions_per_line};
+
 use crate::{
-    Snapshot,
-    complexity::{decisions_in, decisions_per_line},
     depgraph::{DepGraph, edge_trust},
-    project::{DefId, FileId},
-    sources::Sources,
+    snapshot::Snapshot,
     testfiles::{test_convention, vendored_files},
 };
 pub use protocol::{
@@ -290,7 +289,8 @@ pub(crate) fn measure(
                 max_cyclomatic,
             },
             fan_in: deps.inn[f as usize].len() as u32,
-            test: test_convention(project, f).is_some_and(|(k, _)| k != crate::TestKind::Inline),
+            test: test_convention(project, f)
+                .is_some_and(|(k, _)| k != crate::testfiles::TestKind::Inline),
             parts: ScoreParts { churn: None, complexity: 0.0, fan_in: 0.0 },
         });
     }

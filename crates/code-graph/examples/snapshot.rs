@@ -1,5 +1,5 @@
 //! Times loading the project snapshot and building its graphs:
-//! `cargo run --release -p code-index --example snapshot -- DIR`.
+//! `cargo run --release -p code-graph --example snapshot -- DIR`.
 #![allow(clippy::print_stdout)]
 
 fn main() {
@@ -8,7 +8,7 @@ fn main() {
         code_index::Index::open(std::path::Path::new(&root), code_index::IndexConfig::default())
             .unwrap();
     let t = std::time::Instant::now();
-    let snap = index.snapshot().unwrap();
+    let snap = code_graph::Snapshot::load(&index).unwrap();
     let edges = snap.graphs.symbol_edges.len();
     println!(
         "snapshot: {} files, {edges} symbol edges in {:?}",

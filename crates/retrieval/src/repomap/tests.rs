@@ -3,7 +3,7 @@
 use expect_test::expect;
 
 use super::*;
-use crate::fixture::{Fixture, fixture};
+use code_graph::{Fixture, fixture};
 
 const SHOP: &str = r#"
     //- shop/__init__.py

@@ -34,15 +34,14 @@ use std::{
     path::Path,
 };
 
+use code_graph::{Snapshot, is_generated, is_test_path, is_vendored, pagerank, vendored_files};
+
+use code_index::{FileId, Language, Result, import_names};
+
 use crate::{
-    Snapshot,
-    error::Result,
     hybrid::Retriever,
-    project::FileId,
     querytype::{QueryFeatures, analyze_query},
-    rank::pagerank,
     search::SearchIndex,
-    testfiles::{is_generated, is_test_path, is_vendored, vendored_files},
 };
 pub use protocol::{Evidence, FileResult};
 
@@ -198,7 +197,7 @@ pub fn localize(
 ) -> Result<Vec<FileResult>> {
     crate::querytype::check_query_size(query)?;
     let weights = match &opts.weights {
-        Some(spec) => parse_weights(spec).map_err(crate::Error::InvalidArgument)?,
+        Some(spec) => parse_weights(spec).map_err(code_index::Error::InvalidArgument)?,
         None => DEFAULT_WEIGHTS,
     };
     let (table, mut evidence) = features(snapshot, search, root, query)?;
@@ -827,7 +826,7 @@ fn imported_names(snapshot: &Snapshot, cleaned: &str) -> HashMap<String, FileId>
         else {
             continue;
         };
-        for (name, _) in crate::resolve::python_import_names(t) {
+        for (name, _) in import_names(Language::Python, t) {
             let bound = binding_file(snapshot, file, &name, 0);
             out.insert(name, bound);
         }
@@ -851,7 +850,7 @@ fn binding_file(snapshot: &Snapshot, file: FileId, name: &str, depth: usize) -> 
     }
     let imports = &snapshot.graphs.imports[file as usize];
     for imp in imports {
-        let crate::resolve::ImportTarget::Files(targets) = &imp.target else { continue };
+        let code_graph::ImportTarget::Files(targets) = &imp.target else { continue };
         let Some((original, _)) = imp.names.iter().find(|(_, local)| local == name) else {
             continue;
         };
@@ -867,7 +866,7 @@ fn binding_file(snapshot: &Snapshot, file: FileId, name: &str, depth: usize) -> 
     }
     // `from .definitions import *`: the first module it reaches that defines it.
     for imp in imports.iter().filter(|i| i.names.is_empty()) {
-        let crate::resolve::ImportTarget::Files(targets) = &imp.target else { continue };
+        let code_graph::ImportTarget::Files(targets) = &imp.target else { continue };
         for &t in targets.iter().filter(|&&t| t != file) {
             let bound = binding_file(snapshot, t, name, depth + 1);
             if bound != t || defines(t) {
@@ -926,7 +925,7 @@ fn definition_signal(
                 // `expr.atoms()`: a variable named after a class of ours (`Expr`);
                 // the method is the one that class has or inherits (`Basic.atoms`).
                 let owners = classes_named_like(project, last, &mut classes_by_lower);
-                defs = crate::graph::methods_of_type(project, &defs, owners);
+                defs = code_graph::methods_of_type(project, &defs, owners);
                 if defs.is_empty() {
                     continue; // `np.array` and the like: not ours
                 }
@@ -988,7 +987,7 @@ fn definition_signal(
 /// `data_array` → `DataArray` (the project's classes by lowercased name without
 /// underscores, built on first use). Not a name with capitals: `np`, `Foo`.
 fn classes_named_like<'p>(
-    project: &'p crate::project::Project,
+    project: &'p code_index::Project,
     variable: &str,
     index: &mut Option<HashMap<String, Vec<&'p str>>>,
 ) -> Vec<&'p str> {
@@ -998,14 +997,14 @@ fn classes_named_like<'p>(
     // A builtin type is the language's, not a variable: `object.__new__(cls)` is
     // Python's `object`, not sympy's category class `Object`; `float.is_integer`
     // is not sympy's `Float`. (Python's are the lowercase ones there are.)
-    if crate::graph::is_builtin_type(crate::Language::Python, variable) {
+    if code_graph::is_builtin_type(Language::Python, variable) {
         return Vec::new();
     }
     let index = index.get_or_insert_with(|| {
         let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
         for d in project.all_defs() {
             let def = project.def(d);
-            if crate::graph::is_type_container(def.kind) {
+            if code_graph::is_type_container(def.kind) {
                 let name = project.names.name(def.name);
                 let names = by_lower.entry(name.to_ascii_lowercase()).or_default();
                 if !names.contains(&name) {
@@ -1051,8 +1050,8 @@ fn handler_definitions(
     if classes.is_empty() {
         return;
     }
-    let mut handlers: HashMap<&str, Vec<crate::project::DefId>> = HashMap::new();
-    for id in 0..project.names.len() as crate::project::NameId {
+    let mut handlers: HashMap<&str, Vec<code_index::DefId>> = HashMap::new();
+    for id in 0..project.names.len() as code_index::NameId {
         let name = project.names.name(id);
         let bytes = name.as_bytes();
         for (i, _) in name.match_indices('_') {
@@ -1107,7 +1106,7 @@ fn handler_definitions(
 /// `polyerrors.py`, Java's `FooException.java`: such a module is where an error's
 /// *name* lives, so an issue that quotes the error points at it by definition,
 /// while the fix goes where the error is raised or handled.
-fn declares_only_exceptions(project: &crate::Project, file: &crate::ProjectFile) -> bool {
+fn declares_only_exceptions(project: &code_index::Project, file: &code_index::ProjectFile) -> bool {
     const SUFFIXES: [&str; 3] = ["Error", "Exception", "Warning"];
     let top: Vec<(&str, Vec<&str>)> = file
         .defs
@@ -1296,7 +1295,7 @@ mod tests {
 
     #[test]
     fn imported_names_lead_to_the_binding_file() {
-        let f = crate::fixture::fixture(
+        let f = code_graph::fixture(
             r#"
 //- units/__init__.py
 from .definitions import ohm, volt
@@ -1351,7 +1350,7 @@ def dimsys():
 
     #[test]
     fn handlers_count_for_the_class_when_the_text_says_the_verb() {
-        let f = crate::fixture::fixture(
+        let f = code_graph::fixture(
             r#"
 //- units/quantity.py
 class Quantity:
@@ -1391,7 +1390,7 @@ def _print_Quantity():
 
     #[test]
     fn a_title_names_a_module_unless_it_is_a_variables_name() {
-        let f = crate::fixture::fixture(
+        let f = code_graph::fixture(
             r#"
 //- sympy/__init__.py
 from .core.basic import Basic
@@ -1429,7 +1428,7 @@ class Case:
 
     #[test]
     fn a_method_called_on_a_variable_named_after_a_class_is_that_classs() {
-        let f = crate::fixture::fixture(
+        let f = code_graph::fixture(
             r#"
 //- core/basic.py
 class Basic:
@@ -1514,7 +1513,7 @@ class MatrixBase:
 
     #[test]
     fn modules_that_only_declare_exceptions() {
-        let f = crate::fixture::fixture(
+        let f = code_graph::fixture(
             r#"
 //- web/exceptions.py
 class RequestException(IOError):

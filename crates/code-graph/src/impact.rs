@@ -31,11 +31,12 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
+use code_index::{DefId, FileId, Project};
+
 use crate::{
-    Snapshot,
     depgraph::{DepGraph, edge_trust},
     graph::SymbolEdge,
-    project::{DefId, FileId, Project},
+    snapshot::Snapshot,
     target::{Target, TargetKind},
     testfiles::{TestKind, module_stem, test_convention, test_subject},
 };

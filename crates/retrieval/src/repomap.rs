@@ -37,19 +37,11 @@ use std::{
 
 use protocol::SymbolKind;
 
-use crate::{
-    Error, Snapshot,
-    depgraph::DepGraph,
-    error::Result,
-    project::{Def, DefId, FileId, Project},
-    querytype::analyze_query,
-    roles::{Role, file_roles},
-    search::SearchIndex,
-    sources::Sources,
-    symrank::SymbolGraph,
-    testfiles::vendored_files,
-    tokens::count_tokens,
-};
+use code_graph::{Role, Snapshot, SymbolGraph, file_roles, vendored_files};
+
+use code_index::{Def, DefId, Error, FileId, Project, Result, Sources, count_tokens};
+
+use crate::{querytype::analyze_query, search::SearchIndex};
 pub use protocol::{MapFile, MapSeeds, MapSymbol, RepoMap};
 
 /// What map to draw.
@@ -113,8 +105,7 @@ pub fn repo_map(
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
-    let deps = DepGraph::build(snapshot);
-    let roles: Vec<Role> = file_roles(snapshot, &deps).into_iter().map(|r| r.0).collect();
+    let roles: Vec<Role> = file_roles(snapshot).into_iter().map(|r| r.0).collect();
     let renderer = Renderer { project, sources, roles: &roles, texts: RefCell::default() };
 
     // The longest prefix of `ranked` whose rendering fits.
@@ -255,7 +246,7 @@ fn seeds(
             for &d in &defs {
                 w[def_node(d)] += share;
                 // A name shared by many definitions says little about each.
-                let label = crate::target::describe(project, d);
+                let label = code_graph::describe_def(project, d);
                 if defs.len() <= 5 && !info.symbols.contains(&label) {
                     info.symbols.push(label);
                 }

@@ -23,12 +23,9 @@
 
 use serde::Serialize;
 
-use crate::{
-    Error,
-    error::Result,
-    is_test_path,
-    project::{DefId, FileId, Project},
-};
+use code_index::{DefId, Error, FileId, Project, Result};
+
+use crate::testfiles::is_test_path;
 pub use protocol::ResolvedKind as TargetKind;
 use protocol::SymbolKind;
 pub use protocol::SymbolRef;
@@ -189,7 +186,7 @@ pub fn resolve_target(project: &Project, spec: &str, opts: &TargetOptions) -> Re
         .collect();
     let mut defs = prefer_exact(project, defs, &want);
     if defs.is_empty() && want.contains('.') {
-        // A module path (`analysis::target`, `code_index::resolve_target`): the
+        // A module path (`analysis::target`, `code_graph::resolve_target`): the
         // qualifiers name the file's directories or stem.
         defs = project
             .defs_named_str(last)

@@ -20,10 +20,7 @@
 
 use serde::Serialize;
 
-use crate::{
-    Language,
-    project::{FileId, Project},
-};
+use code_index::{FileId, Language, Project};
 
 /// How a file holds tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,10 +216,7 @@ pub fn is_vendored(path: &str) -> bool {
 /// only extends its path) are the project's own. `read` gives a file's bytes;
 /// only nested `__init__.py` files, and those around the ones with a version,
 /// are read.
-pub(crate) fn vendored_files(
-    project: &Project,
-    read: impl Fn(&str) -> Option<Vec<u8>>,
-) -> Vec<bool> {
+pub fn vendored_files(project: &Project, read: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<bool> {
     let mut out: Vec<bool> = project.files.iter().map(|f| is_vendored(&f.path)).collect();
     let text = |path: &str| read(path).map(|b| String::from_utf8_lossy(&b).into_owned());
     let copies: Vec<&str> = project
@@ -283,7 +277,7 @@ fn assigns_version(line: &str) -> bool {
 /// vocabulary (every rule of a grammar, every name of an API) make it match
 /// issues it has nothing to do with. Only the first ten lines count: a module
 /// that *mentions* generated files further down is not one.
-pub(crate) fn is_generated(text: &str) -> bool {
+pub fn is_generated(text: &str) -> bool {
     const MARKERS: [&str; 4] = ["do not edit", "don't edit", "never edit", "@generated"];
     // "automatically generated" must be said of this file, not of files it
     // includes ("This module includes files automatically generated from ply").

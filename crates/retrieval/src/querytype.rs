@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::{Error, Result};
+use code_index::{Error, Result};
 pub use protocol::QueryKind;
 
 /// The longest query the retrievers take. Issue texts are kilobytes; a larger one

@@ -8,10 +8,11 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use code_index::{DefId, FileId, Project, RefKind};
+
 use crate::{
-    RefKind, Snapshot,
     depgraph::{DepGraph, edge_trust},
-    project::{DefId, FileId, Project},
+    snapshot::Snapshot,
     target::{Target, TargetKind},
 };
 pub use protocol::{EdgeKind, GraphEdge, GraphNode, GraphQuery, GraphView};

@@ -25,15 +25,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use protocol::{Churn, SymbolKind};
 
+use code_index::{DefId, FileId, Language, Sources};
+
 use crate::{
-    Language, Snapshot,
     depgraph::DepGraph,
     graphview::mermaid_escape,
     hotspot::{FileHotspot, HotspotBasis, HotspotOptions, concentration, history_info, measure},
     impact::{ImpactOptions, Risk, impact_with},
-    project::{DefId, FileId},
     roles::{Role, RoleFacts, file_facts, infer_role, percentiles},
-    sources::Sources,
+    snapshot::Snapshot,
     symrank::SymbolGraph,
     target::{Target, TargetKind},
     testfiles::{TestKind, test_convention, vendored_files},
@@ -323,7 +323,7 @@ pub fn symbol_role(
 /// Connected components (size ≥ 2) of the top hotspot files under "depends on"
 /// in either direction, by total score.
 fn clusters(
-    project: &crate::project::Project,
+    project: &code_index::Project,
     deps: &DepGraph,
     hot: &[FileHotspot],
 ) -> Vec<HotspotCluster> {

@@ -3,7 +3,7 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use crate::{analyze, project::Project};
+use code_index::{Project, analyze};
 
 fn check(fixture: &str, expect: Expect) {
     let mut files = Vec::new();
@@ -401,24 +401,7 @@ fn csharp_namespaces_and_c_includes() {
 }
 
 #[test]
-fn name_lists() {
-    assert_eq!(
-        python_import_names("from a.b import (c, d as e,\n f)"),
-        vec![("c".into(), "c".into()), ("d".into(), "e".into()), ("f".into(), "f".into())]
-    );
-    assert_eq!(
-        python_import_names("import a.b as c, d.e"),
-        vec![("a.b".into(), "c".into()), ("d.e".into(), "d".into())]
-    );
-    assert_eq!(
-        js_import_names("import Def, { a, b as c } from 'x'"),
-        vec![("a".into(), "a".into()), ("b".into(), "c".into()), ("default".into(), "Def".into())]
-    );
-    assert_eq!(js_import_names("import * as ns from 'x'"), vec![("*".into(), "ns".into())]);
-    assert_eq!(
-        rust_use_names("use a::{b::{C, D as E}, f};"),
-        vec![("C".into(), "C".into()), ("D".into(), "E".into()), ("f".into(), "f".into())]
-    );
+fn jsonc_comments_and_trailing_commas() {
     assert_eq!(
         strip_jsonc("{\"a\": [1, 2,], // x\n \"b\": \"//not\", /* c */ }"),
         "{\"a\": [1, 2], \n \"b\": \"//not\"  }"
