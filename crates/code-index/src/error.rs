@@ -74,11 +74,11 @@ impl Error {
     pub fn to_info(&self) -> ErrorInfo {
         let mut info = ErrorInfo::new(self.code(), self.to_string());
         match self {
-            Error::TargetNotFound { suggestions, .. } if !suggestions.is_empty() => {
-                info.details = serde_json::json!({ "suggestions": suggestions });
+            Error::TargetNotFound { suggestions, .. } => {
+                info.details.similar_names = suggestions.clone();
             }
             Error::AmbiguousTarget { candidates, .. } => {
-                info.details = serde_json::json!({ "candidates": candidates });
+                info.details.targets = candidates.clone();
             }
             _ => {}
         }

@@ -1,6 +1,6 @@
 use std::{io, path::PathBuf};
 
-use protocol::{EditErrorDetails, ErrorCode, ErrorInfo, MatchCandidate};
+use protocol::{ErrorCode, ErrorDetails, ErrorInfo, MatchCandidate};
 
 /// Everything that can go wrong in the edit engine. Each variant maps to one machine
 /// code ([`Error::code`]); [`Error::to_info`] adds the structured details a client
@@ -102,10 +102,10 @@ impl Error {
         }
     }
 
-    /// The wire form, with [`EditErrorDetails`] where there are any.
+    /// The wire form, with [`ErrorDetails`] where there are any.
     pub fn to_info(&self) -> ErrorInfo {
         let mut info = ErrorInfo::new(self.code(), self.to_string());
-        let mut d = EditErrorDetails::default();
+        let mut d = ErrorDetails::default();
         match self {
             Error::NoMatch { path, edit, candidates, similar_names, .. } => {
                 info = info.with_path(path.clone());
@@ -136,9 +136,7 @@ impl Error {
             | Error::Corrupt { path, .. } => info = info.with_path(path.clone()),
             _ => {}
         }
-        if !d.is_empty() {
-            info.details = serde_json::to_value(&d).unwrap_or_default();
-        }
+        info.details = d;
         info
     }
 

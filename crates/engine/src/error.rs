@@ -71,9 +71,7 @@ impl Error {
             Error::NotFound { message, path, similar } => {
                 let mut info = ErrorInfo::new(ErrorCode::NotFound, message.clone());
                 info.path = path.clone();
-                if !similar.is_empty() {
-                    info.details = serde_json::json!({ "similarNames": similar });
-                }
+                info.details.similar_names = similar.clone();
                 info
             }
             other => ErrorInfo::new(other.code(), other.to_string()),

@@ -2,7 +2,9 @@
 //! for errors. Pure functions of the error, the pillar and the request that failed,
 //! so the strategies are tested as tables.
 
-use protocol::{ErrorCode, ErrorInfo, Guidance, NextAction, Operation, RecoveryStrategy};
+use protocol::{
+    ErrorCode, ErrorInfo, Guidance, MatchCandidate, NextAction, Operation, RecoveryStrategy,
+};
 use serde_json::{Value, json};
 
 /// A ready tool call.
@@ -44,11 +46,10 @@ pub fn error_guidance(info: &ErrorInfo, pillar: Operation, request: &Value) -> G
     }
 }
 
-fn lines_arg(c: &Value, pad: u64) -> Option<String> {
-    let s = c["lineRange"]["start"].as_u64()?;
-    let e = c["lineRange"]["end"].as_u64()?;
+fn lines_arg(c: &MatchCandidate, pad: u32) -> String {
+    let (s, e) = (c.line_range.start, c.line_range.end);
     let (a, b) = (s.saturating_sub(pad).max(1), e + pad);
-    Some(if a == b { a.to_string() } else { format!("{a}-{b}") })
+    if a == b { a.to_string() } else { format!("{a}-{b}") }
 }
 
 /// The recovery strategy for an error of `pillar` given the request that failed.
@@ -60,12 +61,9 @@ pub fn recovery_for(
 ) -> Option<RecoveryStrategy> {
     let path = info.path.clone().or_else(|| request_path(request)).unwrap_or_default();
     let d = &info.details;
-    let edit_index = d["editIndex"].as_u64().map(|i| i as usize);
-    let candidates: Vec<Value> = d["candidates"].as_array().cloned().unwrap_or_default();
-    let similar: Vec<String> = d["similarNames"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-        .unwrap_or_default();
+    let edit_index = d.edit_index;
+    let candidates = &d.candidates;
+    let similar = &d.similar_names;
     let mut actions = Vec::new();
     let strategy = match info.code {
         ErrorCode::NoMatch => {
@@ -84,7 +82,7 @@ pub fn recovery_for(
                      the exact qualified name."
                 )
             } else if let Some(best) = candidates.first() {
-                let range = lines_arg(best, 3).unwrap_or_default();
+                let range = lines_arg(best, 3);
                 actions.push(action(
                     1,
                     "read",
@@ -101,12 +99,11 @@ pub fn recovery_for(
                         "only once the fragment confirms the text",
                     ));
                 }
-                let sim =
-                    best["similarity"].as_f64().map(|s| format!(" ({:.0}% similar)", s * 100.0));
+                let sim = best.similarity.map(|s| format!(" ({:.0}% similar)", s * 100.0));
                 format!(
                     "targetString was not found in {path}. The closest text is at lines {}{}: \
                      read it and retry with the file's exact text (or replace by lineRange).",
-                    lines_arg(best, 0).unwrap_or_default(),
+                    lines_arg(best, 0),
                     sim.unwrap_or_default()
                 )
             } else {
@@ -122,6 +119,27 @@ pub fn recovery_for(
                 )
             }
         }
+        ErrorCode::AmbiguousMatch if candidates.is_empty() && !d.targets.is_empty() => {
+            // A target naming several definitions: each as `path:line`, exactly one.
+            for (i, t) in d.targets.iter().take(3).enumerate() {
+                let at = t.split_whitespace().next().unwrap_or(t);
+                let mut retry = request.clone();
+                retry["target"] = json!(at);
+                actions.push(action(
+                    1 + i as u8,
+                    pillar.name(),
+                    retry,
+                    format!("ask about {t}"),
+                    "a path:line names exactly one definition",
+                ));
+            }
+            format!(
+                "The target names {} definitions or files; name one by `path:line` (or its \
+                 qualified name): {}.",
+                d.targets.len(),
+                d.targets.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
+            )
+        }
         ErrorCode::AmbiguousMatch => {
             for (i, c) in candidates.iter().take(2).enumerate() {
                 if let Some(retry) = with_line_range(request, edit_index, c) {
@@ -129,15 +147,12 @@ pub fn recovery_for(
                         1 + i as u8,
                         pillar.name(),
                         retry,
-                        format!(
-                            "apply to the match at lines {}",
-                            lines_arg(c, 0).unwrap_or_default()
-                        ),
+                        format!("apply to the match at lines {}", lines_arg(c, 0)),
                         "a lineRange picks exactly one match",
                     ));
                 }
             }
-            let places: Vec<String> = candidates.iter().filter_map(|c| lines_arg(c, 0)).collect();
+            let places: Vec<String> = candidates.iter().map(|c| lines_arg(c, 0)).collect();
             format!(
                 "targetString matches {} places in {path} (lines {}). Add `lineRange` to the edit, \
                  include more surrounding lines in targetString, or set replaceAll.",
@@ -146,7 +161,7 @@ pub fn recovery_for(
             )
         }
         ErrorCode::HashMismatch => {
-            if let Some(tx) = d["changedBy"].as_str() {
+            if let Some(tx) = &d.changed_by {
                 actions.push(action(
                     1,
                     "manage",
@@ -166,7 +181,7 @@ pub fn recovery_for(
                     format!("re-read {path} (its content and current hash)"),
                     "the file changed since you read it",
                 ));
-                if let Some(current) = d["currentHash"].as_str()
+                if let Some(current) = &d.current_hash
                     && let Some(retry) = with_expected_hash(request, current)
                 {
                     actions.push(action(
@@ -180,7 +195,7 @@ pub fn recovery_for(
                 format!(
                     "{path} changed since you read it (hash {}). Re-read it with `read`, re-plan the \
                      edit on its current content, and retry with the new hash as expectedHash.",
-                    d["currentHash"].as_str().unwrap_or("now different")
+                    d.current_hash.as_deref().unwrap_or("now different")
                 )
             }
         }
@@ -364,9 +379,13 @@ fn request_path(request: &Value) -> Option<String> {
 }
 
 /// The request with the failing edit restricted to a candidate's lines.
-fn with_line_range(request: &Value, edit: Option<usize>, candidate: &Value) -> Option<Value> {
+fn with_line_range(
+    request: &Value,
+    edit: Option<usize>,
+    candidate: &MatchCandidate,
+) -> Option<Value> {
     let i = edit?;
-    let range = lines_arg(candidate, 0)?;
+    let range = lines_arg(candidate, 0);
     let mut retry = request.clone();
     let e = retry.get_mut("edits")?.get_mut(i)?;
     e["lineRange"] = json!(range);
@@ -391,7 +410,9 @@ mod tests {
 
     fn info(code: ErrorCode, path: &str, details: Value) -> ErrorInfo {
         let mut i = ErrorInfo::new(code, "m").with_path(path);
-        i.details = details;
+        if !details.is_null() {
+            i.details = serde_json::from_value(details).unwrap();
+        }
         i
     }
 
@@ -439,6 +460,14 @@ mod tests {
                 "change",
                 json!({"edits": [{"lineRange": "3"}]}),
                 "2 places",
+            ),
+            (
+                ErrorCode::AmbiguousMatch,
+                json!({"targets": ["src/a.py:3 function parse", "src/b.py:9 function parse"]}),
+                Operation::Navigate,
+                "navigate",
+                json!({"target": "src/a.py:3"}),
+                "names 2 definitions",
             ),
             (
                 ErrorCode::HashMismatch,

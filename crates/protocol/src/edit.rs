@@ -575,36 +575,6 @@ pub struct MatchCandidate {
     pub preview: String,
 }
 
-/// `ErrorInfo::details` of edit errors. Only the fields that apply are present.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EditErrorDetails {
-    /// The failing operation's index in the request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edit_index: Option<usize>,
-    /// NO_MATCH: the closest places; AMBIGUOUS_MATCH: every match.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub candidates: Vec<MatchCandidate>,
-    /// NO_MATCH of a qualified name: names that do exist, closest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub similar_names: Vec<String>,
-    /// HASH_MISMATCH: what the caller expected.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_hash: Option<String>,
-    /// HASH_MISMATCH: the file's hash now (absent when the file is gone).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_hash: Option<String>,
-    /// HASH_MISMATCH on undo/redo: a later transaction that changed the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changed_by: Option<String>,
-}
-
-impl EditErrorDetails {
-    pub fn is_empty(&self) -> bool {
-        *self == EditErrorDetails::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -672,13 +642,13 @@ mod tests {
             serde_json::to_string(&n).unwrap(),
             r#"[{"kind":"lineEndings","file":"crlf"},{"kind":"trailingWhitespace"},{"kind":"indentation","added":"    "},{"kind":"tabsAsSpaces","tabWidth":4}]"#
         );
-        let d = EditErrorDetails {
+        let d = crate::ErrorDetails {
             edit_index: Some(1),
             current_hash: Some("ab".into()),
             ..Default::default()
         };
         assert_eq!(serde_json::to_string(&d).unwrap(), r#"{"editIndex":1,"currentHash":"ab"}"#);
-        assert!(EditErrorDetails::default().is_empty());
+        assert!(crate::ErrorDetails::default().is_empty());
     }
 
     #[test]

@@ -108,21 +108,62 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// An error as it crosses the wire: a machine code, a sentence for people, and
-/// optional structured details (closest candidates for NO_MATCH, the current hash
-/// for HASH_MISMATCH, ...).
+/// what it knows beyond the sentence ([`ErrorDetails`]: the closest candidates for
+/// NO_MATCH, the current hash for HASH_MISMATCH, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
     pub code: ErrorCode,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub details: serde_json::Value,
+    #[serde(default, skip_serializing_if = "ErrorDetails::is_empty")]
+    pub details: ErrorDetails,
+}
+
+/// What an error knows beyond its message, for a program to act on (a client
+/// retrying with the current hash, an agent reading the closest candidate). One
+/// type for every error, each field present only for the codes it names, so a
+/// client reads `similarNames` the same way whoever failed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorDetails {
+    /// The failing edit's index in the request (edit errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_index: Option<usize>,
+    /// NO_MATCH: the closest places to `targetString`; AMBIGUOUS_MATCH of an edit:
+    /// every match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<crate::MatchCandidate>,
+    /// NO_MATCH / NOT_FOUND of a name or target: names that do exist, closest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "suggestions")]
+    pub similar_names: Vec<String>,
+    /// AMBIGUOUS_MATCH of a target (`understand`, `navigate`, `impact`, ...): every
+    /// definition or file it names, as `path:line kind qualified_name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// HASH_MISMATCH: what the caller expected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_hash: Option<String>,
+    /// HASH_MISMATCH: the file's hash now (absent when the file is gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_hash: Option<String>,
+    /// HASH_MISMATCH on undo/redo: a later transaction that changed the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_by: Option<String>,
+    /// SANDBOX_LIMIT: which limit fired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::LimitKind>,
+}
+
+impl ErrorDetails {
+    pub fn is_empty(&self) -> bool {
+        *self == ErrorDetails::default()
+    }
 }
 
 impl ErrorInfo {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), path: None, details: serde_json::Value::Null }
+        Self { code, message: message.into(), path: None, details: ErrorDetails::default() }
     }
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());

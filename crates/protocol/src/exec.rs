@@ -157,7 +157,7 @@ impl ExecResult {
             crate::ErrorCode::SandboxLimit,
             format!("{limit} limit: {}", self.limit_detail.as_deref().unwrap_or("fired")),
         );
-        info.details = serde_json::json!({ "limit": limit });
+        info.details.limit = Some(limit);
         Some(info)
     }
 }
@@ -265,7 +265,11 @@ mod tests {
         };
         let e = r.limit_error().unwrap();
         assert_eq!(e.code, crate::ErrorCode::SandboxLimit);
-        assert_eq!(e.details["limit"], "memory");
+        assert_eq!(e.details.limit, Some(LimitKind::Memory));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap()["details"],
+            serde_json::json!({"limit": "memory"})
+        );
         assert_eq!(e.message, "memory limit: memory limit of 1 GiB");
         assert!(ExecResult::default().limit_error().is_none());
     }

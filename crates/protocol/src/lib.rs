@@ -41,11 +41,11 @@ pub use crate::{
         SearchProjectRequest, SearchProjectResponse,
     },
     edit::{
-        AppliedEdit, EditErrorDetails, EditOp, EditOptions, EditRequest, EditResult, FileChange,
-        FileChangeKind, InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart,
-        TransactionKind, TransactionState, TransactionSummary,
+        AppliedEdit, EditOp, EditOptions, EditRequest, EditResult, FileChange, FileChangeKind,
+        InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart, TransactionKind,
+        TransactionState, TransactionSummary,
     },
-    error::{ErrorCode, ErrorInfo},
+    error::{ErrorCode, ErrorDetails, ErrorInfo},
     exec::{
         BuildResult, CapturedOutput, Diagnostic, ExecResult, Isolation, LimitKind, Severity,
         TestFailure, TestResult,

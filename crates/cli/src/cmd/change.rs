@@ -169,18 +169,12 @@ pub fn report_error(out: &Output, info: &ErrorInfo) -> Result<i32> {
 }
 
 fn print_candidates(out: &Output, info: &ErrorInfo) {
-    let Some(cands) = info.details.get("candidates").and_then(|c| c.as_array()) else { return };
     let dim = out.style_err().dim();
     let what = if info.code == ErrorCode::AmbiguousMatch { "match" } else { "closest" };
-    for c in cands {
-        let (Some(start), Some(end)) =
-            (c["lineRange"]["start"].as_u64(), c["lineRange"]["end"].as_u64())
-        else {
-            continue;
-        };
-        let sim = c["similarity"].as_f64().map(|s| format!(" ({:.0}% similar)", s * 100.0));
-        eprintln!("  {what} at lines {start}-{end}{}:", sim.unwrap_or_default());
-        for line in c["preview"].as_str().unwrap_or("").lines() {
+    for c in &info.details.candidates {
+        let sim = c.similarity.map(|s| format!(" ({:.0}% similar)", s * 100.0));
+        eprintln!("  {what} at lines {}{}:", c.line_range, sim.unwrap_or_default());
+        for line in c.preview.lines() {
             eprintln!("    {}", dim.apply_to(format!("| {line}")));
         }
     }

@@ -89,14 +89,8 @@ fn ambiguous_and_missing_matches_carry_candidates() {
         json!([{"op": "replace", "path": "a.rs", "targetString": "let x = 1;", "replacementString": "let x = 2;"}]),
     );
     assert_code(&info, ErrorCode::AmbiguousMatch);
-    let ranges: Vec<_> = info.details["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (c["lineRange"]["start"].as_u64().unwrap(), c["preview"].as_str().unwrap().to_owned())
-        })
-        .collect();
+    let ranges: Vec<_> =
+        info.details.candidates.iter().map(|c| (c.line_range.start, c.preview.clone())).collect();
     assert_eq!(ranges, [(2, "    let x = 1;\n".to_owned()), (6, "    let x = 1;\n".to_owned())]);
     // The line range picks one.
     apply(
@@ -111,10 +105,10 @@ fn ambiguous_and_missing_matches_carry_candidates() {
         json!([{"op": "replace", "path": "a.rs", "targetString": "let y = compute(3);", "replacementString": "z"}]),
     );
     assert_code(&info, ErrorCode::NoMatch);
-    let best = &info.details["candidates"][0];
-    assert_eq!(best["lineRange"]["start"], 10);
-    assert!(best["preview"].as_str().unwrap().contains("compute(2)"));
-    assert!(best["similarity"].as_f64().unwrap() > 0.5);
+    let best = &info.details.candidates[0];
+    assert_eq!(best.line_range.start, 10);
+    assert!(best.preview.contains("compute(2)"));
+    assert!(best.similarity.unwrap() > 0.5);
 }
 
 #[test]

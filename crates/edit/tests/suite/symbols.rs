@@ -50,7 +50,7 @@ fn replace_a_method_or_its_body_by_qualified_name() {
         json!([{"op": "replaceSymbol", "path": "app.py", "qualifiedName": "Server.stat", "replacementString": "x"}]),
     );
     assert_code(&info, ErrorCode::NoMatch);
-    assert_eq!(info.details["similarNames"][0], "Server.start");
+    assert_eq!(info.details.similar_names[0], "Server.start");
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn several_definitions_of_one_name_are_ambiguous_until_a_line_range_picks_one() 
         json!([{"op": "replaceSymbol", "path": "a.py", "qualifiedName": "f", "part": "body", "replacementString": "return 3"}]),
     );
     assert_code(&info, ErrorCode::AmbiguousMatch);
-    assert_eq!(info.details["candidates"].as_array().unwrap().len(), 2);
+    assert_eq!(info.details.candidates.len(), 2);
     apply(
         &mut e,
         json!([{"op": "replaceSymbol", "path": "a.py", "qualifiedName": "f", "part": "body",

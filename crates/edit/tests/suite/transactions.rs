@@ -70,7 +70,7 @@ fn one_failing_edit_changes_no_file() {
         ]}),
     );
     assert_code(&err, ErrorCode::NoMatch);
-    assert_eq!(err.details["editIndex"], 2);
+    assert_eq!(err.details.edit_index, Some(2));
     assert_eq!(snapshot(p.root()), before);
     assert!(e.history(10).unwrap().is_empty());
     let journal = p.root().join(".ironbees/edits/journal");
@@ -140,8 +140,8 @@ fn expected_hash_guards_against_stale_reads() {
                 "expectedHash": stale}]),
     );
     assert_code(&err, ErrorCode::HashMismatch);
-    assert_eq!(err.details["currentHash"], current.as_str());
-    assert_eq!(err.details["expectedHash"], stale.as_str());
+    assert_eq!(err.details.current_hash.as_deref(), Some(current.as_str()));
+    assert_eq!(err.details.expected_hash.as_deref(), Some(stale.as_str()));
     assert_eq!(err.path.as_deref(), Some("src/util.py"));
     // The current hash works, spelled either way.
     let r = apply(

@@ -80,7 +80,7 @@ fn undo_refuses_to_clobber_later_work() {
         .unwrap();
     let info = e.undo(Some(&first), false).unwrap_err().to_info();
     assert_code(&info, ErrorCode::HashMismatch);
-    assert_eq!(info.details["changedBy"], second.as_str());
+    assert_eq!(info.details.changed_by.as_deref(), Some(second.as_str()));
     assert!(info.message.contains(&second), "{}", info.message);
     assert_eq!(p.read("a.txt"), "two\n");
     // Outside ironbees, too.
@@ -88,7 +88,7 @@ fn undo_refuses_to_clobber_later_work() {
     let info = e.undo(None, false).unwrap_err().to_info();
     assert_code(&info, ErrorCode::HashMismatch);
     assert!(info.message.contains("outside ironbees"), "{}", info.message);
-    assert_eq!(info.details["currentHash"], sha("edited by hand\n").as_str());
+    assert_eq!(info.details.current_hash.as_deref(), Some(sha("edited by hand\n").as_str()));
     assert_eq!(p.read("a.txt"), "edited by hand\n");
 }
 

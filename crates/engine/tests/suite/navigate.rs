@@ -251,7 +251,11 @@ fn unknown_symbol_is_not_found_with_close_names() {
     let e = call(|c| ws.navigate(&req, c)).unwrap_err();
     let info = e.to_info();
     assert_eq!(info.code, protocol::ErrorCode::NotFound, "{info:?}");
-    assert!(info.details.to_string().contains("sum_lines"), "{:?}", info.details);
+    assert!(
+        info.details.similar_names.iter().any(|n| n.contains("sum_lines")),
+        "{:?}",
+        info.details
+    );
 }
 
 /// Issue 24: `{"target": "add"}` failed with "missing field `action`". Without an
