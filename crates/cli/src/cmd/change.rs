@@ -173,7 +173,8 @@ fn print_candidates(out: &Output, info: &ErrorInfo) {
     let what = if info.code == ErrorCode::AmbiguousMatch { "match" } else { "closest" };
     for c in &info.details.candidates {
         let sim = c.similarity.map(|s| format!(" ({:.0}% similar)", s * 100.0));
-        eprintln!("  {what} at lines {}{}:", c.line_range, sim.unwrap_or_default());
+        let (start, end) = (c.line_range.start, c.line_range.end);
+        eprintln!("  {what} at lines {start}-{end}{}:", sim.unwrap_or_default());
         for line in c.preview.lines() {
             eprintln!("    {}", dim.apply_to(format!("| {line}")));
         }

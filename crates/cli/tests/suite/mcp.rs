@@ -166,16 +166,17 @@ pub(crate) struct Raw {
 
 impl Raw {
     pub(crate) fn start(root: &Path) -> Raw {
-        let mut child = Command::new(BIN)
-            .arg("-C")
-            .arg(root)
-            .args(["mcp", "--no-watch"])
-            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        Raw::start_with(root, |_| {})
+    }
+
+    /// [`Raw::start`] with the command adjusted first (its environment).
+    pub(crate) fn start_with(root: &Path, adjust: impl FnOnce(&mut Command)) -> Raw {
+        let mut c = Command::new(BIN);
+        c.arg("-C").arg(root).args(["mcp", "--no-watch"]);
+        c.env("XDG_CONFIG_HOME", root.join(".no-user-config"));
+        adjust(&mut c);
+        let mut child =
+            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -283,7 +284,12 @@ fn malformed_json_rpc_gets_errors_and_the_server_keeps_serving() {
 impl Raw {
     /// Starts the server and completes the MCP handshake.
     pub(crate) fn ready(root: &Path) -> Raw {
-        let mut s = Raw::start(root);
+        Raw::ready_with(root, |_| {})
+    }
+
+    /// [`Raw::ready`] with the command adjusted first (its environment).
+    pub(crate) fn ready_with(root: &Path, adjust: impl FnOnce(&mut Command)) -> Raw {
+        let mut s = Raw::start_with(root, adjust);
         s.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {},

@@ -6,7 +6,7 @@ use std::{
 };
 
 use assert_cmd::cargo::CommandCargoExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 use test_support::TempProject;
 
 /// A small shop: pricing ← cart ← checkout → shipping, one test file, docs.
@@ -586,6 +586,39 @@ mod embeddings {
         c.env("OPENAI_BASE_URL", mock.openai_url()).env_remove("OPENAI_MODEL");
         c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
         c
+    }
+
+    /// Issue 25: embeddings were the CLI's alone. Over MCP, `localize` with
+    /// `embeddings: true` asks the configured model too, and ranks as the CLI does.
+    #[test]
+    fn mcp_localize_uses_the_configured_embeddings_like_the_cli() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        let query = "the total price leaves out packaging";
+        let o = with_server(p.root(), &mock)
+            .args(["localize", "-q", query, "--embeddings", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let cli: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let cli_paths: Vec<&str> =
+            cli.as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+        let embedded = embedded_inputs(&mock);
+        let mut s = crate::suite::mcp::Raw::ready_with(p.root(), |c| {
+            c.env("OPENAI_BASE_URL", mock.openai_url())
+                .env_remove("OPENAI_MODEL")
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("ANTHROPIC_API_KEY");
+        });
+        let r = s.call(1, "localize", json!({"query": query, "embeddings": true}));
+        assert_ne!(r["isError"], true, "{r}");
+        let files = r["structuredContent"]["files"].as_array().unwrap().clone();
+        let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, cli_paths);
+        assert!(evidence_kinds(&files[1]).contains(&"similar".to_owned()), "{}", files[1]);
+        // The CLI's cache (one per model, under .ironbees/) served every vector,
+        // the request's included: the server embedded nothing new.
+        assert_eq!(embedded_inputs(&mock), embedded);
     }
 
     fn embedded_inputs(mock: &MockLlm) -> usize {
