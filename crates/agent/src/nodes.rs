@@ -320,7 +320,13 @@ pub(crate) fn wait_review(
         Ok(None) | Err(_) => {
             s.code_diffs = overlay::diffs(&s.overlay, shared);
             let p = json!({"gate": "review", "diffs": s.code_diffs, "tests": s.test_result});
-            return interrupt(s, "review the change before it is applied".into(), p);
+            let reason = if s.metadata.get("validation").map(String::as_str) == Some("none") {
+                "nothing could validate this change (no build step ran, no test was found): \
+                 review it before it is applied"
+            } else {
+                "review the change before it is applied"
+            };
+            return interrupt(s, reason.into(), p);
         }
     };
     if decision.approved {
@@ -453,11 +459,15 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
     };
     let session = &shared.session;
     let mut failure = None;
+    // Whether a command actually checked the change (a build that ran, tests that
+    // ran): a project with neither has not been validated, whatever passed.
+    let mut checked = false;
     // Build first: its errors say more than a test run that could not compile.
     match session.build_as(&BuildRequest { sandbox: sandbox.clone() }, engine::Trust::User, &call) {
         Ok(b) => {
             // Python and plain Node projects have no build step: nothing ran.
             if b.exec.is_some() {
+                checked = true;
                 let errors: Vec<String> = b.build.errors.iter().take(5).map(diagnostic).collect();
                 command_event(
                     cx,
@@ -487,7 +497,6 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
         Err(engine::Error::Cancelled) => return Err(NodeError::new("CANCELLED", "cancelled")),
         Err(e) => return Err(call_err(e)),
     }
-    let mut tested = false;
     if failure.is_none() {
         match session.test_as(
             &TestRequest { sandbox, ..TestRequest::default() },
@@ -495,7 +504,13 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
             &call,
         ) {
             Ok(t) => {
-                tested = true;
+                // A test tool that found no test (pytest's "no tests ran") checked
+                // nothing; it is not a failure for the coder to fix either.
+                let ran_none = t.test.total == 0
+                    && t.test.failures.is_empty()
+                    && t.test.build_errors.is_empty()
+                    && t.test.incomplete.is_none();
+                checked |= !ran_none;
                 let failed: Vec<String> =
                     t.test.failures.iter().take(5).map(|f| f.name.clone()).collect();
                 command_event(
@@ -507,7 +522,7 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
                     Some(&t.exec),
                     &failed,
                 );
-                if !t.test.success {
+                if !t.test.success && !ran_none {
                     failure = Some(test_failure(&t.test, &t.exec));
                 }
                 s.test_result = Some(t.test);
@@ -517,13 +532,15 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
             Err(e) => return Err(call_err(e)),
         }
     }
-    if !tested && s.build_result.is_none() {
-        cx.emit(
-            "validationSkipped",
-            json!({"reason": "no build or test command was found for this project"}),
-        );
-    }
     match failure {
+        None if !checked => {
+            s.error_context = None;
+            s.metadata.insert("validation".into(), "none".into());
+            cx.emit(
+                "validationSkipped",
+                json!({"reason": "no build step ran and no test was found: a human reviews the change"}),
+            );
+        }
         None => {
             s.error_context = None;
             s.metadata.insert("validation".into(), "passed".into());
@@ -633,10 +650,14 @@ fn command_event(
 // --- DECIDE and SUCCESS -----------------------------------------------------------------
 
 pub(crate) fn decide(_: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
-    let passed = s.metadata.get("validation").map(String::as_str) == Some("passed");
+    let validation = s.metadata.get("validation").map(String::as_str);
+    let passed = matches!(validation, Some("passed" | "none"));
     let route = policy::decide(passed, s.iteration_count, s.max_iterations, &s.recent);
     let name = match &route {
-        policy::Route::Pass if s.settings.review => nodes::WAIT_REVIEW,
+        // Nothing validated the change: only a human can, before it is applied.
+        policy::Route::Pass if s.settings.review || validation == Some("none") => {
+            nodes::WAIT_REVIEW
+        }
         policy::Route::Pass => nodes::SUCCESS,
         policy::Route::Retry => nodes::CODE,
         policy::Route::Escalate(reason) => {

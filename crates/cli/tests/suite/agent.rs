@@ -955,3 +955,31 @@ fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
     assert_eq!(no_model.code, 2, "{}", no_model.stderr);
     assert!(no_model.stderr.contains("no model provider is configured"), "{}", no_model.stderr);
 }
+
+#[test]
+fn a_change_nothing_can_validate_waits_for_a_human_even_with_yes() {
+    let p = TempProject::new();
+    let greet = "def greet(name):\n    return 'Hello ' + name\n";
+    p.write("greet.py", greet);
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(greet.as_bytes());
+    mock.set_responder(move |body| {
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("greet.py", "Greet with a comma")),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("greet.py", &hash, "'Hello '", "'Hello, '"))],
+            ),
+            _ => return None,
+        })
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Greet with a comma"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let status = &o.outcome()["status"];
+    assert_eq!(status["node"], "WAIT_REVIEW");
+    assert!(status["reason"].as_str().unwrap().starts_with("nothing could validate this change"));
+    assert_eq!(p.read("greet.py"), greet);
+    ok(&cli(&p, &mock, &["--json", "runs", "approve", &o.run_id()]));
+    assert_eq!(p.read("greet.py"), greet.replace("'Hello '", "'Hello, '"));
+}
