@@ -28,8 +28,10 @@ use crate::{
 /// finished after this many is lost, and a human is cheaper than more tokens.
 pub(crate) const MAX_ROUNDS: u32 = 40;
 
-/// A tool's answer is cut to this many bytes before it goes back to the model.
-const MAX_TOOL_ANSWER: usize = 24 * 1024;
+/// A tool's answer is cut to this many bytes before it goes back to the model:
+/// above a whole-file `read` (which cuts itself at 12k tokens and says so), so only
+/// a runaway answer is ever cut.
+const MAX_TOOL_ANSWER: usize = 96 * 1024;
 
 /// How a turn ended.
 #[derive(Debug)]
@@ -99,32 +101,13 @@ impl Turn<'_> {
                 provider: None,
             };
             let resp = {
-                // Text arrives in small deltas; events carry it a line (or a few
-                // hundred bytes) at a time, so a log stays readable and small.
                 let mut pending = String::new();
-                let mut on_event = |ev: &StreamEvent| {
-                    match ev {
-                    StreamEvent::TextDelta { text } => {
-                        pending.push_str(text);
-                        if pending.len() >= 256 || pending.ends_with('\n') {
-                            let text = std::mem::take(&mut pending);
-                            cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
-                        }
-                    }
-                    StreamEvent::Reset { reason } => {
-                        pending.clear();
-                        cx.emit("modelReset", json!({"agent": agent, "round": round, "reason": reason}));
-                    }
-                    StreamEvent::Retrying { provider, attempt, delay_ms, reason } => cx.emit(
-                        "modelRetry",
-                        json!({"agent": agent, "provider": provider, "attempt": attempt, "delayMs": delay_ms, "reason": reason}),
-                    ),
-                    _ => {}
-                }
-                };
+                let mut on_event =
+                    |ev: &StreamEvent| stream_event(cx, &agent, round, &mut pending, ev);
                 let r = shared.rt.block_on(llm.stream(&req, &opts, &mut on_event));
                 if !pending.is_empty() {
-                    cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": pending}));
+                    let text = std::mem::take(&mut pending);
+                    cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
                 }
                 r
             };
@@ -236,6 +219,39 @@ impl Turn<'_> {
         Ok(TurnEnd::Paused(format!(
             "agent `{agent}` made {MAX_ROUNDS} model calls without finishing its turn"
         )))
+    }
+}
+
+/// Turns the model's stream into run events. Text arrives in deltas of a few
+/// characters; events carry it a line (or 256 bytes) at a time, so a log stays
+/// readable and the store is not written once per token.
+fn stream_event(
+    cx: &mut NodeContext<'_>,
+    agent: &str,
+    round: u32,
+    pending: &mut String,
+    ev: &StreamEvent,
+) {
+    match ev {
+        StreamEvent::TextDelta { text } => {
+            pending.push_str(text);
+            if pending.len() >= 256 || pending.ends_with('\n') {
+                let text = std::mem::take(pending);
+                cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
+            }
+        }
+        StreamEvent::Reset { reason } => {
+            pending.clear();
+            cx.emit("modelReset", json!({"agent": agent, "round": round, "reason": reason}));
+        }
+        StreamEvent::Retrying { provider, attempt, delay_ms, reason } => cx.emit(
+            "modelRetry",
+            json!({
+                "agent": agent, "provider": provider, "attempt": attempt,
+                "delayMs": delay_ms, "reason": reason,
+            }),
+        ),
+        _ => {}
     }
 }
 
