@@ -64,6 +64,16 @@ fn render_chain(err: &anyhow::Error) -> String {
     format!("{err:#}")
 }
 
+/// Exit status for an error: its code's, except that a *target* naming several
+/// definitions (`graph callers url_for`) is a question back to the user (exit 2,
+/// name one), not an edit conflict (9) — the typed details tell them apart.
+pub fn exit_code_of(info: &ErrorInfo) -> i32 {
+    if info.code == ErrorCode::AmbiguousMatch && !info.details.targets.is_empty() {
+        return 2;
+    }
+    exit_code(info.code)
+}
+
 /// Exit status for a machine code (the table in `ironbees --help`).
 pub fn exit_code(code: ErrorCode) -> i32 {
     match code {

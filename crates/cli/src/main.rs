@@ -41,7 +41,7 @@ Examples:
   ironbees mcp -C ~/src/app               the MCP server (stdio) for coding agents
 
 Exit codes:
-  0 success    1 error    2 bad usage or argument    3 not found
+  0 success    1 error    2 bad usage or argument (also a target naming several definitions)    3 not found
   4 path outside the project root    5 index corrupt or stale
   6 a sandbox limit fired    7 model provider unavailable, rate limited or bad response
   8 budget exceeded    9 edit conflict: no match, ambiguous match, file changed
@@ -199,7 +199,20 @@ fn main() {
         std::process::exit(sandbox::helper_main(&args[2..]));
     }
     alloc::install_tree_sitter_allocator();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go to stdout as clap prints them; a usage error gets the
+        // same `error[CODE]` line (or JSON object) as every other error (24.15).
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let json = std::env::args().any(|a| a == "--json");
+            let out = output::Output::new(json, output::ColorChoice::Auto);
+            let text = e.render().to_string();
+            let message = text.trim().trim_start_matches("error: ").to_owned();
+            out.error(&protocol::ErrorInfo::new(protocol::ErrorCode::InvalidArgument, message));
+            std::process::exit(2);
+        }
+    };
     init_logging();
     let out = output::Output::new(cli.json, cli.color);
     let result = cmd::run(&cli, &out);
@@ -222,7 +235,7 @@ fn main() {
         Err(err) => {
             let info = exit::error_info(&err);
             out.error(&info);
-            std::process::exit(exit::exit_code(info.code));
+            std::process::exit(exit::exit_code_of(&info));
         }
     }
 }

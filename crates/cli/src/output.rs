@@ -80,6 +80,13 @@ impl Output {
         } else {
             let s = self.style_err().red().bold();
             eprintln!("{} {}", s.apply_to(format!("error[{}]:", info.code)), info.message);
+            if !info.details.similar_names.is_empty() {
+                eprintln!("  did you mean: {}", info.details.similar_names.join(", "));
+            }
+            if let Some(first) = info.details.targets.first() {
+                let at = first.split_whitespace().next().unwrap_or(first);
+                eprintln!("  name one by its path:line, e.g. `{at}`");
+            }
         }
     }
 }

@@ -64,10 +64,18 @@ pub(crate) fn find_defs(snap: &Snapshot, target: &str, within: Option<&str>) -> 
         if !suffix.is_empty() {
             suffix
         } else if qualified {
-            // `module.func` where the module is the file: keep definitions whose
-            // file path mentions the qualifier.
-            let qual = norm.rsplit_once('.').map(|(q, _)| q.replace('.', "/")).unwrap_or_default();
-            cands.into_iter().filter(|d| p.file(d.file).path.contains(&qual)).collect()
+            // `Session.resolve_redirects` where `Session` inherits the method
+            // (issue 24.14): the nearest base's. Else `module.func` where the module
+            // is the file: definitions whose file path mentions the qualifier.
+            let owner = norm.rsplit('.').nth(1).unwrap_or_default();
+            let inherited = code_graph::methods_of_type(p, &cands, vec![owner]);
+            if !inherited.is_empty() {
+                inherited
+            } else {
+                let qual =
+                    norm.rsplit_once('.').map(|(q, _)| q.replace('.', "/")).unwrap_or_default();
+                cands.into_iter().filter(|d| p.file(d.file).path.contains(&qual)).collect()
+            }
         } else {
             cands
         }

@@ -328,10 +328,17 @@ impl Session {
         }
         let rel = code_index::relative_path(&self.root, &self.root, Path::new(user))?;
         let first = rel.split('/').next().unwrap_or("");
-        if first == ".git" || first == stdx::STATE_DIR {
-            return Err(Error::Index(code_index::Error::PathOutsideRoot {
-                path: PathBuf::from(user),
-                root: self.root.clone(),
+        // Inside the project, but not the project's files: say whose they are
+        // rather than "outside the root" (issue 24.15).
+        let owner = match first {
+            ".git" => Some("inside .git/, which git owns; ironbees neither reads nor edits it"),
+            stdx::STATE_DIR => Some("inside .ironbees/, ironbees' own state; not a project file"),
+            _ => None,
+        };
+        if let Some(reason) = owner {
+            return Err(Error::Edit(edit::Error::PathOutsideRoot {
+                path: rel,
+                reason: reason.to_owned(),
             }));
         }
         Ok(rel)

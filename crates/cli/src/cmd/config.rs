@@ -24,21 +24,42 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
         Ok(l) => (Some(l.providers()), None),
         Err(e) => (None, Some(crate::exit::error_info(e))),
     };
+    // The standard variables the model providers are read from are sources too
+    // (24.15: "sources: none" while ANTHROPIC_API_KEY configured a provider).
+    let mut model_vars: Vec<&str> = env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| {
+            k.starts_with("ANTHROPIC_")
+                || k.starts_with("OPENAI_")
+                || ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"]
+                    .contains(k)
+        })
+        .collect();
+    model_vars.sort_unstable();
     if out.json {
         out.json(&json!({
             "sources": ctx.config.sources,
+            "modelVariables": model_vars,
             "config": value,
             "llm": {"providers": providers, "error": llm_error},
         }))?;
         return Ok(0);
     }
     let dim = out.style_out().dim();
-    if ctx.config.sources.is_empty() {
+    if ctx.config.sources.is_empty() && model_vars.is_empty() {
         out.line(dim.apply_to("# sources: none (built-in defaults)").to_string());
     } else {
         out.line(dim.apply_to("# sources, later wins:").to_string());
         for s in &ctx.config.sources {
             out.line(dim.apply_to(format!("#   {s}")).to_string());
+        }
+        if !model_vars.is_empty() {
+            let vars = model_vars.join(", ");
+            out.line(
+                dim.apply_to(format!("#   model providers from the environment ({vars})"))
+                    .to_string(),
+            );
         }
     }
     let yaml = if value.as_object().is_some_and(|m| m.is_empty()) {

@@ -59,11 +59,13 @@ pub fn run(ctx: &Ctx, out: &Output, args: &HotspotsArgs) -> Result<i32> {
         out.json(&result)?;
         return Ok(0);
     }
-    print(out, &result);
+    print(out, &result, Some(args.history.max_commits));
     Ok(0)
 }
 
-pub fn history_line(h: &protocol::HistoryInfo) -> String {
+/// The history a ranking read, saying so when the window's commit limit cut it
+/// short (24.15: hotspots read the newest 1,000 commits without a word).
+fn history_line(h: &protocol::HistoryInfo, max_commits: Option<u32>) -> String {
     if !h.available {
         return format!(
             "no history ({}): ranked by complexity and fan-in only",
@@ -74,18 +76,24 @@ pub fn history_line(h: &protocol::HistoryInfo) -> String {
         (Some(a), Some(b)) => format!(" from {} to {}", analysis::date(a), analysis::date(b)),
         _ => String::new(),
     };
+    let cut = match max_commits {
+        Some(n) if h.commits >= n => {
+            format!(" (the newest {n}: --max-commits reads more)")
+        }
+        _ => String::new(),
+    };
     format!(
-        "history: {} commits{span}{}{}",
+        "history: {} commits{span}{}{}{cut}",
         h.commits,
         h.head.as_deref().map(|c| format!(", HEAD {}", &c[..c.len().min(10)])).unwrap_or_default(),
         if h.shallow { " (shallow clone: older history missing)" } else { "" }
     )
 }
 
-fn print(out: &Output, h: &Hotspots) {
+fn print(out: &Output, h: &Hotspots, max_commits: Option<u32>) {
     let bold = out.style_out().bold();
     let dim = out.style_out().dim();
-    out.line(dim.apply_to(history_line(&h.history)).to_string());
+    out.line(dim.apply_to(history_line(&h.history, max_commits)).to_string());
     let with_history = h.basis == HotspotBasis::History;
     if h.files.is_empty() {
         out.line(if with_history {

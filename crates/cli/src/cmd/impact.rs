@@ -142,7 +142,16 @@ fn print(out: &Output, i: &Impact) {
             dim.apply_to(format!("{} [{}]", t.reasons.join("; "), t.convention))
         ));
         if !t.functions.is_empty() {
-            out.line(format!("          {}", dim.apply_to(t.functions.join(", "))));
+            // A test file can hold hundreds of tests; a few say which kind (24.15).
+            const SHOWN: usize = 8;
+            let mut names = t.functions.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+            if t.functions.len() > SHOWN {
+                names.push_str(&format!(
+                    ", … {} more (--json lists all)",
+                    t.functions.len() - SHOWN
+                ));
+            }
+            out.line(format!("          {}", dim.apply_to(names)));
         }
     }
 }

@@ -352,7 +352,15 @@ pub fn write(ctx: &Ctx, out: &Output, args: &WriteArgs) -> Result<i32> {
         dry_run: args.dry_run,
         description: None,
     };
-    let r = with_call(ctx, out, |call| session.write(&req, call))?;
+    let r = with_call(ctx, out, |call| session.write(&req, call)).map_err(|e| {
+        // The engine's hint names the request field; here it is a flag (24.15).
+        let info = crate::exit::error_info(&e);
+        if info.code == protocol::ErrorCode::AlreadyExists {
+            let message = info.message.replace("set `overwrite`", "pass --overwrite");
+            return cli_error(info.code, message);
+        }
+        e
+    })?;
     if out.json {
         out.json(&r)?;
         return Ok(0);

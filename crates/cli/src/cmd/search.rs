@@ -62,6 +62,10 @@ pub fn run(ctx: &Ctx, out: &Output, args: &SearchArgs) -> Result<i32> {
         out.json(&results)?;
         return Ok(0);
     }
+    if results.hits.is_empty() {
+        out.note(format!("no matches for {:?}", req.query));
+        return Ok(0);
+    }
     let dim = out.style_out().dim();
     let bold = out.style_out().bold();
     for (i, h) in results.hits.iter().enumerate() {

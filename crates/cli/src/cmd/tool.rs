@@ -14,10 +14,7 @@ use super::{
     Ctx,
     session::{CliProgress, PassThrough, open_session},
 };
-use crate::{
-    exit::{cli_error, exit_code},
-    output::Output,
-};
+use crate::{exit::cli_error, output::Output};
 
 pub const TOOLS_HELP: &str = "\
 Examples:
@@ -127,7 +124,7 @@ pub fn call(ctx: &Ctx, out: &Output, args: &ToolArgs) -> Result<i32> {
             // The same body an MCP client gets as structured content.
             let body = serde_json::to_string(&e.to_body()).unwrap_or_default();
             eprintln!("{body}");
-            Ok(exit_code(e.info.code))
+            Ok(crate::exit::exit_code_of(&e.info))
         }
     }
 }

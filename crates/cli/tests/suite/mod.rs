@@ -1,5 +1,6 @@
 mod agent;
 mod edit;
+mod friction;
 mod index;
 mod llm;
 mod mcp;

@@ -1,0 +1,143 @@
+//! Issue 24, items 14 and 15: what a new user stumbled over, each a case of one
+//! table — the command, the exit code, and what stdout or stderr must say.
+
+use std::{path::Path, process::Command};
+
+use assert_cmd::cargo::CommandCargoExt;
+use test_support::TempProject;
+
+use super::Out;
+
+fn project() -> TempProject {
+    let p = TempProject::with_fixture(
+        r#"
+//- sessions.py
+class SessionRedirectMixin:
+    def resolve_redirects(self, resp):
+        return resp
+
+
+class Session(SessionRedirectMixin):
+    def send(self, request):
+        return self.resolve_redirects(request)
+//- views.py
+def url_for(x):
+    return x
+//- pkg/helpers.py
+def url_for(y):
+    return y
+
+
+def go():
+    return url_for(1)
+"#,
+    );
+    let tests: String = (0..10)
+        .map(|i| format!("def test_url_{i}():\n    assert url_for({i}) == {i}\n\n\n"))
+        .collect();
+    p.write("tests/test_views.py", format!("from views import url_for\n\n\n{tests}"));
+    std::fs::create_dir_all(p.path(".git")).unwrap();
+    std::fs::write(p.path(".git/config"), "[core]\n").unwrap();
+    p
+}
+
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut c = Command::cargo_bin("ironbees").unwrap();
+    c.arg("-C").arg(dir).args(args);
+    c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
+    super::without_model_env(&mut c);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    Out::from(c.output().unwrap())
+}
+
+#[test]
+fn what_a_new_user_hit_reads_clearly_and_exits_with_its_meaning() {
+    let p = project();
+    // (args, env, exit code, on stdout, on stderr)
+    let cases: &[(&[&str], &[(&str, &str)], i32, &str, &str)] = &[
+        // 14: an ambiguous target asks back (2), never the edit-conflict code (9).
+        (
+            &["graph", "callers", "url_for"],
+            &[],
+            2,
+            "",
+            "name one by its path:line, e.g. `pkg/helpers.py:1`",
+        ),
+        // 14: a method a class inherits is found through its base.
+        (
+            &["understand", "Session.resolve_redirects"],
+            &[],
+            0,
+            "`SessionRedirectMixin.resolve_redirects` is a method in sessions.py",
+            "",
+        ),
+        // 14: a misspelled name suggests the closest ones.
+        (
+            &["navigate", "Sesion.resolve_redirectz"],
+            &[],
+            3,
+            "",
+            "did you mean: SessionRedirectMixin.resolve_redirects",
+        ),
+        // 15: the CLI's flag, not the request field.
+        (
+            &["write", "views.py", "--content", "x = 1\n"],
+            &[],
+            9,
+            "",
+            "views.py: already exists (pass --overwrite to replace it)",
+        ),
+        // 15: .git is inside the project, and not ironbees' to touch.
+        (&["read", ".git/config"], &[], 4, "", "inside .git/, which git owns"),
+        // 15: a search with no hits says so.
+        (&["search", "zebra_quantum_flux"], &[], 0, "", "no matches for \"zebra_quantum_flux\""),
+        // 15: a test file's many tests are summarized, not printed on one line.
+        (&["impact", "views.py"], &[], 0, ", … 2 more (--json lists all)", ""),
+        // 15: the variables that configure the providers are sources.
+        (
+            &["config", "show"],
+            &[("ANTHROPIC_API_KEY", "sk-ant-x")],
+            0,
+            "model providers from the environment (ANTHROPIC_API_KEY)",
+            "",
+        ),
+        // 15: usage errors have the same `error[CODE]` form as every other error.
+        (&["navigate"], &[], 2, "", "error[INVALID_ARGUMENT]: the following required arguments"),
+    ];
+    for (args, env, code, stdout, stderr) in cases {
+        let o = run(p.root(), args, env);
+        assert_eq!(o.code, *code, "{args:?}\nstdout: {}\nstderr: {}", o.stdout, o.stderr);
+        assert!(o.stdout.contains(stdout), "{args:?} stdout: {}", o.stdout);
+        assert!(o.stderr.contains(stderr), "{args:?} stderr: {}", o.stderr);
+    }
+}
+
+#[test]
+fn hotspots_say_when_the_commit_limit_cut_the_history() {
+    let p = project();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(p.root())
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    };
+    std::fs::remove_dir_all(p.path(".git")).unwrap();
+    git(&["init", "-q"]);
+    for i in 0..3 {
+        p.write("views.py", format!("def url_for(x):\n    return x + {i}\n"));
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", &format!("c{i}")]);
+    }
+    let cut = run(p.root(), &["hotspots", "--max-commits", "2"], &[]);
+    assert_eq!(cut.code, 0, "{}", cut.stderr);
+    assert!(cut.stdout.contains("history: 2 commits"), "{}", cut.stdout);
+    assert!(cut.stdout.contains("(the newest 2: --max-commits reads more)"), "{}", cut.stdout);
+    let whole = run(p.root(), &["hotspots"], &[]);
+    assert!(whole.stdout.contains("history: 3 commits"), "{}", whole.stdout);
+    assert!(!whole.stdout.contains("--max-commits reads more"), "{}", whole.stdout);
+}
