@@ -56,7 +56,8 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
 fn what_a_new_user_hit_reads_clearly_and_exits_with_its_meaning() {
     let p = project();
     // (args, env, exit code, on stdout, on stderr)
-    let cases: &[(&[&str], &[(&str, &str)], i32, &str, &str)] = &[
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], i32, &'a str, &'a str);
+    let cases: &[Case<'_>] = &[
         // 14: an ambiguous target asks back (2), never the edit-conflict code (9).
         (
             &["graph", "callers", "url_for"],
