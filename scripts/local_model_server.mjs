@@ -18,7 +18,10 @@
 // Schema features node-llama-cpp's grammar lacks are dropped (see `gbnfSchema`),
 // and every property it keeps is required by the grammar, so only the schema's
 // required properties are kept. `response_format: json_schema` becomes a grammar.
-// A client that hangs up (a timeout) stops its generation.
+// A client that hangs up (a timeout) stops its generation. A request without
+// `max_tokens` (ironbees sends none to compatible servers) gets 1,024: llama.cpp's
+// server would generate until the context is full, which a 0.5B model that
+// repeats itself does, for many minutes on a CPU.
 
 import http from "node:http";
 import fs from "node:fs";
