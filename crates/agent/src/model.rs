@@ -36,8 +36,9 @@ const MAX_TOOL_ANSWER: usize = 96 * 1024;
 /// How a turn ended.
 #[derive(Debug)]
 pub(crate) enum TurnEnd {
-    /// The model's final text.
-    Answer(String),
+    /// The model's final text, and whether the model was cut off at its output
+    /// limit (a truncated plan says so, rather than "EOF while parsing").
+    Answer { text: String, truncated: bool },
     /// It must stop for a human (a loop, the budget, too many rounds).
     Paused(String),
 }
@@ -165,7 +166,8 @@ impl Turn<'_> {
                 .collect();
             if calls.is_empty() {
                 state.overlay = crate::overlay::from_edit(&overlay, &state.overlay, shared);
-                return Ok(TurnEnd::Answer(resp.text()));
+                let truncated = resp.stop_reason == llm::StopReason::MaxTokens;
+                return Ok(TurnEnd::Answer { text: resp.text(), truncated });
             }
             let mut results = Vec::with_capacity(calls.len());
             let mut looped = None;

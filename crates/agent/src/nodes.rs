@@ -24,11 +24,23 @@ use crate::{
     workspace::ShadowWorkspace,
 };
 
+/// A node works on the state in place and says what next; an error keeps what
+/// it did to the state (see [`run`]).
 pub(crate) type NodeFn =
-    fn(&Shared, CodingState, &mut NodeContext<'_>) -> Result<NodeOutcome<CodingState>, NodeError>;
+    fn(&Shared, &mut CodingState, &mut NodeContext<'_>) -> Result<Step, NodeError>;
+
+/// What a node asks for after it has updated the state.
+pub(crate) enum Step {
+    /// Follow the node's edge.
+    Continue,
+    /// Wait here for a human: the question, and what it is about.
+    Interrupt { reason: String, payload: Value },
+}
 
 /// Runs a node: stamps the state with the node and the time, and maps the state
-/// in and out of the workflow's type.
+/// in and out of the workflow's type. A failing node's state is kept
+/// (`NodeOutcome::Fail`): the model calls it paid for stay in `spend`, where the
+/// budget counts them, through retries and `resume`.
 pub(crate) fn run(
     f: NodeFn,
     shared: &Arc<Shared>,
@@ -38,11 +50,12 @@ pub(crate) fn run(
     let mut state = s.0;
     state.current_node = cx.node().to_owned();
     state.timestamp = stdx::rfc3339_utc(stdx::now_ms());
-    Ok(match f(shared, state, cx)? {
-        NodeOutcome::Continue(s) => NodeOutcome::Continue(RunState(s)),
-        NodeOutcome::Interrupt { state, reason, payload } => {
+    Ok(match f(shared, &mut state, cx) {
+        Ok(Step::Continue) => NodeOutcome::Continue(RunState(state)),
+        Ok(Step::Interrupt { reason, payload }) => {
             NodeOutcome::Interrupt { state: RunState(state), reason, payload }
         }
+        Err(error) => NodeOutcome::Fail { state: RunState(state), error },
     })
 }
 
@@ -50,16 +63,18 @@ pub(crate) fn run(
 const DECISION: &str = "decision";
 const ROUTE: &str = "route";
 const ESCALATION: &str = "escalation";
+/// The overlay fingerprint VALIDATE last ran the build and tests on.
+const VALIDATED: &str = "validatedOverlay";
 
-type Outcome = Result<NodeOutcome<CodingState>, NodeError>;
+type Outcome = Result<Step, NodeError>;
 
 fn call_err(e: engine::Error) -> NodeError {
     let info = e.to_info();
     NodeError::new(info.code.as_str(), info.message)
 }
 
-pub(crate) fn init(_: &Shared, s: CodingState, _: &mut NodeContext<'_>) -> Outcome {
-    Ok(NodeOutcome::Continue(s))
+pub(crate) fn init(_: &Shared, _: &mut CodingState, _: &mut NodeContext<'_>) -> Outcome {
+    Ok(Step::Continue)
 }
 
 // --- PLAN ---------------------------------------------------------------------------
@@ -68,9 +83,9 @@ pub(crate) fn init(_: &Shared, s: CodingState, _: &mut NodeContext<'_>) -> Outco
 /// repository map around the request, and the files `localize` ranks first.
 const PLANNER_CONTEXT_TOKENS: u32 = 3000;
 
-pub(crate) fn plan(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let planner = shared.agent("planner")?;
-    let context = planner_context(shared, &s, cx);
+    let context = planner_context(shared, s, cx);
     let mut user = format!("## Request\n\n{}\n", s.user_request);
     if let Some(fb) = &s.feedback {
         user.push_str(&format!(
@@ -87,20 +102,30 @@ pub(crate) fn plan(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>
     let system = instructions(shared, &[]).append_to(&planner.prompt);
     let mut turn = Turn { agent: planner, system, messages: vec![Message::user(user)] };
     for attempt in 1..=2 {
-        let text = match turn.run(shared, &mut s, cx)? {
+        let (text, truncated) = match turn.run(shared, s, cx)? {
             TurnEnd::Paused(reason) => {
                 s.pause_reason = Some(reason);
-                return Ok(NodeOutcome::Continue(s));
+                return Ok(Step::Continue);
             }
-            TurnEnd::Answer(text) => text,
+            TurnEnd::Answer { text, truncated } => (text, truncated),
         };
-        match parse_plan(&text) {
+        let parsed = parse_plan(&text).map_err(|e| {
+            if truncated {
+                format!(
+                    "the answer was cut off at the model's output limit (raise llmConfig.maxTokens \
+                     of the planner, or the provider's max_tokens): {e}"
+                )
+            } else {
+                e
+            }
+        });
+        match parsed {
             Ok(answer) => {
                 cx.emit("plan", json!({"spec": answer.spec, "plan": answer.plan}));
                 s.spec = Some(answer.spec);
                 s.plan = Some(answer.plan);
                 s.feedback = None;
-                return Ok(NodeOutcome::Continue(s));
+                return Ok(Step::Continue);
             }
             Err(e) if attempt == 1 => {
                 cx.emit("planRejected", json!({"error": e, "attempt": attempt}));
@@ -239,30 +264,30 @@ fn answer(cx: &NodeContext<'_>) -> Result<Option<ApprovalDecision>, String> {
     }
 }
 
-fn interrupt(s: CodingState, reason: String, payload: Value) -> Outcome {
-    Ok(NodeOutcome::Interrupt { state: s, reason, payload })
+fn interrupt(reason: String, payload: Value) -> Outcome {
+    Ok(Step::Interrupt { reason, payload })
 }
 
 pub(crate) fn wait_plan_approval(
     _: &Shared,
-    mut s: CodingState,
+    s: &mut CodingState,
     cx: &mut NodeContext<'_>,
 ) -> Outcome {
     let payload = |s: &CodingState, problem: Option<&str>| json!({"gate": "plan", "spec": s.spec, "plan": s.plan, "problem": problem});
     if s.settings.auto_approve {
         s.metadata.insert(DECISION.into(), "approved".into());
         cx.emit("approved", json!({"gate": "plan", "by": "settings (--yes)"}));
-        return Ok(NodeOutcome::Continue(s));
+        return Ok(Step::Continue);
     }
     let decision = match answer(cx) {
         Ok(Some(d)) => d,
         Ok(None) => {
-            let p = payload(&s, None);
-            return interrupt(s, "approve the plan".into(), p);
+            let p = payload(s, None);
+            return interrupt("approve the plan".into(), p);
         }
         Err(problem) => {
-            let p = payload(&s, Some(&problem));
-            return interrupt(s, format!("approve the plan ({problem})"), p);
+            let p = payload(s, Some(&problem));
+            return interrupt(format!("approve the plan ({problem})"), p);
         }
     };
     if let Some(b) = decision.budget_usd {
@@ -300,7 +325,7 @@ pub(crate) fn wait_plan_approval(
             cx.emit("rejected", json!({"gate": "plan", "feedback": words, "approved": approved}));
         }
     }
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 pub(crate) fn after_plan_gate(s: &CodingState) -> &'static str {
@@ -312,7 +337,7 @@ pub(crate) fn after_plan_gate(s: &CodingState) -> &'static str {
 
 pub(crate) fn wait_review(
     shared: &Shared,
-    mut s: CodingState,
+    s: &mut CodingState,
     cx: &mut NodeContext<'_>,
 ) -> Outcome {
     let decision = match answer(cx) {
@@ -326,7 +351,7 @@ pub(crate) fn wait_review(
             } else {
                 "review the change before it is applied"
             };
-            return interrupt(s, reason.into(), p);
+            return interrupt(reason.into(), p);
         }
     };
     if decision.approved {
@@ -340,7 +365,7 @@ pub(crate) fn wait_review(
         s.max_iterations = s.max_iterations.max(s.iteration_count + 1);
         cx.emit("rejected", json!({"gate": "review", "feedback": words}));
     }
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 pub(crate) fn after_review(s: &CodingState) -> &'static str {
@@ -350,14 +375,18 @@ pub(crate) fn after_review(s: &CodingState) -> &'static str {
     }
 }
 
-pub(crate) fn escalate(_: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn escalate(_: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let reason = s.metadata.remove(ESCALATION).unwrap_or_else(|| "validation keeps failing".into());
     cx.emit("escalated", json!({"reason": reason, "iteration": s.iteration_count}));
     s.pause_reason = Some(reason);
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
-pub(crate) fn wait_human(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn wait_human(
+    shared: &Shared,
+    s: &mut CodingState,
+    cx: &mut NodeContext<'_>,
+) -> Outcome {
     let decision = match answer(cx) {
         Ok(Some(d)) => d,
         Ok(None) | Err(_) => {
@@ -367,7 +396,7 @@ pub(crate) fn wait_human(shared: &Shared, mut s: CodingState, cx: &mut NodeConte
                 "gate": "human", "reason": reason, "errorContext": s.error_context,
                 "iteration": s.iteration_count, "diffs": s.code_diffs, "spend": s.spend,
             });
-            return interrupt(s, reason, p);
+            return interrupt(reason, p);
         }
     };
     if let Some(b) = decision.budget_usd {
@@ -382,7 +411,7 @@ pub(crate) fn wait_human(shared: &Shared, mut s: CodingState, cx: &mut NodeConte
     let verdict = if decision.approved { "approved" } else { "rejected" };
     s.metadata.insert(DECISION.into(), verdict.into());
     cx.emit(verdict, json!({"gate": "human", "feedback": s.feedback}));
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 /// After a human: back to planning when there is no plan yet or they rejected
@@ -396,7 +425,7 @@ pub(crate) fn after_human(s: &CodingState) -> &'static str {
 
 // --- CODE -------------------------------------------------------------------------------
 
-pub(crate) fn code(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let coder = shared.agent("coder")?;
     let mut user = format!(
         "## Specification\n\n{}\n\n## Approved plan\n\n{}\n",
@@ -424,7 +453,7 @@ pub(crate) fn code(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>
         s.plan.iter().flat_map(|p| p.affected_files.iter().map(String::as_str)).collect();
     let system = instructions(shared, &paths).append_to(&coder.prompt);
     let mut turn = Turn { agent: coder, system, messages: vec![Message::user(user)] };
-    let end = turn.run(shared, &mut s, cx)?;
+    let end = turn.run(shared, s, cx)?;
     s.iteration_count += 1;
     s.feedback = None;
     s.code_diffs = overlay::diffs(&s.overlay, shared);
@@ -433,10 +462,10 @@ pub(crate) fn code(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>
         json!({"iteration": s.iteration_count, "files": s.code_diffs.iter().map(|d| &d.file_path).collect::<Vec<_>>()}),
     );
     match end {
-        TurnEnd::Answer(text) => s.coder_summary = Some(text),
+        TurnEnd::Answer { text, .. } => s.coder_summary = Some(text),
         TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
     }
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 // --- VALIDATE ---------------------------------------------------------------------------
@@ -444,7 +473,42 @@ pub(crate) fn code(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>
 /// Output kept for the coder when a failure has no structured message.
 const OUTPUT_TAIL: usize = 3000;
 
-pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+/// The overlay's fingerprint: what VALIDATE last checked.
+fn overlay_fingerprint(files: &[protocol::OverlayFile]) -> String {
+    let mut h = stdx::ContentHasher::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(f.content.as_deref().unwrap_or("\u{0}deleted").as_bytes());
+        h.update(&[0]);
+    }
+    h.finish_hex()
+}
+
+const CHANGED_NOTHING: &str = "You changed nothing since this failure; it stands.";
+
+pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    // A coder round that changed nothing after a failure gets the same failure:
+    // building and testing the same files again would only cost time and a
+    // validator call. It counts as the same failure again (the loop detector's).
+    let fingerprint = overlay_fingerprint(&s.overlay);
+    if s.metadata.get("validation").map(String::as_str) == Some("failed")
+        && s.metadata.get(VALIDATED) == Some(&fingerprint)
+        && let Some(last) = s.recent.last().cloned()
+    {
+        s.recent.push(last);
+        if let Some(e) = &s.error_context
+            && !e.starts_with(CHANGED_NOTHING)
+        {
+            s.error_context = Some(format!("{CHANGED_NOTHING}\n\n{e}"));
+        }
+        cx.emit(
+            "validationReused",
+            json!({"reason": "the run's files did not change since the last failure"}),
+        );
+        return Ok(Step::Continue);
+    }
+    s.metadata.insert(VALIDATED.into(), fingerprint);
     let ws = workspace(shared, cx.run_id());
     let overlay = overlay::to_edit(&s.overlay);
     let report = ws.sync(&overlay).map_err(|e| {
@@ -548,14 +612,14 @@ pub(crate) fn validate(shared: &Shared, mut s: CodingState, cx: &mut NodeContext
         Some(text) => {
             s.recent.push(policy::failure_fingerprint(&text));
             s.metadata.insert("validation".into(), "failed".into());
-            let diagnosis = diagnose(shared, &mut s, &text, cx)?;
+            let diagnosis = diagnose(shared, s, &text, cx)?;
             s.error_context = Some(match diagnosis {
                 Some(d) => format!("{text}\n## Diagnosis\n\n{d}\n"),
                 None => text,
             });
         }
     }
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 /// The validator's explanation of a failure, when there is a validator and the
@@ -575,8 +639,8 @@ fn diagnose(
     let system = instructions(shared, &[]).append_to(&validator.prompt);
     let mut turn = Turn { agent: validator, system, messages: vec![Message::user(user)] };
     Ok(match turn.run(shared, s, cx)? {
-        TurnEnd::Answer(text) if !text.trim().is_empty() => Some(text),
-        TurnEnd::Answer(_) => None,
+        TurnEnd::Answer { text, .. } if !text.trim().is_empty() => Some(text),
+        TurnEnd::Answer { .. } => None,
         TurnEnd::Paused(reason) => {
             cx.emit("diagnosisSkipped", json!({"reason": reason}));
             None
@@ -640,6 +704,8 @@ fn command_event(
         "command",
         json!({
             "kind": kind, "tool": tool, "success": success, "durationMs": duration_ms,
+            // The tool's own figure can leave out its start-up; this is the wall time.
+            "wallMs": exec.map(|e| e.duration_ms),
             "failures": failures,
             "command": exec.map(|e| &e.command), "exitCode": exec.and_then(|e| e.exit_code),
             "outputTail": exec.map(|e| stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned()),
@@ -649,7 +715,7 @@ fn command_event(
 
 // --- DECIDE and SUCCESS -----------------------------------------------------------------
 
-pub(crate) fn decide(_: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn decide(_: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let validation = s.metadata.get("validation").map(String::as_str);
     let passed = matches!(validation, Some("passed" | "none"));
     let route = policy::decide(passed, s.iteration_count, s.max_iterations, &s.recent);
@@ -670,14 +736,14 @@ pub(crate) fn decide(_: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -
         json!({"passed": passed, "iteration": s.iteration_count, "maxIterations": s.max_iterations, "next": name}),
     );
     s.metadata.insert(ROUTE.into(), name.into());
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 pub(crate) fn after_decide(s: &CodingState) -> String {
     s.metadata.get(ROUTE).cloned().unwrap_or_else(|| nodes::ESCALATE.to_owned())
 }
 
-pub(crate) fn success(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn success(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     // `code_diffs` stay as CODE left them: after the apply, the working tree
     // equals the overlay and a diff computed now would be empty.
     let ops = overlay::apply_ops(&s.overlay, shared);
@@ -717,7 +783,7 @@ pub(crate) fn success(shared: &Shared, mut s: CodingState, cx: &mut NodeContext<
         }),
     );
     remove_workspace(shared, cx.run_id());
-    Ok(NodeOutcome::Continue(s))
+    Ok(Step::Continue)
 }
 
 fn applied_before(

@@ -45,6 +45,11 @@ pub enum NodeOutcome<S> {
     /// checkpointed `waiting` with `state`, and `resume` with an input runs this
     /// same node again from `state`, the input in [`NodeContext::resume_input`].
     Interrupt { state: S, reason: String, payload: Value },
+    /// Fail as `Err(error)` does, but keep what the node did before failing (the
+    /// model tokens it spent, the work it saved): a retry runs the node again from
+    /// `state`, and the run's `failed` checkpoint holds it, so `resume` does too.
+    /// A plain `Err` keeps the state the node started from.
+    Fail { state: S, error: NodeError },
 }
 
 /// A node's failure: a machine code (the workflow's vocabulary, e.g. `TESTS_FAILED`,

@@ -414,6 +414,13 @@ impl<S: WorkflowState> Runner<S> {
                 Err(_) | Ok(NodeOutcome::Interrupt { .. }) if exec.cancelled()? => {
                     return exec.finish(&node, state, RunStatus::Cancelled);
                 }
+                Ok(NodeOutcome::Fail { state: kept, .. }) if exec.cancelled()? => {
+                    return exec.finish(&node, kept, RunStatus::Cancelled);
+                }
+                Ok(NodeOutcome::Fail { state: kept, error }) => {
+                    let status = RunStatus::Failed { code: error.code, message: error.message };
+                    return exec.finish(&node, kept, status);
+                }
                 Ok(NodeOutcome::Continue(next_state)) => {
                     match self.graph.next(&node, &next_state) {
                         Ok(next) if next == END => {
@@ -473,7 +480,8 @@ impl<S: WorkflowState> Runner<S> {
         PolicyDecision::Proceed
     }
 
-    /// Runs one node, retrying retryable errors; a panic is a failure (`INTERNAL`).
+    /// Runs one node, retrying retryable errors (from the state a `Fail` kept, if
+    /// any); a panic is a failure (`INTERNAL`).
     fn run_node(
         &self,
         exec: &mut Exec,
@@ -483,6 +491,7 @@ impl<S: WorkflowState> Runner<S> {
     ) -> Result<Result<NodeOutcome<S>, NodeError>> {
         let node = self.graph.node(name).expect("checkpointed nodes are graph nodes");
         let mut attempt = 1;
+        let mut state = state.clone();
         loop {
             exec.journal
                 .write(None, vec![RunEventKind::NodeStarted { node: name.to_owned(), attempt }])?;
@@ -506,7 +515,10 @@ impl<S: WorkflowState> Runner<S> {
                         format!("node {name} panicked: {what}"),
                     ))
                 });
-            let Err(e) = &result else { return Ok(result) };
+            let e = match &result {
+                Err(e) | Ok(NodeOutcome::Fail { error: e, .. }) => e,
+                Ok(_) => return Ok(result),
+            };
             let retrying =
                 e.retryable && attempt <= exec.opts.node_retries && !exec.cancel.is_cancelled();
             exec.journal.write(
@@ -521,6 +533,9 @@ impl<S: WorkflowState> Runner<S> {
             )?;
             if !retrying {
                 return Ok(result);
+            }
+            if let Ok(NodeOutcome::Fail { state: kept, .. }) = result {
+                state = kept;
             }
             let backoff = exec.opts.retry_backoff.saturating_mul(1 << (attempt - 1).min(16));
             let deadline = Instant::now() + backoff;

@@ -4,8 +4,9 @@
 //! A run is the orchestrator's (`agent::Orchestrator`); this module only draws it.
 //! Events stream to stderr as one line each (JSON Lines on stdout with `--json`),
 //! and when the run stops at a gate, a terminal gets a prompt while everything else
-//! (a pipe, `--json`, CI) gets exit code 10 and the command that answers it: the
-//! run waits in `.ironbees/runs/` for as long as it takes.
+//! gets exit code 10 — a pipe or CI with the command that answers it, `--json` with
+//! the outcome line whose `status` names the gate — and the run waits in
+//! `.ironbees/runs/` for as long as it takes.
 
 use std::{
     io::{BufRead, IsTerminal, Write},

@@ -321,6 +321,9 @@ fn a_bug_never_fixed_escalates_to_a_human_whose_feedback_reaches_the_coder() {
     let outcome = o.outcome();
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
     assert_eq!(outcome["status"]["reason"], "2 rounds of coding did not make validation pass");
+    // Round 2 changed nothing: its validation is the first one's, not run again.
+    assert_eq!(o.custom("validationReused").len(), 1);
+    assert_eq!(o.custom("command").iter().filter(|c| c["kind"] == "test").count(), 1);
     assert_eq!(outcome["state"]["iterationCount"], 2);
     assert_eq!(p.read("calc.py"), CALC);
     let id = o.run_id();
@@ -528,6 +531,8 @@ fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
     );
     let planner = mock.requests();
     assert_eq!(planner.len(), 2, "one retry, no more");
+    // The failed node's model calls stay on the run's bill (the budget counts them).
+    assert_eq!(o.outcome()["state"]["spend"]["modelCalls"], 2);
     let retry = conversation(&planner[1].body);
     assert!(
         retry.contains("Your answer is not a valid plan: there is no JSON object in the answer"),

@@ -100,3 +100,35 @@ fn a_panicking_node_fails_the_run_instead_of_the_caller() {
     // The lock was released: the run can be resumed (and fails again).
     assert_eq!(r.resume("p", None).unwrap().status.name(), "failed");
 }
+
+#[test]
+fn a_node_that_fails_with_its_state_keeps_it_through_retries_and_resume() {
+    // COUNT adds one to `n` per attempt (what a model call would add to a spend),
+    // then fails: retryably twice, then for good. Each attempt starts from the state
+    // the previous one kept, and so does `resume`.
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Graph::new();
+    g.add_node("COUNT", |mut s: Task, cx: &mut NodeContext<'_>| {
+        s.n += 1;
+        let error = if cx.attempt() < 3 {
+            NodeError::retryable("LLM_RATE_LIMITED", "slow down")
+        } else {
+            NodeError::new("AGENT_EXECUTION_FAILED", "no valid plan")
+        };
+        if s.n >= 5 {
+            return Ok(NodeOutcome::Continue(s));
+        }
+        Ok(NodeOutcome::Fail { state: s, error })
+    })
+    .add_edge("COUNT", END)
+    .set_entry("COUNT");
+    let r = Runner::new(shared(g), store(dir.path()));
+    let report = r.start(Some("k"), "test", Task::default(), quick()).unwrap();
+    assert_eq!(report.status.name(), "failed");
+    assert_eq!(report.state.n, 3, "three attempts, each on the one before");
+    let (cp, state) = r.state("k").unwrap().unwrap();
+    assert_eq!((cp.meta.node.as_str(), state.n), ("COUNT", 3), "the failed checkpoint holds it");
+    let report = r.resume("k", None).unwrap();
+    assert_eq!(report.status, RunStatus::Succeeded);
+    assert_eq!(report.state.n, 5, "resume went on from 3");
+}
