@@ -576,16 +576,37 @@ fn tool_target(args: &Value) -> String {
 pub struct Printer {
     json: bool,
     color: bool,
-    lock: Mutex<()>,
+    /// What the run has done so far, for the status on each node's line.
+    tally: Mutex<Tally>,
+}
+
+/// Round, time and spend of the run as its events tell them (this execution's
+/// time; the run's spend lives in its state, shown at the end).
+struct Tally {
+    started: Instant,
+    round: u32,
+    tokens: u64,
+    cost: f64,
 }
 
 impl Printer {
     pub fn new(out: &Output) -> Printer {
-        Printer { json: out.json, color: out.color_err(), lock: Mutex::new(()) }
+        let tally = Tally { started: Instant::now(), round: 0, tokens: 0, cost: 0.0 };
+        Printer { json: out.json, color: out.color_err(), tally: Mutex::new(tally) }
     }
 
     pub fn event(&self, ev: &RunEvent) {
-        let _guard = self.lock.lock();
+        let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+        match &ev.kind {
+            RunEventKind::Checkpoint { iteration, .. } => tally.round = *iteration,
+            RunEventKind::Custom { kind, data } if kind == "modelCall" => {
+                let usage = &data["usage"];
+                tally.tokens += usage["input_tokens"].as_u64().unwrap_or(0)
+                    + usage["output_tokens"].as_u64().unwrap_or(0);
+                tally.cost += data["costUsd"].as_f64().unwrap_or(0.0);
+            }
+            _ => {}
+        }
         if self.json {
             let mut stdout = std::io::stdout().lock();
             if serde_json::to_writer(&mut stdout, ev).is_ok() {
@@ -594,7 +615,18 @@ impl Printer {
             }
             return;
         }
-        if let Some(line) = self.render(ev) {
+        if let Some(mut line) = self.render(ev) {
+            if let RunEventKind::NodeStarted { .. } = ev.kind {
+                let dim = console::Style::new().force_styling(self.color).dim();
+                let status = format!(
+                    "  rounds done {} · {:.1}s · {} tokens · ${:.4}",
+                    tally.round,
+                    tally.started.elapsed().as_secs_f64(),
+                    tally.tokens,
+                    tally.cost
+                );
+                line.push_str(&dim.apply_to(status).to_string());
+            }
             eprintln!("{line}");
         }
     }
