@@ -226,6 +226,9 @@ impl TestAcc {
     }
 }
 
+/// A file of tests to run: the files [`crate::is_test_path`] names but test
+/// support (`conftest.py` affects tests, is not one). A source file with an
+/// inline `mod tests` is neither.
 fn is_test_file(project: &Project, f: FileId) -> bool {
     test_convention(project, f).is_some_and(|(k, _)| k == TestKind::File)
 }
