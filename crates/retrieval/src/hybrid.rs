@@ -36,12 +36,14 @@ use code_graph::{Snapshot, is_test_path};
 use code_index::{DefId, Error, FileId, Project, Result, Sources};
 
 use crate::{
+    fusion,
     querytype::{QueryFeatures, QueryKind, analyze_query},
     search::{SearchIndex, split_identifier},
 };
 pub use protocol::{Matched, MixWeights, SearchHit, SearchResults};
 
-/// The `k` of reciprocal-rank fusion: how flat the rank curve is.
+/// The `k` of reciprocal-rank fusion: how flat the rank curve is (`fusion`
+/// says why 60 here and 10 in `localize`).
 const RRF_K: f64 = 60.0;
 /// How many candidates each retriever hands to the fusion.
 const DEPTH: usize = 100;
@@ -277,8 +279,8 @@ pub fn hybrid_search(
 /// each item's confidence (empty: all 1).
 type Ranked = (String, f64, Vec<Item>, Vec<f64>);
 
-/// Reciprocal-rank fusion, `Σ w · confidence / (60 + rank)`, best first; ties by
-/// item order (path, then position).
+/// Reciprocal-rank fusion ([`fusion::vote`]), `Σ w · confidence / (60 + rank)`,
+/// best first; ties by item order (path, then position).
 fn fuse(lists: &[Ranked]) -> Vec<(Item, f64)> {
     let mut score: HashMap<Item, f64> = HashMap::new();
     for (_, w, items, confidence) in lists {
@@ -287,7 +289,7 @@ fn fuse(lists: &[Ranked]) -> Vec<(Item, f64)> {
         }
         for (rank, item) in items.iter().enumerate() {
             let c = confidence.get(rank).copied().unwrap_or(1.0);
-            *score.entry(*item).or_default() += w * c / (RRF_K + rank as f64 + 1.0);
+            *score.entry(*item).or_default() += fusion::vote(RRF_K, rank as u32 + 1, w * c);
         }
     }
     let mut out: Vec<(Item, f64)> = score.into_iter().collect();

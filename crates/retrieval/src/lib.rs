@@ -23,6 +23,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod fusion;
 mod hybrid;
 mod localize;
 mod querytype;

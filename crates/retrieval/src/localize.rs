@@ -39,6 +39,7 @@ use code_graph::{Snapshot, is_generated, is_test_path, is_vendored, pagerank, ve
 use code_index::{FileId, Language, Result, import_names};
 
 use crate::{
+    fusion,
     hybrid::Retriever,
     querytype::{QueryFeatures, analyze_query},
     search::SearchIndex,
@@ -92,7 +93,8 @@ pub const DEFAULT_WEIGHTS: [f64; NF] = [
     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
 ];
 
-/// The fusion's K: how much the top ranks dominate (smaller = more).
+/// The fusion's K: how much the top ranks dominate (smaller = more; `fusion`
+/// says why 10 here and 60 in `hybrid_search`).
 const RRF_K: f64 = 10.0;
 
 /// Weights for an experiment: `text=1,def=0.5` over the defaults, or
@@ -216,7 +218,7 @@ pub fn localize(
         .filter_map(|(f, x)| {
             let fused: f64 = (0..NF)
                 .filter(|&i| !ranks[i].is_empty() && ranks[i][f] > 0)
-                .map(|i| weights[i] / (RRF_K + f64::from(ranks[i][f])))
+                .map(|i| fusion::vote(RRF_K, ranks[i][f], weights[i]))
                 .sum();
             if fused <= 0.0 {
                 return None;
@@ -301,7 +303,7 @@ fn fuse_extra(
             (rank, Evidence::Similar { retriever: extra.name().to_owned(), symbol, line, rank })
         });
     }
-    let vote = |rank: u32, w: f64| w / (RRF_K + f64::from(rank));
+    let vote = |rank: u32, w: f64| fusion::vote(RRF_K, rank, w);
     let prior = |id: FileId| priors.get(id as usize).copied().unwrap_or(1.0);
     for (i, r) in ours.iter_mut().enumerate() {
         let ours_vote = if i < OURS_DEPTH { vote(i as u32 + 1, 1.0) } else { 0.0 };
