@@ -359,7 +359,10 @@ pub fn module_stem(path: &str) -> String {
     normalize(stem)
 }
 
-fn normalize(s: &str) -> String {
+/// A name as test names are compared: lowercase, without `_` and `-`
+/// (`test_shopping_cart` names `ShoppingCart`, `shopping-cart.spec.ts` names
+/// `shoppingCart.ts`).
+pub(crate) fn normalize(s: &str) -> String {
     s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
