@@ -38,7 +38,7 @@ use crate::{
     graph::SymbolEdge,
     snapshot::Snapshot,
     target::{Target, TargetKind},
-    testfiles::{TestKind, module_stem, test_convention, test_subject},
+    testfiles::{TestKind, module_stem, normalize, test_convention, test_subject},
 };
 pub use protocol::{
     AffectedTest, AffectedTestPriority as Priority, Dependent, Impact, ImpactRisk as Risk, Radius,
@@ -226,6 +226,9 @@ impl TestAcc {
     }
 }
 
+/// A file of tests to run: the files [`crate::is_test_path`] names but test
+/// support (`conftest.py` affects tests, is not one). A source file with an
+/// inline `mod tests` is neither.
 fn is_test_file(project: &Project, f: FileId) -> bool {
     test_convention(project, f).is_some_and(|(k, _)| k == TestKind::File)
 }
@@ -426,10 +429,6 @@ fn named_tests(project: &Project, target: &Target, tests: &mut HashMap<FileId, T
             }
         }
     }
-}
-
-fn normalize(s: &str) -> String {
-    s.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect()
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use crate::{
     snapshot::Snapshot,
     symrank::SymbolGraph,
     target::{Target, TargetKind},
-    testfiles::{TestKind, test_convention, vendored_files},
+    testfiles::{is_test_path, vendored_files},
 };
 pub use protocol::{
     ArchitectureReport as Report, BlastRadius, CentralFile as RankedFile,
@@ -521,12 +521,7 @@ fn module_diagram(
     central: &[RankedFile],
 ) -> String {
     let project = &snapshot.project;
-    let is_test = |f: usize| {
-        matches!(
-            test_convention(project, f as FileId),
-            Some((TestKind::File | TestKind::Support, _))
-        )
-    };
+    let is_test = |f: usize| is_test_path(&project.files[f].path);
     // The layout (how deep to group) is chosen from the code; test directories are
     // drawn too, as test modules, so that what tests depend on shows.
     let all: Vec<usize> = (0..project.files.len()).filter(|&f| !vendored[f]).collect();

@@ -29,8 +29,11 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use code_index::{DefId, FileId, RefKind};
 
 use crate::{
-    depgraph::edge_trust, graph::name_specificity, rank::pagerank, snapshot::Snapshot,
-    testfiles::test_convention,
+    depgraph::edge_trust,
+    graph::name_specificity,
+    rank::pagerank,
+    snapshot::Snapshot,
+    testfiles::{is_test_module, is_test_path},
 };
 
 /// The definition graph of a snapshot, ready for (personalized) PageRank.
@@ -61,17 +64,7 @@ impl SymbolGraph {
             defs += f.defs.len() as u32;
         }
         let n = defs as usize + project.files.len();
-        let test_file: Vec<bool> = (0..project.files.len() as FileId)
-            .map(|f| {
-                matches!(
-                    test_convention(project, f),
-                    Some((
-                        crate::testfiles::TestKind::File | crate::testfiles::TestKind::Support,
-                        _
-                    ))
-                )
-            })
-            .collect();
+        let test_file: Vec<bool> = project.files.iter().map(|f| is_test_path(&f.path)).collect();
         // Inline test modules (Rust `mod tests { .. }`): test code inside source.
         let test_modules: Vec<Vec<(u32, u32)>> = project
             .files
@@ -79,11 +72,7 @@ impl SymbolGraph {
             .map(|f| {
                 f.defs
                     .iter()
-                    .filter(|d| {
-                        d.kind == protocol::SymbolKind::Module
-                            && d.body.is_some()
-                            && matches!(project.names.name(d.name), "tests" | "test")
-                    })
+                    .filter(|d| is_test_module(project, d))
                     .map(|d| (d.line, d.end_line))
                     .collect()
             })

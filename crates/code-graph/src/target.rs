@@ -335,11 +335,10 @@ fn suggest(project: &Project, spec: &str, in_file: Option<FileId>) -> Vec<String
                 0
             } else if want.len() >= 3 && lower.contains(&want) {
                 1 + lower.len() - want.len()
-            } else if want.len() >= 4 && lower.len().abs_diff(want.len()) <= 2 {
-                match edit_distance(&lower, &want) {
-                    d @ 1..=2 => 10 + d,
-                    _ => continue,
-                }
+            } else if want.chars().count() >= 4
+                && let Some(d @ 1..=2) = stdx::edit_distance_within(&lower, &want, 2)
+            {
+                10 + d
             } else {
                 continue;
             };
@@ -359,19 +358,6 @@ fn suggest(project: &Project, spec: &str, in_file: Option<FileId>) -> Vec<String
     }
     scored.sort();
     scored.into_iter().take(5).map(|(_, s)| s).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// `cwd/p`, normalized; None when it climbs above the root.

@@ -40,16 +40,18 @@ pub fn test_convention(project: &Project, file: FileId) -> Option<(TestKind, &'s
     if let Some(c) = by_path(&file.path, file.language) {
         return Some(c);
     }
-    if file.language == Language::Rust
-        && file.defs.iter().any(|d| {
-            d.kind == protocol::SymbolKind::Module
-                && d.body.is_some()
-                && matches!(project.names.name(d.name), "tests" | "test")
-        })
-    {
+    if file.language == Language::Rust && file.defs.iter().any(|d| is_test_module(project, d)) {
         return Some((TestKind::Inline, "rust inline `mod tests`"));
     }
     None
+}
+
+/// A Rust `mod tests { .. }` (or `mod test`) with its body in the file: test code
+/// inside a source file.
+pub(crate) fn is_test_module(project: &Project, def: &code_index::Def) -> bool {
+    def.kind == protocol::SymbolKind::Module
+        && def.body.is_some()
+        && matches!(project.names.name(def.name), "tests" | "test")
 }
 
 /// The path-only part of [`test_convention`].
@@ -139,15 +141,27 @@ pub fn by_path(path: &str, language: Language) -> Option<(TestKind, &'static str
             }
         }
     };
-    // Anything else the general rule (shared with localization) calls a test.
-    hit.or_else(|| is_test_path(path).then_some((File, "test path")))
+    // Anything else the rule every language shares calls a test.
+    hit.or_else(|| general_rule(path).then_some((File, "test path")))
 }
 
-/// Whether a path looks like a test by the general rule every language shares (test
-/// directories, `test_*`, `*_test.*`, `*.spec.*`, ...): what ranking and the pillars
-/// use where one yes/no is enough; [`test_convention`] says which language's rule
-/// matched, and falls back to this.
+/// Whether a file is tests or test support by its path alone: its language's
+/// conventions ([`by_path`], the language told by the extension), else the rule
+/// every language shares (test directories, `test_*`, `*_test.*`, `*.spec.*`,
+/// ...). The one yes/no notion of a test file: ranking (code-graph's symbol
+/// prior, search, localization), the report's module map and the pillars use
+/// it. [`test_convention`] adds what needs the file's definitions (Rust's inline
+/// `mod tests`) and says which convention matched.
 pub fn is_test_path(path: &str) -> bool {
+    match Language::from_path(std::path::Path::new(path)) {
+        Some(language) => by_path(path, language).is_some(),
+        None => general_rule(path),
+    }
+}
+
+/// The test-file rule shared by every language, and the only one for files of no
+/// language we parse.
+fn general_rule(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let dirs: Vec<&str> = lower.split('/').collect();
@@ -345,13 +359,59 @@ pub fn module_stem(path: &str) -> String {
     normalize(stem)
 }
 
-fn normalize(s: &str) -> String {
+/// A name as test names are compared: lowercase, without `_` and `-`
+/// (`test_shopping_cart` names `ShoppingCart`, `shopping-cart.spec.ts` names
+/// `shoppingCart.ts`).
+pub(crate) fn normalize(s: &str) -> String {
     s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_paths() {
+        // (path, is_test_path). Before, `is_test_path` (ranking, localization,
+        // the pillars) knew only the shared rule and `test_convention` (impact,
+        // the report, symbol ranks) also each language's: the rows marked
+        // `language` were tests to the second only.
+        let table = [
+            ("tests/test_app.py", true),
+            ("pkg/test_app.py", true),
+            ("pkg/app_test.py", true),
+            ("conftest.py", true),
+            ("src/app.py", false),
+            ("src/contest.py", false),
+            ("src/latest.py", false),
+            ("pkg/server_test.go", true),
+            ("pkg/server.go", false),
+            ("web/button.test.tsx", true),
+            ("web/button.spec.js", true),
+            ("web/__tests__/button.js", true),
+            ("spec/models/user_spec.rb", true),
+            ("crates/a/tests/suite/edit.rs", true),
+            ("crates/a/src/edit_tests.rs", true),
+            ("crates/a/src/extract/tests.rs", true), // language
+            ("crates/a/src/lib.rs", false),
+            ("src/main/java/a/CartTest.java", true),
+            ("src/test/java/a/Cart.java", true),
+            ("src/main/java/a/CartIT.java", true),   // language
+            ("src/main/java/a/TestCart.java", true), // language
+            ("src/main/java/a/Testament.java", false),
+            ("src/Calculator.Tests.cs", true),
+            ("Calc.Tests/Helpers.cs", true), // language
+            ("Calc/Helpers.cs", false),
+            ("db/db_test.cc", true),          // language
+            ("util/cache_unittest.cc", true), // language
+            ("util/cache.cc", false),
+            ("testdata/input.txt", true),
+            ("docs/guide.md", false),
+        ];
+        for (path, want) in table {
+            assert_eq!(is_test_path(path), want, "{path}");
+        }
+    }
 
     #[test]
     fn generated_headers() {

@@ -13,8 +13,6 @@
 
 use std::collections::BTreeSet;
 
-use protocol::SymbolKind;
-
 use crate::{extract::FileAnalysis, tokens::count_tokens};
 pub use protocol::Skeleton;
 
@@ -53,7 +51,7 @@ pub fn skeleton_lines(source: &[u8], analysis: &FileAnalysis) -> BTreeSet<u32> {
         let header_end = match def.body {
             Some((body_start, body_end)) => {
                 let header_end = header_end(def.line, body_start);
-                if is_data_type(def.kind) {
+                if def.kind.is_data_type() {
                     let body_end_line = line_of(body_end.saturating_sub(1).max(body_start));
                     let cap = header_end + DATA_BODY_MAX_LINES;
                     shown.extend(
@@ -103,19 +101,6 @@ pub fn render(source: &[u8], analysis: &FileAnalysis) -> Skeleton {
         ratio: if file_tokens == 0 { 0.0 } else { skeleton_tokens as f64 / file_tokens as f64 },
         text: out,
     }
-}
-
-fn is_data_type(kind: SymbolKind) -> bool {
-    matches!(
-        kind,
-        SymbolKind::Struct
-            | SymbolKind::Union
-            | SymbolKind::Enum
-            | SymbolKind::Interface
-            | SymbolKind::Record
-            | SymbolKind::TypeAlias
-            | SymbolKind::Property
-    )
 }
 
 fn line_starts(source: &[u8]) -> Vec<usize> {

@@ -49,7 +49,8 @@ pub(crate) fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
         .iter()
         .filter(|n| n.as_str() != wanted)
         .filter_map(|n| {
-            let d = levenshtein(&w, &n.to_lowercase()).min(levenshtein(&wl, &last(n)) + 1);
+            let d = stdx::edit_distance(&w, &n.to_lowercase())
+                .min(stdx::edit_distance(&wl, &last(n)) + 1);
             let contains = last(n).contains(&wl) || wl.contains(&last(n));
             let limit = (wl.chars().count() / 3).max(2);
             (d <= limit || contains).then_some((if contains { d.min(limit) } else { d }, n))
@@ -58,19 +59,6 @@ pub(crate) fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
     scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// A planned replacement of `[start, end)` with `text` (in the file's line endings).

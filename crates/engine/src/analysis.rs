@@ -166,41 +166,29 @@ pub(crate) fn impact_radius(
     (radius, impact.radius)
 }
 
-/// Test files whose name is the file's stem with a test affix.
+/// Test files named after the file, as `code_graph::impact` names them: the
+/// test's subject (`test_subject`: `tests/test_cart.py`, `cart_test.go`,
+/// `CartTests.cs`) is the file's module (`module_stem`: `cart.py`, `cart/__init__.py`).
 pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
     named_after(&test_files(snap), path)
 }
 
-/// The project's test files: (lowercased file name, path).
-fn test_files(snap: &Snapshot) -> Vec<(String, &str)> {
-    snap.project
-        .files
-        .iter()
-        .filter(|f| is_test_path(&f.path))
-        .map(|f| (f.path.rsplit('/').next().unwrap_or(&f.path).to_ascii_lowercase(), &*f.path))
-        .collect()
+/// The project's test files.
+fn test_files(snap: &Snapshot) -> Vec<&str> {
+    snap.project.files.iter().map(|f| f.path.as_str()).filter(|p| is_test_path(p)).collect()
 }
 
-/// [`tests_named_after`] over a list from [`test_files`].
-fn named_after(tests: &[(String, &str)], path: &str) -> Vec<String> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
+/// [`tests_named_after`] over a list from [`test_files`], at most five.
+fn named_after(tests: &[&str], path: &str) -> Vec<String> {
+    let stem = code_graph::module_stem(path);
+    // Two letters name too many things (`io`, `ui`).
     if stem.len() < 3 {
         return Vec::new();
     }
-    let forms = [
-        format!("test_{stem}."),
-        format!("{stem}_test."),
-        format!("{stem}.test."),
-        format!("{stem}.spec."),
-        format!("{stem}_tests."),
-        format!("{stem}test."),
-        format!("{stem}tests."),
-    ];
     tests
         .iter()
-        .filter(|(n, _)| forms.iter().any(|form| n.starts_with(form.as_str())))
-        .map(|(_, p)| (*p).to_owned())
+        .filter(|t| code_graph::test_subject(t).is_some_and(|s| s == stem))
+        .map(|t| (*t).to_owned())
         .take(5)
         .collect()
 }
@@ -470,6 +458,35 @@ mod tests {
             ("crates/a/tests/suite/edit.rs", true),
         ] {
             assert_eq!(is_test_path(p), want, "{p}");
+        }
+    }
+
+    #[test]
+    fn tests_named_after_a_file() {
+        // (test file, source file, named after). This used its own affix list
+        // (lowercased `{stem}test.` and the like) where impact used
+        // `test_subject`/`module_stem`; the rows marked `changed` answered the
+        // other way before.
+        let table = [
+            ("tests/test_cart.py", "shop/cart.py", true),
+            ("pkg/cart_test.go", "pkg/cart.go", true),
+            ("web/cart.test.ts", "web/cart.ts", true),
+            ("web/cart.spec.ts", "web/cart.ts", true),
+            ("Shop.Tests/CartTests.cs", "Shop/Cart.cs", true),
+            ("src/test/java/CartTest.java", "src/main/java/Cart.java", true),
+            ("tests/cart.py", "shop/cart.py", true), // changed
+            ("tests/test_cart.py", "shop/cart/__init__.py", true), // changed
+            ("tests/test_shopping_cart.py", "shop/shoppingCart.ts", true), // changed
+            ("tests/carttest.py", "shop/cart.py", false), // changed
+            ("tests/test_cartography.py", "shop/cart.py", false),
+            ("tests/test_io.py", "pkg/io.py", false),
+        ];
+        for (test, source, want) in table {
+            assert_eq!(
+                named_after(&[test], source),
+                if want { vec![test] } else { vec![] },
+                "{test} {source}"
+            );
         }
     }
 

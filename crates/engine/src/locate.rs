@@ -111,32 +111,17 @@ pub(crate) fn similar_names(snap: &Snapshot, wanted: &str) -> Vec<String> {
         let name = p.names.name(id);
         let lower = name.to_lowercase();
         let d = if lower.contains(&w) || (w.len() >= 4 && w.contains(&lower) && lower.len() >= 4) {
-            0
-        } else if lower.len().abs_diff(w.len()) > limit {
-            continue;
+            Some(0)
         } else {
-            levenshtein(&lower, &w)
+            stdx::edit_distance_within(&lower, &w, limit)
         };
-        if d <= limit {
+        if let Some(d) = d {
             scored.push((d, p.def(defs[0]).qualified_name.clone()));
         }
     }
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|(_, n)| n).collect()
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// An f64 with a total order (NaN last), for sort keys.
@@ -172,6 +157,5 @@ mod tests {
         ] {
             assert_eq!(normalize(input), want, "{input}");
         }
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
     }
 }

@@ -452,12 +452,7 @@ impl Session {
             .map(|r| protocol::RankedFile {
                 path: r.path,
                 score: (r.score * 10_000.0).round() / 10_000.0,
-                evidence: r
-                    .evidence
-                    .iter()
-                    .take(3)
-                    .map(crate::understand::describe_evidence)
-                    .collect(),
+                evidence: r.evidence.iter().take(3).map(retrieval::describe_evidence).collect(),
             })
             .collect();
         Ok((symbols, files, warnings))

@@ -212,7 +212,12 @@ impl Session {
                         .map(|r| RankedFile {
                             path: r.path.clone(),
                             score: round4(r.score),
-                            evidence: r.evidence.iter().take(3).map(describe_evidence).collect(),
+                            evidence: r
+                                .evidence
+                                .iter()
+                                .take(3)
+                                .map(retrieval::describe_evidence)
+                                .collect(),
                         })
                         .collect();
                     let top: Vec<String> = results.iter().take(2).map(|r| r.path.clone()).collect();
@@ -592,27 +597,6 @@ pub(crate) fn resolution_str(r: code_graph::Resolution) -> String {
         code_graph::Resolution::NameOnly => "name_only",
     }
     .to_owned()
-}
-
-pub(crate) fn describe_evidence(e: &retrieval::Evidence) -> String {
-    use retrieval::Evidence as E;
-    match e {
-        E::Frame { line, function } => format!(
-            "stack frame{}{}",
-            line.map(|l| format!(" line {l}")).unwrap_or_default(),
-            function.as_deref().map(|f| format!(" in {f}")).unwrap_or_default()
-        ),
-        E::PathMentioned { text } => format!("named as {text}"),
-        E::Defines { symbol, line, mention } => {
-            format!("defines {symbol} (line {line}) for `{mention}`")
-        }
-        E::Literal { text, line } => format!("contains {text:?} (line {line})"),
-        E::Text { symbol, line, score } => {
-            format!("text matches {symbol} (line {line}, bm25 {score:.1})")
-        }
-        E::Graph { near } => format!("close to {near}"),
-        _ => String::new(),
-    }
 }
 
 fn def_label(snap: &Snapshot, d: DefId) -> String {

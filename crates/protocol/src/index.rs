@@ -71,6 +71,22 @@ impl SymbolKind {
     pub fn is_callable(self) -> bool {
         matches!(self, SymbolKind::Function | SymbolKind::Method | SymbolKind::Macro)
     }
+
+    /// Types that describe data (fields, variants, members): the first lines of
+    /// their bodies are shown in skeletons and repository maps, where a class's or
+    /// a trait's body (code) is not. A property is a member, not a type: its
+    /// accessors are code.
+    pub fn is_data_type(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Struct
+                | SymbolKind::Union
+                | SymbolKind::Enum
+                | SymbolKind::Interface
+                | SymbolKind::Record
+                | SymbolKind::TypeAlias
+        )
+    }
 }
 
 impl std::fmt::Display for SymbolKind {
@@ -145,5 +161,38 @@ mod tests {
             assert_eq!(serde_json::to_string(k).unwrap(), format!("\"{}\"", k.as_str()));
         }
         assert_eq!(SymbolKind::parse("nope"), None);
+    }
+
+    #[test]
+    fn kind_classes() {
+        // (kind, container, callable, data type), every kind. `property` was a
+        // data type for skeletons (code-index) and not for repository maps
+        // (retrieval); it is none.
+        use SymbolKind as K;
+        let table = [
+            (K::Function, false, true, false),
+            (K::Method, false, true, false),
+            (K::Class, true, false, false),
+            (K::Struct, true, false, true),
+            (K::Union, true, false, true),
+            (K::Enum, true, false, true),
+            (K::Trait, true, false, false),
+            (K::Interface, true, false, true),
+            (K::Record, true, false, true),
+            (K::Module, true, false, false),
+            (K::Namespace, true, false, false),
+            (K::Constant, false, false, false),
+            (K::TypeAlias, false, false, true),
+            (K::Property, false, false, false),
+            (K::Macro, false, true, false),
+        ];
+        assert_eq!(table.len(), SymbolKind::ALL.len(), "every kind has a row");
+        for (k, container, callable, data) in table {
+            assert_eq!(
+                (k.is_container(), k.is_callable(), k.is_data_type()),
+                (container, callable, data),
+                "{k}"
+            );
+        }
     }
 }

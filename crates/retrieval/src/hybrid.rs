@@ -36,12 +36,14 @@ use code_graph::{Snapshot, is_test_path};
 use code_index::{DefId, Error, FileId, Project, Result, Sources};
 
 use crate::{
+    fusion,
     querytype::{QueryFeatures, QueryKind, analyze_query},
     search::{SearchIndex, split_identifier},
 };
 pub use protocol::{Matched, MixWeights, SearchHit, SearchResults};
 
-/// The `k` of reciprocal-rank fusion: how flat the rank curve is.
+/// The `k` of reciprocal-rank fusion: how flat the rank curve is (`fusion`
+/// says why 60 here and 10 in `localize`).
 const RRF_K: f64 = 60.0;
 /// How many candidates each retriever hands to the fusion.
 const DEPTH: usize = 100;
@@ -277,8 +279,8 @@ pub fn hybrid_search(
 /// each item's confidence (empty: all 1).
 type Ranked = (String, f64, Vec<Item>, Vec<f64>);
 
-/// Reciprocal-rank fusion, `Σ w · confidence / (60 + rank)`, best first; ties by
-/// item order (path, then position).
+/// Reciprocal-rank fusion ([`fusion::vote`]), `Σ w · confidence / (60 + rank)`,
+/// best first; ties by item order (path, then position).
 fn fuse(lists: &[Ranked]) -> Vec<(Item, f64)> {
     let mut score: HashMap<Item, f64> = HashMap::new();
     for (_, w, items, confidence) in lists {
@@ -287,7 +289,7 @@ fn fuse(lists: &[Ranked]) -> Vec<(Item, f64)> {
         }
         for (rank, item) in items.iter().enumerate() {
             let c = confidence.get(rank).copied().unwrap_or(1.0);
-            *score.entry(*item).or_default() += w * c / (RRF_K + rank as f64 + 1.0);
+            *score.entry(*item).or_default() += fusion::vote(RRF_K, rank as u32 + 1, w * c);
         }
     }
     let mut out: Vec<(Item, f64)> = score.into_iter().collect();
@@ -476,7 +478,7 @@ fn name_score(term: &Term, name: &Name<'_>, qualified: &str) -> f64 {
     }
     let max = max_edits(tlen);
     if max > 0
-        && let Some(d) = bounded_levenshtein(t, n, max)
+        && let Some(d) = stdx::edit_distance_within(t, n, max)
     {
         return 0.65 - 0.1 * d as f64;
     }
@@ -493,7 +495,7 @@ fn name_score(term: &Term, name: &Name<'_>, qualified: &str) -> f64 {
             .map(|np| {
                 if np == tp {
                     1.0
-                } else if tp.len() >= 4 && bounded_levenshtein(tp, np, 1).is_some() {
+                } else if tp.len() >= 4 && stdx::edit_distance_within(tp, np, 1).is_some() {
                     0.6
                 } else {
                     0.0
@@ -516,35 +518,6 @@ fn max_edits(len: usize) -> usize {
         4..=7 => 1,
         _ => 2,
     }
-}
-
-/// Levenshtein distance when at most `max`, on chars.
-fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
-    // Most pairs differ in length by more than `max`: say so before allocating.
-    if a.chars().count().abs_diff(b.chars().count()) > max {
-        return None;
-    }
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return None;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        let mut row_min = cur[0];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            row_min = row_min.min(cur[j]);
-        }
-        if row_min > max {
-            return None;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    (prev[b.len()] <= max).then_some(prev[b.len()])
 }
 
 /// Tie-breaks between equally named definitions: code before tests, types and
@@ -682,7 +655,7 @@ impl Retriever for PathRetriever {
                 } else if segments[..segments.len() - 1].iter().any(|s| s == w) {
                     score += 0.5;
                 } else if stem.split(['_', '-']).any(|p| p == w)
-                    || (w.len() >= 5 && bounded_levenshtein(w, stem, 1).is_some())
+                    || (w.len() >= 5 && stdx::edit_distance_within(w, stem, 1).is_some())
                 {
                     score += 0.4;
                 }
@@ -1248,13 +1221,5 @@ mod tests {
         for (t, n, q, want) in cases {
             assert!((s(t, n, q) - want).abs() < 1e-9, "{t} vs {n}: {} != {want}", s(t, n, q));
         }
-    }
-
-    #[test]
-    fn levenshtein_is_bounded() {
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 3), Some(3));
-        assert_eq!(bounded_levenshtein("kitten", "sitting", 2), None);
-        assert_eq!(bounded_levenshtein("abc", "abc", 0), Some(0));
-        assert_eq!(bounded_levenshtein("abcd", "ab", 1), None);
     }
 }

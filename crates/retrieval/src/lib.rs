@@ -23,6 +23,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod fusion;
 mod hybrid;
 mod localize;
 mod querytype;
@@ -35,7 +36,8 @@ pub use crate::{
         SearchHit, SearchResults, hybrid_search, mix_weights,
     },
     localize::{
-        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, localize, parse_weights,
+        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, describe_evidence,
+        localize, parse_weights,
     },
     querytype::{MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},

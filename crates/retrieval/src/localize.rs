@@ -39,6 +39,7 @@ use code_graph::{Snapshot, is_generated, is_test_path, is_vendored, pagerank, ve
 use code_index::{FileId, Language, Result, import_names};
 
 use crate::{
+    fusion,
     hybrid::Retriever,
     querytype::{QueryFeatures, analyze_query},
     search::SearchIndex,
@@ -92,7 +93,8 @@ pub const DEFAULT_WEIGHTS: [f64; NF] = [
     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
 ];
 
-/// The fusion's K: how much the top ranks dominate (smaller = more).
+/// The fusion's K: how much the top ranks dominate (smaller = more; `fusion`
+/// says why 10 here and 60 in `hybrid_search`).
 const RRF_K: f64 = 10.0;
 
 /// Weights for an experiment: `text=1,def=0.5` over the defaults, or
@@ -216,7 +218,7 @@ pub fn localize(
         .filter_map(|(f, x)| {
             let fused: f64 = (0..NF)
                 .filter(|&i| !ranks[i].is_empty() && ranks[i][f] > 0)
-                .map(|i| weights[i] / (RRF_K + f64::from(ranks[i][f])))
+                .map(|i| fusion::vote(RRF_K, ranks[i][f], weights[i]))
                 .sum();
             if fused <= 0.0 {
                 return None;
@@ -244,6 +246,36 @@ pub fn localize(
     }
     results.truncate(opts.k);
     Ok(results)
+}
+
+/// One piece of evidence in words, as every driver shows it (`ironbees localize`,
+/// the understand and navigate pillars): what the request said and where the
+/// file answers it.
+pub fn describe_evidence(e: &Evidence) -> String {
+    match e {
+        Evidence::Frame { line, function } => format!(
+            "stack frame{}{}",
+            line.map(|l| format!(" line {l}")).unwrap_or_default(),
+            function.as_deref().map(|f| format!(" in {f}")).unwrap_or_default()
+        ),
+        Evidence::PathMentioned { text } => format!("named in the request as {text}"),
+        Evidence::Defines { symbol, line, mention } => {
+            format!("defines {symbol} (line {line}) for `{mention}`")
+        }
+        Evidence::Literal { text, line } => format!("contains {text:?} (line {line})"),
+        Evidence::Text { symbol, line, score } => {
+            format!("text matches {symbol} (line {line}, bm25 {score:.1})")
+        }
+        Evidence::Graph { near } => format!("close to {near}"),
+        Evidence::Similar { retriever, symbol, line, rank } if symbol.is_empty() => {
+            format!("{retriever} #{rank}: the file's top level (line {line})")
+        }
+        Evidence::Similar { retriever, symbol, line, rank } => {
+            format!("{retriever} #{rank}: {symbol} (line {line})")
+        }
+        // Evidence is `#[non_exhaustive]`: a new kind shows nothing until it has words.
+        _ => String::new(),
+    }
 }
 
 /// How many of the signals' files, and of the extra retriever's, vote in
@@ -301,7 +333,7 @@ fn fuse_extra(
             (rank, Evidence::Similar { retriever: extra.name().to_owned(), symbol, line, rank })
         });
     }
-    let vote = |rank: u32, w: f64| w / (RRF_K + f64::from(rank));
+    let vote = |rank: u32, w: f64| fusion::vote(RRF_K, rank, w);
     let prior = |id: FileId| priors.get(id as usize).copied().unwrap_or(1.0);
     for (i, r) in ours.iter_mut().enumerate() {
         let ours_vote = if i < OURS_DEPTH { vote(i as u32 + 1, 1.0) } else { 0.0 };
@@ -1292,6 +1324,47 @@ fn strongest_neighbor(snapshot: &Snapshot, f: FileId, direct: &[f64]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn evidence_in_words() {
+        // The CLI said "named in the request as", the pillars "named as" and
+        // nothing for `Similar`; every driver now says the CLI's.
+        let s = |x: &str| x.to_owned();
+        let table = [
+            (
+                Evidence::Frame { line: Some(3), function: Some(s("main")) },
+                "stack frame line 3 in main",
+            ),
+            (Evidence::Frame { line: None, function: None }, "stack frame"),
+            (Evidence::PathMentioned { text: s("src/a.py") }, "named in the request as src/a.py"),
+            (
+                Evidence::Defines { symbol: s("a.Cart"), line: 4, mention: s("Cart") },
+                "defines a.Cart (line 4) for `Cart`",
+            ),
+            (Evidence::Literal { text: s("no such"), line: 9 }, "contains \"no such\" (line 9)"),
+            (
+                Evidence::Text { symbol: s("a.total"), line: 7, score: 12.345 },
+                "text matches a.total (line 7, bm25 12.3)",
+            ),
+            (Evidence::Graph { near: s("b.py") }, "close to b.py"),
+            (
+                Evidence::Similar {
+                    retriever: s("embeddings"),
+                    symbol: s("a.f"),
+                    line: 2,
+                    rank: 1,
+                },
+                "embeddings #1: a.f (line 2)",
+            ),
+            (
+                Evidence::Similar { retriever: s("embeddings"), symbol: s(""), line: 1, rank: 5 },
+                "embeddings #5: the file's top level (line 1)",
+            ),
+        ];
+        for (e, want) in table {
+            assert_eq!(describe_evidence(&e), want);
+        }
+    }
 
     #[test]
     fn imported_names_lead_to_the_binding_file() {

@@ -35,8 +35,6 @@ use std::{
     collections::{BTreeSet, HashMap, HashSet},
 };
 
-use protocol::SymbolKind;
-
 use code_graph::{Role, Snapshot, SymbolGraph, file_roles, vendored_files};
 
 use code_index::{Def, DefId, Error, FileId, Project, Result, Sources, count_tokens};
@@ -446,7 +444,7 @@ fn def_lines(project: &Project, text: &FileText, d: DefId) -> Vec<u32> {
             lines.push(l);
         }
     }
-    if is_data_type(def.kind) && def.body.is_some() {
+    if def.kind.is_data_type() && def.body.is_some() {
         let last = def.end_line.min(header_end + DATA_BODY_LINES);
         lines.extend(header_end + 1..=last);
     }
@@ -533,18 +531,6 @@ fn enclosing_block(text: &FileText, line: u32) -> Option<u32> {
         }
     }
     None
-}
-
-fn is_data_type(kind: SymbolKind) -> bool {
-    matches!(
-        kind,
-        SymbolKind::Struct
-            | SymbolKind::Union
-            | SymbolKind::Enum
-            | SymbolKind::Interface
-            | SymbolKind::Record
-            | SymbolKind::TypeAlias
-    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! Nothing here knows about code, indexes or agents; these are the few things that
 //! would otherwise be written three times: how a file's content is hashed (the key of
 //! the index and the edit engine's precondition), how a file is replaced without a
-//! reader ever seeing half of it, and how paths are shown (always relative, always `/`).
+//! reader ever seeing half of it, how paths are shown (always relative, always `/`),
+//! and how far apart two names are (`edit_distance`).
 //!
 //! ```
 //! let h = stdx::sha256_hex(b"hello");
@@ -16,6 +17,7 @@
 pub const STATE_DIR: &str = ".ironbees";
 
 mod call;
+mod distance;
 mod fs;
 mod hash;
 mod path;
@@ -24,6 +26,7 @@ mod time;
 
 pub use crate::{
     call::{Call, CancellationToken, NoProgress, OutputStream, Progress},
+    distance::{edit_distance, edit_distance_within},
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
     hash::{ContentHasher, sha256, sha256_hex},
     path::{is_within, normalize_rel, to_slash},

@@ -1,7 +1,7 @@
 use std::{io::Read, path::PathBuf};
 
 use anyhow::Result;
-use protocol::{ErrorCode, Evidence, LocalizeRequest};
+use protocol::{ErrorCode, LocalizeRequest};
 use retrieval::MAX_QUERY_BYTES;
 
 use super::{
@@ -122,34 +122,8 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
             dim.apply_to(format!("{:.3}", r.score))
         ));
         for e in r.evidence.iter().take(3) {
-            out.line(format!("      {}", dim.apply_to(describe(e))));
+            out.line(format!("      {}", dim.apply_to(retrieval::describe_evidence(e))));
         }
     }
     Ok(0)
-}
-
-pub fn describe(e: &Evidence) -> String {
-    match e {
-        Evidence::Frame { line, function } => format!(
-            "stack frame{}{}",
-            line.map(|l| format!(" line {l}")).unwrap_or_default(),
-            function.as_deref().map(|f| format!(" in {f}")).unwrap_or_default()
-        ),
-        Evidence::PathMentioned { text } => format!("named in the request as {text}"),
-        Evidence::Defines { symbol, line, mention } => {
-            format!("defines {symbol} (line {line}) for `{mention}`")
-        }
-        Evidence::Literal { text, line } => format!("contains {text:?} (line {line})"),
-        Evidence::Text { symbol, line, score } => {
-            format!("text matches {symbol} (line {line}, bm25 {score:.1})")
-        }
-        Evidence::Graph { near } => format!("close to {near}"),
-        Evidence::Similar { retriever, symbol, line, rank } if symbol.is_empty() => {
-            format!("{retriever} #{rank}: the file's top level (line {line})")
-        }
-        Evidence::Similar { retriever, symbol, line, rank } => {
-            format!("{retriever} #{rank}: {symbol} (line {line})")
-        }
-        _ => String::new(),
-    }
 }
