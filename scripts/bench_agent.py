@@ -19,7 +19,8 @@ pile up in `workflow.db` as they do for a user):
 - `pytest`: calc.py + test_calc.py; the first fix is right (1 round).
 - `pytest-retry`: the first fix returns None, pytest fails, the validator
   diagnoses, the second fix is right (2 rounds).
-- `no-tests`: calc.py alone; validation finds nothing to run.
+- `no-tests`: calc.py alone; validation finds nothing to run, so the run waits for
+  a review, which the bench approves at once (`runs approve`, timed with the run).
 
     cargo build --release --bin ironbees
     python3 scripts/bench_agent.py --bin target/release/ironbees --n 10
@@ -264,18 +265,28 @@ def environment(home, model_url):
     return env
 
 
-def run_once(binary, root, env):
-    args = [binary, "-C", root, "run", "--yes", "--json", REQUEST]
-    t0 = time.time()
+def execute(args, env):
     p = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    t1 = time.time()
     lines = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    if p.returncode != 0 or not lines or "outcome" not in lines[-1]:
+    if p.returncode not in (0, 10) or not lines or "outcome" not in lines[-1]:
         sys.exit(f"run failed (exit {p.returncode}):\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
-    outcome = lines[-1]["outcome"]
+    return lines[:-1], lines[-1]["outcome"], p.stderr
+
+
+def run_once(binary, root, env):
+    t0 = time.time()
+    events, outcome, stderr = execute([binary, "-C", root, "run", "--yes", "--json", REQUEST], env)
+    # A change no build or test checked waits for a human's review even with --yes
+    # (the no-tests variant): approve it at once, as part of the same run.
+    if outcome.get("status", {}).get("node") == "WAIT_REVIEW":
+        more, outcome, stderr = execute(
+            [binary, "-C", root, "--json", "runs", "approve", outcome["runId"]], env
+        )
+        events += more
+    t1 = time.time()
     if outcome.get("status", {}).get("type") != "succeeded":
-        sys.exit(f"run did not succeed: {json.dumps(outcome.get('status'))}\nstderr:\n{p.stderr[-3000:]}")
-    return analyse(lines[:-1], t0 * 1000, t1 * 1000)
+        sys.exit(f"run did not succeed: {json.dumps(outcome.get('status'))}\nstderr:\n{stderr[-3000:]}")
+    return analyse(events, t0 * 1000, t1 * 1000)
 
 
 def custom(e, kind=None):
