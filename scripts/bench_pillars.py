@@ -127,6 +127,8 @@ def main():
     ap.add_argument("--no-watch", action="store_true", help="serve with --no-watch (walk the tree on every call)")
     ap.add_argument("--target-ms", type=float, default=100.0)
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON too")
+    ap.add_argument("--change", action="store_true",
+                    help="also time `change` dry runs (a comment inserted after line 1 of each file; nothing is written)")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     grep = ["rg", "-n", "-w"] if shutil.which("rg") else ["grep", "-rnw"]
@@ -150,6 +152,11 @@ def main():
     def read(i):
         return s.tool("read", {"target": FILES[i % len(FILES)]})[0]
 
+    def change(i):
+        path = FILES[i % len(FILES)]
+        edit = {"op": "insert", "path": path, "position": "after", "line": 1, "text": "# bench_pillars"}
+        return s.tool("change", {"description": "bench", "edits": [edit], "options": {"dryRun": True}})[0]
+
     def rg(i):
         name = SYMBOLS[i % len(SYMBOLS)].split(".")[-1]
         return run_peer(grep + [name, root])
@@ -166,6 +173,8 @@ def main():
         ("read", read, ("cat FILE", cat)),
         ("read", None, ("python open+sha256", pyread)),
     ]
+    if a.change:
+        ops.append(("change (dry run)", change, None))
     results = {}
     for name, f, peer in ops:
         if f is not None:
@@ -177,6 +186,12 @@ def main():
             for i in range(min(a.warmup, 2)):
                 pf(i)
             results[f"{name}|{pname}"] = [pf(i) for i in range(a.n)]
+    rss = None
+    try:  # the server's peak resident set (Linux), read before it exits
+        with open(f"/proc/{s.p.pid}/status") as f:
+            rss = next((int(l.split()[1]) // 1024 for l in f if l.startswith("VmHWM:")), None)
+    except OSError:
+        pass
     s.close()
 
     print(f"\n{a.n} calls each after {a.warmup} warm-up calls; one `ironbees mcp` process ({'no watch' if a.no_watch else 'watching'}); root {root}")
@@ -190,10 +205,14 @@ def main():
             base = results[key.split("|")[0]]
             r50, r95 = pct(base, 50) / pct(xs, 50), pct(base, 95) / pct(xs, 95)
             print(f"  {key.split('|')[0]} vs {key.split('|')[1]}: p50 {r50:.3g}x, p95 {r95:.3g}x" + (f"  (the peer takes {1 / r50:.0f}x as long at p50)" if r50 < 1 else ""))
+    if rss is not None:
+        print(f"server peak RSS (VmHWM): {rss} MB")
     missed = [k for k in ("understand", "navigate", "read") if pct(results[k], 95) * 1000 >= a.target_ms]
     print(f"\ntarget p95 < {a.target_ms:.0f} ms: " + ("met" if not missed else "MISSED by " + ", ".join(missed)))
     if a.json:
-        print(json.dumps({k: {"p50_ms": pct(v, 50) * 1000, "p95_ms": pct(v, 95) * 1000, "n": len(v)} for k, v in results.items()}))
+        out = {k: {"p50_ms": pct(v, 50) * 1000, "p95_ms": pct(v, 95) * 1000, "n": len(v)} for k, v in results.items()}
+        out["server_peak_rss_mb"] = rss
+        print(json.dumps(out))
     return 1 if missed else 0
 
 

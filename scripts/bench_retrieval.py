@@ -13,7 +13,7 @@ the snapshot, bring the index up to date, answer), and the ratio to the peer.
     python3 scripts/bench_retrieval.py [--bin target/release/ironbees] [--runs 20] [--json]
         [--only pylint|django] [--commands localize,search,repomap]
 """
-import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -88,9 +88,23 @@ def timed(cmd, cwd, runs, ok_codes=(0,)):
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, capture_output=True)
+        # As subprocess.run(capture_output=True), but reaped with wait4 for the process's
+        # peak RSS (ru_maxrss, KiB on Linux).
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = threading.Thread(target=p.stderr.read)
+        err.start()
+        p.stdout.read()
+        err.join()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdout.close()
+        p.stderr.close()
         times.append(time.perf_counter() - t)
+        RSS.append(ru.ru_maxrss)
     return times
+
+
+RSS = []  # peak RSS (KiB) of each timed process; timed() appends, main() reads and clears
 
 
 def pct(xs, q):
@@ -113,6 +127,8 @@ def main():
     ap.add_argument("--only", choices=["pylint", "django"])
     ap.add_argument("--commands", default="localize,search,repomap", help="comma-separated subset")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--pylint", default=PYLINT, help="the pylint-8898 tree to copy (default: %(default)s)")
+    ap.add_argument("--django", default=DJANGO, help="the Django 5.1.4 tree to copy (default: %(default)s)")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     os.makedirs(args.work, exist_ok=True)
@@ -126,7 +142,7 @@ def main():
                 issues[r["instance_id"]] = r["problem_statement"]
     pylint_issues = [issues[k] for k in sorted(issues)[-3:]]
 
-    trees = [("pylint", PYLINT, pylint_issues), ("django", DJANGO, DJANGO_ISSUES)]
+    trees = [("pylint", args.pylint, pylint_issues), ("django", args.django, DJANGO_ISSUES)]
     rows = []
     for name, src, requests in trees:
         if args.only and args.only != name:
@@ -156,27 +172,31 @@ def main():
         cases = [c for c in cases if c[0] in wanted]
         per_cmd = {}
         for cmd_name, cmd, kws in cases:
+            RSS.clear()
             ours = timed(cmd, tree, args.runs)
+            rss = max(RSS)
             theirs = timed(peer_cmd(tree, kws), tree, args.runs, ok_codes=(0, 1))
-            per_cmd.setdefault(cmd_name, ([], []))
+            per_cmd.setdefault(cmd_name, ([], [], []))
+            per_cmd[cmd_name][2].append(rss)
             per_cmd[cmd_name][0].extend(ours)
             per_cmd[cmd_name][1].extend(theirs)
             print(f"  {cmd_name:8} p50 {statistics.median(ours)*1000:7.0f} ms  {peer_name} p50 "
                   f"{statistics.median(theirs)*1000:6.0f} ms  {kws}", file=sys.stderr)
-        for cmd_name, (ours, theirs) in per_cmd.items():
+        for cmd_name, (ours, theirs, rss) in per_cmd.items():
             rows.append({
                 "tree": name, "command": cmd_name, "runs": len(ours),
                 "p50_ms": pct(ours, 0.5) * 1000, "p95_ms": pct(ours, 0.95) * 1000,
                 "peer": peer_name, "peer_p50_ms": pct(theirs, 0.5) * 1000, "peer_p95_ms": pct(theirs, 0.95) * 1000,
+                "max_rss_mb": max(rss) / 1024,
             })
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"| tree | command | runs | p50 ms | p95 ms | {peer_name} p50 ms | {peer_name} p95 ms | p50 ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| tree | command | runs | p50 ms | p95 ms | {peer_name} p50 ms | {peer_name} p95 ms | p50 ratio | max RSS MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['tree']} | {r['command']} | {r['runs']} | {r['p50_ms']:.0f} | {r['p95_ms']:.0f} | "
-              f"{r['peer_p50_ms']:.0f} | {r['peer_p95_ms']:.0f} | {r['p50_ms'] / r['peer_p50_ms']:.1f}x |")
+              f"{r['peer_p50_ms']:.0f} | {r['peer_p95_ms']:.0f} | {r['p50_ms'] / r['peer_p50_ms']:.1f}x | {r['max_rss_mb']:.0f} |")
 
 
 if __name__ == "__main__":
