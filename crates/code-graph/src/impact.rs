@@ -131,6 +131,19 @@ pub(crate) struct ImpactGraph {
     pub deps: DepGraph,
     /// Who references each definition, and whether the reference is sure.
     referrers: HashMap<DefId, Vec<(Node, bool)>>,
+    /// The project's test files with the module each is named after, and their
+    /// definitions named `test…` (normalized, the prefix cut): what
+    /// [`named_tests`] matches a target against. Built once per snapshot, since
+    /// normalizing every test definition's name on every call was most of an
+    /// `understand` on Django (issue 25's latency benchmark).
+    tests: Vec<TestFile>,
+}
+
+struct TestFile {
+    file: FileId,
+    subject: Option<String>,
+    /// (definition ordinal, normalized name after `test`).
+    named: Vec<(u32, String)>,
 }
 
 impl ImpactGraph {
@@ -141,7 +154,23 @@ impl ImpactGraph {
             let sure = is_sure(project, e);
             referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
         }
-        ImpactGraph { deps: DepGraph::build(snapshot), referrers }
+        let tests = (0..project.files.len() as FileId)
+            .filter(|&f| is_test_file(project, f))
+            .map(|f| {
+                let file = project.file(f);
+                let named = file
+                    .defs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(ord, d)| {
+                        let n = normalize(project.names.name(d.name));
+                        Some((ord as u32, n.strip_prefix("test")?.to_owned()))
+                    })
+                    .collect();
+                TestFile { file: f, subject: test_subject(&file.path), named }
+            })
+            .collect();
+        ImpactGraph { deps: DepGraph::build(snapshot), referrers, tests }
     }
 }
 
@@ -173,7 +202,7 @@ pub(crate) fn impact_with(
         },
         risk: risk_level(direct, total, project.files.len()),
     };
-    named_tests(project, target, &mut tests);
+    named_tests(project, graph, target, &mut tests);
     let mut tests: Vec<AffectedTest> = tests
         .into_iter()
         .filter_map(|(f, acc)| {
@@ -395,7 +424,12 @@ fn closure(
 
 /// Test files named after the target's module, and (for a definition) test
 /// functions named after it.
-fn named_tests(project: &Project, target: &Target, tests: &mut HashMap<FileId, TestAcc>) {
+fn named_tests(
+    project: &Project,
+    graph: &ImpactGraph,
+    target: &Target,
+    tests: &mut HashMap<FileId, TestAcc>,
+) {
     let stems: HashSet<String> = target.files.iter().map(|p| module_stem(p)).collect();
     let names: HashSet<String> = target
         .def_ids
@@ -403,13 +437,10 @@ fn named_tests(project: &Project, target: &Target, tests: &mut HashMap<FileId, T
         .map(|&d| normalize(project.names.name(project.def(d).name)))
         .filter(|n| n.len() >= 4)
         .collect();
-    for f in 0..project.files.len() as FileId {
-        if !is_test_file(project, f) {
-            continue;
-        }
-        let file = project.file(f);
-        if let Some(subject) = test_subject(&file.path)
-            && stems.contains(&subject)
+    for t in &graph.tests {
+        let f = t.file;
+        if let Some(subject) = &t.subject
+            && stems.contains(subject)
         {
             let acc = tests.entry(f).or_default();
             acc.named = true;
@@ -418,14 +449,14 @@ fn named_tests(project: &Project, target: &Target, tests: &mut HashMap<FileId, T
         if names.is_empty() {
             continue;
         }
-        for (ord, d) in file.defs.iter().enumerate() {
-            let n = normalize(project.names.name(d.name));
-            let Some(rest) = n.strip_prefix("test") else { continue };
+        for (ord, rest) in &t.named {
             if names.iter().any(|name| rest.contains(name.as_str())) {
+                let d = DefId { file: f, ord: *ord };
                 let acc = tests.entry(f).or_default();
                 acc.named = true;
-                acc.functions.insert(top_level_name(project, DefId { file: f, ord: ord as u32 }));
-                acc.reasons.insert(format!("{} is named after the target", d.qualified_name));
+                acc.functions.insert(top_level_name(project, d));
+                acc.reasons
+                    .insert(format!("{} is named after the target", project.def(d).qualified_name));
             }
         }
     }
