@@ -9,7 +9,7 @@ fn main() {
             .unwrap();
     let t = std::time::Instant::now();
     let snap = code_graph::Snapshot::load(&index).unwrap();
-    let edges = snap.graphs.symbol_edges.len();
+    let edges = snap.graphs.symbol_edges().len();
     println!(
         "snapshot: {} files, {edges} symbol edges in {:?}",
         snap.project.files.len(),

@@ -136,7 +136,7 @@ impl DepGraph {
         let n = project.files.len();
         let mut out: Vec<Vec<FileId>> = vec![Vec::new(); n];
         let mut referenced: HashSet<(FileId, FileId)> = HashSet::new();
-        for e in &snapshot.graphs.symbol_edges {
+        for e in snapshot.graphs.symbol_edges() {
             if e.to.file != e.from_file && crate::impact::is_sure(project, e) {
                 out[e.from_file as usize].push(e.to.file);
                 referenced.insert((e.from_file, e.to.file));

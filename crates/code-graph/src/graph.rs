@@ -13,10 +13,11 @@
 //!   name's contribution damped (`sqrt` of its count, less for short, private or
 //!   dunder names), as Aider's repository map does.
 
-use std::collections::VecDeque;
+use std::{collections::VecDeque, sync::OnceLock};
 
 use protocol::SymbolKind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use serde::{Deserialize, Serialize};
 
 use code_index::{
     Def, DefId, FileId, Language, NameId, Project, RefKind, is_js_global, parameter_list,
@@ -51,7 +52,7 @@ impl Weight for Resolution {
 }
 
 /// A reference from a definition (or a file's top level) to a definition.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SymbolEdge {
     pub from_file: FileId,
     /// The enclosing definition of the reference; None at a file's top level.
@@ -64,10 +65,13 @@ pub struct SymbolEdge {
 }
 
 /// All graphs of a project.
-#[derive(Debug, Default)]
+///
+/// Serialized without the reference edges, which a stored snapshot keeps as
+/// bytes beside the rest and decodes on first use ([`Graphs::symbol_edges`]):
+/// they are the largest part, and localization never reads them.
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Graphs {
     pub imports: Vec<Vec<ResolvedImport>>,
-    pub symbol_edges: Vec<SymbolEdge>,
     /// Weighted file adjacency (both directions), import and reference edges merged.
     pub file_out: Vec<Vec<(FileId, f64)>>,
     pub file_in: Vec<Vec<(FileId, f64)>>,
@@ -75,8 +79,78 @@ pub struct Graphs {
     pub file_imports: Vec<Vec<FileId>>,
     /// External modules each file imports.
     pub externals: Vec<Vec<String>>,
-    calls_out: HashMap<DefId, Vec<usize>>,
-    calls_in: HashMap<DefId, Vec<usize>>,
+    #[serde(skip)]
+    edges: Edges,
+}
+
+/// The reference edges with their call indexes: built, or still encoded.
+#[derive(Debug, Default)]
+struct Edges {
+    built: OnceLock<EdgeIndex>,
+    /// Postcard bytes of `Vec<SymbolEdge>`, checked by the caller (a CRC).
+    encoded: Option<Box<[u8]>>,
+}
+
+#[derive(Debug, Default)]
+struct EdgeIndex {
+    list: Vec<SymbolEdge>,
+    calls_out: CallIndex,
+    calls_in: CallIndex,
+}
+
+impl EdgeIndex {
+    fn new(list: Vec<SymbolEdge>) -> EdgeIndex {
+        let (calls_out, calls_in) = call_indexes(&list);
+        EdgeIndex { list, calls_out, calls_in }
+    }
+}
+
+type CallIndex = HashMap<DefId, Vec<usize>>;
+
+/// A decoded edge list, allocated once at its final size: serde's own `Vec`
+/// grows by doubling from a cautious guess, and for millions of edges the copies
+/// and fresh pages were a fifth of a stored snapshot's decoding.
+struct EdgeList(Vec<SymbolEdge>);
+
+impl<'de> Deserialize<'de> for EdgeList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EdgeList, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = EdgeList;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of edges")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<EdgeList, A::Error> {
+                // Trusted length (checked bytes), bounded anyway.
+                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 26));
+                while let Some(e) = seq.next_element()? {
+                    list.push(e);
+                }
+                Ok(EdgeList(list))
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
+}
+
+/// Call edges by the definition they leave and by the one they reach, as indexes
+/// into `edges`.
+fn call_indexes(edges: &[SymbolEdge]) -> (CallIndex, CallIndex) {
+    let mut calls_out: CallIndex = HashMap::default();
+    let mut calls_in: CallIndex = HashMap::default();
+    for (i, e) in edges.iter().enumerate() {
+        if !e.kind.is_call() {
+            continue;
+        }
+        if let Some(from) = e.from {
+            calls_out.entry(from).or_default().push(i);
+        }
+        calls_in.entry(e.to).or_default().push(i);
+    }
+    (calls_out, calls_in)
 }
 
 /// The definitions a reference may mean, with how and how strongly.
@@ -213,37 +287,54 @@ impl Graphs {
             file_in[to as usize].push((from, w));
         }
 
-        let mut calls_out: HashMap<DefId, Vec<usize>> = HashMap::default();
-        let mut calls_in: HashMap<DefId, Vec<usize>> = HashMap::default();
-        for (i, e) in symbol_edges.iter().enumerate() {
-            if !e.kind.is_call() {
-                continue;
-            }
-            if let Some(from) = e.from {
-                calls_out.entry(from).or_default().push(i);
-            }
-            calls_in.entry(e.to).or_default().push(i);
-        }
         Graphs {
             imports,
-            symbol_edges,
             file_out,
             file_in,
             file_imports,
             externals,
-            calls_out,
-            calls_in,
+            edges: Edges { built: OnceLock::from(EdgeIndex::new(symbol_edges)), encoded: None },
         }
+    }
+
+    /// Every reference edge (decoded on first use in a stored snapshot).
+    pub fn symbol_edges(&self) -> &[SymbolEdge] {
+        &self.edge_index().list
+    }
+
+    fn edge_index(&self) -> &EdgeIndex {
+        self.edges.built.get_or_init(|| {
+            let bytes = self.edges.encoded.as_deref().unwrap_or_default();
+            // The bytes were checked whole (length and CRC) before they were kept,
+            // and written by `encode_edges` of this very build (the stored
+            // snapshot's key names the build): failing here is a bug, not damage.
+            let list = postcard::from_bytes::<EdgeList>(bytes).expect("stored edges decode").0;
+            EdgeIndex::new(list)
+        })
+    }
+
+    /// The reference edges as bytes, for [`Graphs::with_encoded_edges`].
+    pub(crate) fn encode_edges(&self) -> Vec<u8> {
+        postcard::to_stdvec(self.symbol_edges()).expect("edges serialize")
+    }
+
+    /// These graphs with their reference edges as [`Graphs::encode_edges`] wrote
+    /// them, decoded when first asked for.
+    pub(crate) fn with_encoded_edges(mut self, bytes: Box<[u8]>) -> Graphs {
+        self.edges = Edges { built: OnceLock::new(), encoded: Some(bytes) };
+        self
     }
 
     /// Call edges leaving a definition.
     pub fn callees(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
-        self.calls_out.get(&def).into_iter().flatten().map(|&i| &self.symbol_edges[i])
+        let e = self.edge_index();
+        e.calls_out.get(&def).into_iter().flatten().map(|&i| &e.list[i])
     }
 
     /// Call edges arriving at a definition.
     pub fn callers(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
-        self.calls_in.get(&def).into_iter().flatten().map(|&i| &self.symbol_edges[i])
+        let e = self.edge_index();
+        e.calls_in.get(&def).into_iter().flatten().map(|&i| &e.list[i])
     }
 
     /// Definitions reachable from `start` over call edges (callees, or callers when

@@ -232,7 +232,7 @@ fn symbol_walk(
     let project = &snapshot.project;
     // Adjacency over symbol edges, by node key.
     let mut adj: HashMap<Key, Vec<usize>> = HashMap::new();
-    for (i, e) in snapshot.graphs.symbol_edges.iter().enumerate() {
+    for (i, e) in snapshot.graphs.symbol_edges().iter().enumerate() {
         if calls_only && !e.kind.is_call() {
             continue;
         }
@@ -245,7 +245,7 @@ fn symbol_walk(
     }
     // Sure edges first: they are listed first, and a node both a sure edge and a
     // guess reach is placed (and walked on from) under the sure one.
-    let edges = &snapshot.graphs.symbol_edges;
+    let edges = snapshot.graphs.symbol_edges();
     for list in adj.values_mut() {
         list.sort_by_key(|&i| edge_trust(project, &edges[i]) < GUESS_BELOW);
     }
@@ -267,7 +267,7 @@ fn symbol_walk(
         let Some(edges) = adj.get(&k) else { continue };
         let here = b.ids[&k];
         for &i in edges {
-            let e = &snapshot.graphs.symbol_edges[i];
+            let e = &snapshot.graphs.symbol_edges()[i];
             let other = if reverse {
                 e.from.map_or(Key::Top(e.from_file), Key::Def)
             } else {

@@ -180,7 +180,7 @@ pub(crate) fn measure(
         total += f.defs.len();
     }
     referrers.resize_with(total, HashSet::new);
-    for e in &snapshot.graphs.symbol_edges {
+    for e in snapshot.graphs.symbol_edges() {
         if edge_trust(project, e) < 0.5 {
             continue;
         }

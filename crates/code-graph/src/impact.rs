@@ -150,7 +150,7 @@ impl ImpactGraph {
     pub fn build(snapshot: &Snapshot) -> ImpactGraph {
         let project = &snapshot.project;
         let mut referrers: HashMap<DefId, Vec<(Node, bool)>> = HashMap::new();
-        for e in &snapshot.graphs.symbol_edges {
+        for e in snapshot.graphs.symbol_edges() {
             let sure = is_sure(project, e);
             referrers.entry(e.to).or_default().push(((e.from_file, e.from.map(|d| d.ord)), sure));
         }

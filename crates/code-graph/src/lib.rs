@@ -64,7 +64,7 @@ pub use crate::{
     },
     resolve::{ImportTarget, Manifest, ResolvedImport},
     roles::{Role, RoleFacts, SEVERAL as SEVERAL_DEPENDENTS, file_roles, infer_role},
-    snapshot::Snapshot,
+    snapshot::{Snapshot, SnapshotInputs},
     symrank::SymbolGraph,
     target::{
         SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,

@@ -102,7 +102,7 @@ pub fn report(
         test_files: facts.iter().filter(|f| f.test).count() as u32,
         vendored_files: vendored.iter().filter(|v| **v).count() as u32,
         import_edges: snapshot.graphs.file_imports.iter().map(|v| v.len() as u32).sum(),
-        reference_edges: snapshot.graphs.symbol_edges.len() as u32,
+        reference_edges: snapshot.graphs.symbol_edges().len() as u32,
     };
 
     // Central files and definitions.
@@ -250,7 +250,7 @@ fn top_symbols(snapshot: &Snapshot, vendored: &[bool], top: usize) -> Vec<Ranked
     let rank = g.rank(None);
     let mut used_by: HashMap<DefId, HashSet<FileId>> = HashMap::new();
     let mut calls_out: HashMap<DefId, u32> = HashMap::new();
-    for e in &snapshot.graphs.symbol_edges {
+    for e in snapshot.graphs.symbol_edges() {
         if crate::depgraph::edge_trust(project, e) < 0.5 {
             continue;
         }

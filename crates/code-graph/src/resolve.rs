@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use code_index::{FileId, Language, Project, import_names};
 
 /// Where an import leads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ImportTarget {
     /// Files of the project (a package or namespace can be several).
     Files(Vec<FileId>),
@@ -21,7 +21,7 @@ pub enum ImportTarget {
 }
 
 /// One import of one file, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResolvedImport {
     pub line: u32,
     pub module: String,

@@ -1,4 +1,12 @@
-//! The project in memory with its graphs.
+//! The project in memory with its graphs, and their serialized form.
+//!
+//! Building a snapshot (loading every file's definitions and references, resolving
+//! imports and references, ranking) is most of a one-shot query's time and memory.
+//! It is a function of the index's content and the manifests, so it is built once
+//! per [`SnapshotInputs::key`] and kept serialized: [`Snapshot::encode`] /
+//! [`Snapshot::decode`]. The serialized form leaves out the references, which only
+//! the build reads. Where the bytes live is the caller's business (the engine owns
+//! `.ironbees/`).
 
 use std::sync::OnceLock;
 
@@ -22,13 +30,99 @@ pub struct Snapshot {
     impact_graph: OnceLock<ImpactGraph>,
 }
 
+/// What a snapshot is built from, read cheaply: the manifests and a key of the
+/// index's content and theirs.
+pub struct SnapshotInputs {
+    pub key: [u8; 32],
+    manifests: Vec<Manifest>,
+}
+
+/// The start of an encoded snapshot; a new layout gets a new magic.
+const MAGIC: &[u8; 8] = b"IBSNAP01";
+const HEADER: usize = 8 + 32;
+
+/// One section of an encoded snapshot: (its bytes, what follows), when its
+/// length and CRC-32 match.
+fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
+    let (crc, rest) = rest.split_first_chunk::<4>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    if len > rest.len() {
+        return None;
+    }
+    let (body, rest) = rest.split_at(len);
+    (u32::from_le_bytes(*crc) == crc32fast::hash(body)).then_some((body, rest))
+}
+
 impl Snapshot {
     /// Everything in memory: files, definitions, references, resolved imports,
     /// graphs and the global file ranking. The input of retrieval.
     pub fn load(index: &Index) -> Result<Snapshot> {
-        let project = index.project()?;
+        let inputs = Snapshot::inputs(index)?;
+        Snapshot::load_with(index, inputs)
+    }
+
+    /// The key of the snapshot [`Snapshot::load`] would build now, and the
+    /// manifests it would read, without building it.
+    pub fn inputs(index: &Index) -> Result<SnapshotInputs> {
         let manifests = manifests(index)?;
-        Ok(Snapshot::build(project, manifests))
+        let mut h = stdx::ContentHasher::new();
+        h.update(MAGIC);
+        h.update(&index.content_key()?);
+        for m in &manifests {
+            for part in [m.path.as_bytes(), m.text.as_bytes()] {
+                h.update(&(part.len() as u64).to_le_bytes());
+                h.update(part);
+            }
+        }
+        Ok(SnapshotInputs { key: h.finish(), manifests })
+    }
+
+    /// [`Snapshot::load`] with the inputs already read.
+    pub fn load_with(index: &Index, inputs: SnapshotInputs) -> Result<Snapshot> {
+        Ok(Snapshot::build(index.project()?, inputs.manifests))
+    }
+
+    /// The snapshot as bytes, under `key` (see [`Snapshot::decode`]); the
+    /// references are left out. Layout: magic, key, then two sections, each its
+    /// length (u64 LE), its CRC-32 (u32 LE) and its postcard bytes: the project,
+    /// graphs and ranks; the reference edges (decoded when first used).
+    pub fn encode(&self, key: &[u8; 32]) -> Vec<u8> {
+        let body = (&self.project, &self.graphs, &self.file_rank);
+        // Serializing these types into memory cannot fail (no I/O, no maps a
+        // non-self-describing format refuses).
+        let body = postcard::to_stdvec(&body).expect("a snapshot serializes");
+        let edges = self.graphs.encode_edges();
+        let mut out = Vec::with_capacity(HEADER + 24 + body.len() + edges.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(key);
+        for section in [&body, &edges] {
+            out.extend_from_slice(&(section.len() as u64).to_le_bytes());
+            out.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
+            out.extend_from_slice(section);
+        }
+        out
+    }
+
+    /// A snapshot encoded under `key`; `None` when the bytes are another key's,
+    /// another layout's, cut short or damaged (the caller builds it again).
+    pub fn decode(bytes: &[u8], key: &[u8; 32]) -> Option<Snapshot> {
+        let rest = bytes.strip_prefix(MAGIC.as_slice())?.strip_prefix(key.as_slice())?;
+        let (body, rest) = section(rest)?;
+        let (edges, rest) = section(rest)?;
+        if !rest.is_empty() {
+            return None;
+        }
+        let ((project, graphs, file_rank), left): ((Project, Graphs, Vec<f64>), _) =
+            postcard::take_from_bytes(body).ok()?;
+        if !left.is_empty()
+            || file_rank.len() != project.files.len()
+            || graphs.file_out.len() != project.files.len()
+        {
+            return None;
+        }
+        let graphs = graphs.with_encoded_edges(edges.into());
+        Some(Snapshot { project, graphs, file_rank, impact_graph: OnceLock::new() })
     }
 
     /// The graphs of a project in hand (text fixtures, tests).
@@ -63,4 +157,95 @@ fn manifests(index: &Index) -> Result<Vec<Manifest>> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Snapshot, fixture::fixture};
+
+    fn sample() -> Snapshot {
+        fixture(
+            r#"
+//- src/cart.py
+from src.prices import total
+
+class Cart:
+    def checkout(self, items):
+        """Charges the customer."""
+        return total(items)
+//- src/prices.py
+def total(items):
+    return sum(items) - discount(items)
+
+def discount(items):
+    return 0
+//- web/app.ts
+import { render } from "./view";
+export function main() { render(); }
+//- web/view.ts
+export function render() {}
+"#,
+        )
+        .snapshot
+    }
+
+    /// Everything but the references (which only the build reads) comes back: the
+    /// same names, files, definitions, imports, resolved imports, edges, call
+    /// indexes and ranks.
+    #[test]
+    fn a_decoded_snapshot_is_the_encoded_one_without_references() {
+        let snap = sample();
+        let key = [7u8; 32];
+        let back = Snapshot::decode(&snap.encode(&key), &key).expect("decodes");
+        let (a, b) = (&snap.project, &back.project);
+        assert_eq!(a.names.len(), b.names.len());
+        assert_eq!(a.files.len(), b.files.len());
+        for (fa, fb) in a.files.iter().zip(&b.files) {
+            assert_eq!(fa.path, fb.path);
+            assert_eq!(b.file_id(&fb.path), a.file_id(&fa.path));
+            assert_eq!(format!("{:?}", fa.defs), format!("{:?}", fb.defs));
+            assert_eq!(format!("{:?}", fa.imports), format!("{:?}", fb.imports));
+            assert!(!fa.refs.is_empty() || fa.path.ends_with("view.ts"));
+            assert!(fb.refs.is_empty());
+        }
+        for id in 0..a.names.len() as u32 {
+            assert_eq!(b.names.get(a.names.name(id)), Some(id));
+        }
+        let discount = a.names.get("discount").unwrap();
+        assert_eq!(a.defs_named(discount), b.defs_named(discount));
+        assert_eq!(snap.graphs.symbol_edges(), back.graphs.symbol_edges());
+        assert_eq!(snap.graphs.imports, back.graphs.imports);
+        assert_eq!(snap.graphs.file_out, back.graphs.file_out);
+        assert_eq!(snap.graphs.file_in, back.graphs.file_in);
+        assert_eq!(snap.file_rank, back.file_rank);
+        for f in 0..a.files.len() as u32 {
+            for ord in 0..a.files[f as usize].defs.len() as u32 {
+                let d = code_index::DefId { file: f, ord };
+                let callers = |s: &Snapshot| s.graphs.callers(d).copied().collect::<Vec<_>>();
+                let callees = |s: &Snapshot| s.graphs.callees(d).copied().collect::<Vec<_>>();
+                assert_eq!(callers(&snap), callers(&back));
+                assert_eq!(callees(&snap), callees(&back));
+            }
+        }
+        assert!(snap.graphs.symbol_edges().len() >= 3, "{:?}", snap.graphs.symbol_edges());
+    }
+
+    /// Another key's bytes, another layout's, or damaged bytes are not a snapshot.
+    #[test]
+    fn only_whole_bytes_under_the_same_key_decode() {
+        let snap = sample();
+        let bytes = snap.encode(&[1; 32]);
+        assert!(Snapshot::decode(&bytes, &[2; 32]).is_none());
+        for cut in [0, 8, 40, bytes.len() / 2, bytes.len() - 1] {
+            assert!(Snapshot::decode(&bytes[..cut], &[1; 32]).is_none(), "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        let mid = bytes.len() / 2;
+        flipped[mid] ^= 0x10;
+        assert!(Snapshot::decode(&flipped, &[1; 32]).is_none(), "a flipped bit");
+        let mut other_layout = bytes.clone();
+        other_layout[7] ^= 1;
+        assert!(Snapshot::decode(&other_layout, &[1; 32]).is_none());
+        assert!(Snapshot::decode(&bytes, &[1; 32]).is_some());
+    }
 }

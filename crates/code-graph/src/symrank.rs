@@ -96,13 +96,13 @@ impl SymbolGraph {
         // most likely something else of the same name (`x.len()` from a hundred
         // files is the standard library's): damp them by how widespread they are.
         let mut guessed_from: HashMap<DefId, HashSet<FileId>> = HashMap::default();
-        for e in &snapshot.graphs.symbol_edges {
+        for e in snapshot.graphs.symbol_edges() {
             if edge_trust(project, e) < 0.5 {
                 guessed_from.entry(e.to).or_default().insert(e.from_file);
             }
         }
         let mut agg: HashMap<(u32, u32), (f64, u32)> = HashMap::default();
-        for e in &snapshot.graphs.symbol_edges {
+        for e in snapshot.graphs.symbol_edges() {
             let from = match e.from {
                 Some(d) => g.def_node(d),
                 None => g.file_node(e.from_file),

@@ -166,6 +166,14 @@ impl Index {
         Project::load(&self.store)
     }
 
+    /// A key of what [`Index::project`] would return (SHA-256 of every file's path,
+    /// content hash and language, the skipped paths, the extractor revision and the
+    /// schema), read without loading it: derived data stored under that key is still
+    /// the project's as long as the key is the same.
+    pub fn content_key(&self) -> Result<[u8; 32]> {
+        Project::content_key(&self.store)
+    }
+
     /// Paths the walk found but did not index (no grammar, too large, binary, ...),
     /// sorted: where import resolution finds its manifests (`Cargo.toml`, `go.mod`).
     pub fn unindexed_paths(&self) -> Result<Vec<String>> {

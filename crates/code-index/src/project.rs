@@ -7,6 +7,7 @@
 
 use protocol::SymbolKind;
 use rustc_hash::FxHashMap as HashMap;
+use serde::{Deserialize, Serialize};
 
 use crate::{
     error::{Error, Result},
@@ -21,7 +22,7 @@ pub type FileId = u32;
 pub type NameId = u32;
 
 /// A definition, by file and position in that file's definition list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DefId {
     pub file: FileId,
     pub ord: u32,
@@ -62,7 +63,7 @@ impl Interner {
 }
 
 /// A definition as the project snapshot holds it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Def {
     pub name: NameId,
     pub qualified_name: String,
@@ -79,7 +80,7 @@ pub struct Def {
 }
 
 /// A reference with an interned name.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Ref {
     pub name: NameId,
     pub kind: RefKind,
@@ -91,14 +92,14 @@ pub struct Ref {
 }
 
 /// An import as written.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImportRow {
     pub text: String,
     pub module: String,
     pub line: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProjectFile {
     pub path: String,
     pub language: Language,
@@ -107,10 +108,16 @@ pub struct ProjectFile {
     pub hash: String,
     pub defs: Vec<Def>,
     pub imports: Vec<ImportRow>,
+    /// Read only while the graphs are built, and not serialized: a project decoded
+    /// from its serialized form (a stored snapshot, whose graphs are already built)
+    /// has none, which is most of the memory a snapshot would otherwise hold.
+    #[serde(skip)]
     pub refs: Vec<Ref>,
 }
 
 /// Every indexed file with its definitions, imports and references.
+///
+/// Serialized as its names and files; the lookup tables are rebuilt on decode.
 #[derive(Debug, Default)]
 pub struct Project {
     pub names: Interner,
@@ -118,6 +125,29 @@ pub struct Project {
     by_path: std::collections::HashMap<String, FileId>,
     /// Definitions by name.
     defs_by_name: HashMap<NameId, Vec<DefId>>,
+}
+
+impl Serialize for Project {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        (&self.names.names, &self.files).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Project {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let (names, files): (Vec<String>, Vec<ProjectFile>) = Deserialize::deserialize(d)?;
+        let ids = names.iter().enumerate().map(|(i, n)| (n.clone(), i as NameId)).collect();
+        let by_path =
+            files.iter().enumerate().map(|(i, f)| (f.path.clone(), i as FileId)).collect();
+        let mut project = Project {
+            names: Interner { ids, names },
+            files,
+            by_path,
+            defs_by_name: HashMap::default(),
+        };
+        project.index_definitions();
+        Ok(project)
+    }
 }
 
 impl Project {
@@ -221,6 +251,38 @@ impl Project {
         }
         project.index_definitions();
         Ok(project)
+    }
+
+    /// See [`crate::Index::content_key`]. Reads the same rows `load` joins, without
+    /// their contents: milliseconds where `load` takes seconds.
+    pub(crate) fn content_key(store: &Store) -> Result<[u8; 32]> {
+        let conn = store.conn();
+        let err = |e| Error::db(store.path(), e);
+        let mut h = stdx::ContentHasher::new();
+        h.update(&crate::store::EXTRACTOR_REVISION.to_le_bytes());
+        h.update(&crate::store::SCHEMA_VERSION.to_le_bytes());
+        for (sql, tag) in [
+            (
+                "SELECT f.path, b.hash || ' ' || b.language FROM files f
+                 JOIN blobs b ON b.id = f.blob_id ORDER BY f.path",
+                b'f',
+            ),
+            // Manifests are among the skipped files (import resolution reads them).
+            ("SELECT path, code FROM skipped ORDER BY path", b's'),
+        ] {
+            let mut stmt = conn.prepare(sql).map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                let a = r.get_ref(0).map_err(err)?.as_bytes().unwrap_or_default();
+                let b = r.get_ref(1).map_err(err)?.as_bytes().unwrap_or_default();
+                h.update(&[tag]);
+                h.update(&(a.len() as u64).to_le_bytes());
+                h.update(a);
+                h.update(&(b.len() as u64).to_le_bytes());
+                h.update(b);
+            }
+        }
+        Ok(h.finish())
     }
 
     /// Builds a project from analyses directly (tests, fixtures).

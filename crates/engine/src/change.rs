@@ -124,7 +124,7 @@ impl Session {
             (r, Some(report))
         };
         self.mark_dirty();
-        warnings.extend(self.refresh(call)?);
+        warnings.extend(self.refresh(call, false)?);
         let guidance =
             change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);
         Ok(ChangeResponse {

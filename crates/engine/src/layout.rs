@@ -10,6 +10,7 @@
 //! | --- | --- | --- |
 //! | `index.db`, `index.lock` | code-index | the index (SQLite, WAL) and its updater lock |
 //! | `search/` | retrieval | the BM25 index (tantivy) |
+//! | `derived/` | engine | `snapshot.bin`: the project snapshot, stored under its key |
 //! | `edits/` | edit | journal, blobs, `history.db`, `lock`, `recovered/` |
 //! | `embeddings/` | engine | vectors per embedding model |
 //! | `runs/` | agent runs | `workflow.db` (checkpoints, events), run locks |
@@ -32,6 +33,11 @@ impl Layout {
     /// `.ironbees/`.
     pub fn state_dir(&self) -> &Path {
         &self.state
+    }
+
+    /// Data derived from the index and kept between processes (the snapshot).
+    pub fn derived_dir(&self) -> PathBuf {
+        self.state.join("derived")
     }
 
     /// Cached vectors of each embedding model.

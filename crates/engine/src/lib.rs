@@ -50,6 +50,7 @@ mod analysis;
 mod change;
 mod churn;
 mod compat;
+mod derived;
 mod embed;
 mod error;
 mod guidance;

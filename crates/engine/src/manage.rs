@@ -1,8 +1,8 @@
 //! `manage`: status, undo, redo, history, rebuild, test.
 
 use protocol::{
-    Guidance, ManageCommand, ManageRequest, ManageResponse, ProjectStatus, RebuildReport,
-    RebuildScope, TestResult,
+    Guidance, ManageCommand, ManageRequest, ManageResponse, ProcessMemoryInfo, ProjectStatus,
+    RebuildReport, RebuildScope, TestResult,
 };
 use serde_json::json;
 
@@ -31,7 +31,7 @@ impl Session {
         let mut warnings = Vec::new();
         let summary = match req.command {
             ManageCommand::Status => {
-                warnings = self.refresh(call)?;
+                warnings = self.refresh(call, false)?;
                 let s = self.index_db().summary()?;
                 let test_tool =
                     sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
@@ -51,6 +51,10 @@ impl Session {
                     freshness: self.freshness_mode().to_owned(),
                     test_tool,
                     recent_edits: recent,
+                    memory: stdx::process_memory().map(|m| ProcessMemoryInfo {
+                        resident_bytes: m.resident,
+                        peak_resident_bytes: m.peak_resident,
+                    }),
                 };
                 let text = format!(
                     "{} files, {} symbols indexed{} ({}); {} recent edit(s).",
@@ -88,7 +92,7 @@ impl Session {
                 };
                 if !req.dry_run {
                     self.mark_dirty();
-                    warnings = self.refresh(call)?;
+                    warnings = self.refresh(call, false)?;
                 }
                 let files: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
                 let verb = if undo { "Undid" } else { "Redid" };

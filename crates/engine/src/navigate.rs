@@ -131,7 +131,7 @@ fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec
     let mut seen = HashSet::new();
     let mut hits: Vec<(&code_graph::SymbolEdge,)> = snap
         .graphs
-        .symbol_edges
+        .symbol_edges()
         .iter()
         .filter(|e| targets.contains(&e.to))
         .filter(|e| seen.insert((e.from_file, e.line, e.kind)))
@@ -170,7 +170,7 @@ fn supertype_uses(
     let targets: HashSet<DefId> = defs.iter().copied().collect();
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for e in &snap.graphs.symbol_edges {
+    for e in snap.graphs.symbol_edges() {
         if !targets.contains(&e.to) || e.kind.is_call() {
             continue;
         }
@@ -250,7 +250,7 @@ fn hierarchy(
     let mut frontier: Vec<DefId> = defs.to_vec();
     let mut seen: HashSet<DefId> = defs.iter().copied().collect();
     let mut header_refs: HashMap<DefId, Vec<DefId>> = HashMap::new();
-    for e in &snap.graphs.symbol_edges {
+    for e in snap.graphs.symbol_edges() {
         if let Some(from) = e.from
             && !e.kind.is_call()
             && snap.project.def(e.to).kind.is_container()

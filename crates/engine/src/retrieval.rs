@@ -45,7 +45,8 @@ impl Session {
     /// Whether the index holds no file at all (an empty answer then means "nothing
     /// indexed", not "no match"; drivers say so).
     pub fn nothing_indexed(&self, call: &Call<'_>) -> Result<bool> {
-        Ok(self.snapshot(call)?.0.project.files.is_empty())
+        self.refresh(call, false)?;
+        Ok(self.index_db().summary()?.files == 0)
     }
 
     pub fn symbols(&self, req: &SymbolsRequest, call: &Call<'_>) -> Result<SymbolsResponse> {
@@ -65,7 +66,10 @@ impl Session {
             Some(f) if f.contains(['*', '?', '[']) => Some(f.clone()),
             Some(f) => Some(self.rel_path(f)?),
         };
-        self.snapshot(call)?;
+        // The index alone answers: no snapshot.
+        for w in self.refresh(call, false)? {
+            call.progress.warning(&w.code, &w.message);
+        }
         let query = SymbolQuery {
             name: req.name.clone(),
             kind,
@@ -113,9 +117,13 @@ impl Session {
                 e => e.into(),
             })?;
             self.mark_dirty();
-            self.refresh(call)?;
+            self.refresh(call, true)?;
             r
         };
+        // The search index is kept current here, not by the first query after.
+        let (snap, _) = self.snapshot(call)?;
+        call.progress.phase("updating the search index", None);
+        self.search_index(&snap)?;
         let st = self.index_db().summary()?;
         Ok(IndexResponse {
             root: st.root,

@@ -37,6 +37,7 @@ use retrieval::SearchIndex;
 use stdx::Call;
 
 use crate::{
+    derived::SnapshotStore,
     error::{Error, Result},
     layout::Layout,
 };
@@ -92,6 +93,11 @@ pub struct Session {
     /// The index database: updates, and the queries that need it (status, symbols).
     index: Mutex<Index>,
     snapshot: RwLock<Option<Arc<Snapshot>>>,
+    /// The index changed since `snapshot` was built; the next call that needs it
+    /// rebuilds it (or decodes the stored one).
+    snapshot_stale: AtomicBool,
+    /// The snapshot stored between processes (`.ironbees/derived/`).
+    snapshots: SnapshotStore,
     /// The search index of one snapshot (rebuilt lazily when the snapshot changes).
     search: Mutex<Option<(Arc<Snapshot>, Arc<SearchIndex>)>>,
     /// (mtime, size) of the index database files after our last look.
@@ -121,12 +127,15 @@ impl Session {
         engine.set_symbol_locator(Arc::new(IndexLocator));
         let dirty = Arc::new(AtomicBool::new(true));
         let watcher = if options.watch { start_watcher(&root, Arc::clone(&dirty)) } else { None };
+        let layout = Layout::new(&root);
         Ok(Session {
-            layout: Layout::new(&root),
+            snapshots: SnapshotStore::new(layout.derived_dir()),
+            layout,
             root,
             options,
             index: Mutex::new(index),
             snapshot: RwLock::new(None),
+            snapshot_stale: AtomicBool::new(false),
             search: Mutex::new(None),
             db_stamp: Mutex::new(Vec::new()),
             dirty,
@@ -189,50 +198,57 @@ impl Session {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Brings the index and snapshot up to date when something may have changed.
-    /// Returns warnings (INDEX_STALE when another process holds the index lock).
-    pub(crate) fn refresh(&self, call: &Call<'_>) -> Result<Vec<Warning>> {
-        let have = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some();
-        if have && self.watching && !self.dirty.load(Ordering::SeqCst) {
+    /// Brings the index up to date when something may have changed, and the
+    /// snapshot too when `want_snapshot` (a call that answers from the index alone,
+    /// such as `symbols`, does not pay for it). Returns warnings (INDEX_STALE when
+    /// another process holds the index lock).
+    pub(crate) fn refresh(&self, call: &Call<'_>, want_snapshot: bool) -> Result<Vec<Warning>> {
+        let current = || {
+            self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some()
+                && !self.snapshot_stale.load(Ordering::SeqCst)
+        };
+        if self.watching && !self.dirty.load(Ordering::SeqCst) && (!want_snapshot || current()) {
             return Ok(Vec::new());
         }
         // One refresh at a time; the others find it done when they get the lock.
         let mut index = self.index_db();
         let dirty = self.dirty.swap(false, Ordering::SeqCst);
-        let have = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).is_some();
-        if have && self.watching && !dirty {
-            return Ok(Vec::new());
-        }
-        let before = self.db_files_stamp(&index);
-        let report = match index.try_update(call) {
-            Ok(r) => r,
-            Err(e) => {
-                self.mark_dirty();
-                return Err(match e {
-                    code_index::Error::Cancelled => Error::Cancelled,
-                    e => e.into(),
-                });
-            }
-        };
         let mut warnings = Vec::new();
-        let changed = match &report {
-            Some(r) => r.added + r.modified + r.deleted > 0,
-            None => {
-                // Another process is updating: answer from the last committed state
-                // and try again next call.
-                self.mark_dirty();
-                warnings.push(stale_warning());
-                true
+        if !self.watching || dirty {
+            let before = self.db_files_stamp(&index);
+            let report = match index.try_update(call) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.mark_dirty();
+                    return Err(match e {
+                        code_index::Error::Cancelled => Error::Cancelled,
+                        e => e.into(),
+                    });
+                }
+            };
+            let changed = match &report {
+                Some(r) => r.added + r.modified + r.deleted > 0,
+                None => {
+                    // Another process is updating: answer from the last committed
+                    // state and try again next call.
+                    self.mark_dirty();
+                    warnings.push(stale_warning());
+                    true
+                }
+            };
+            let mut stamp = self.db_stamp.lock().unwrap_or_else(|p| p.into_inner());
+            let foreign_write = !stamp.is_empty() && before != *stamp;
+            if changed || foreign_write {
+                // Kept until rebuilt: a caller holding it reads a consistent past.
+                self.snapshot_stale.store(true, Ordering::SeqCst);
             }
-        };
-        let mut stamp = self.db_stamp.lock().unwrap_or_else(|p| p.into_inner());
-        let foreign_write = !stamp.is_empty() && before != *stamp;
-        if !have || changed || foreign_write {
-            call.progress.phase("building the project snapshot", None);
-            let snap = Arc::new(Snapshot::load(&index)?);
-            *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+            *stamp = self.db_files_stamp(&index);
         }
-        *stamp = self.db_files_stamp(&index);
+        if want_snapshot && !current() {
+            self.snapshot_stale.store(false, Ordering::SeqCst);
+            let (snap, _) = self.snapshots.load(&index, call)?;
+            *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
+        }
         Ok(warnings)
     }
 
@@ -253,7 +269,7 @@ impl Session {
         call: &Call<'_>,
         paths: &[&str],
     ) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
-        let mut warnings = self.refresh(call)?;
+        let mut warnings = self.refresh(call, true)?;
         let snap = self.current_snapshot();
         let differs = paths.iter().any(|p| {
             let on_disk = std::fs::read(self.root.join(p)).ok().map(|b| stdx::sha256_hex(&b));
@@ -267,7 +283,7 @@ impl Session {
         });
         if differs {
             self.mark_dirty();
-            warnings.extend(self.refresh(call)?);
+            warnings.extend(self.refresh(call, true)?);
         }
         Ok((self.current_snapshot(), warnings))
     }
@@ -356,9 +372,9 @@ impl Session {
             Err(code_index::Error::Cancelled) => return Err(Error::Cancelled),
             other => other?,
         };
-        call.progress.phase("building the project snapshot", None);
-        let snap = Arc::new(Snapshot::load(&index)?);
-        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+        let (snap, _) = self.snapshots.load(&index, call)?;
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
+        self.snapshot_stale.store(false, Ordering::SeqCst);
         self.dirty.store(false, Ordering::SeqCst);
         *self.db_stamp.lock().unwrap_or_else(|p| p.into_inner()) = self.db_files_stamp(&index);
         Ok(report)

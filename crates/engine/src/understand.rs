@@ -442,7 +442,7 @@ impl Session {
         };
         let mut ref_files = HashSet::new();
         let mut refs = 0u32;
-        for e in snap.graphs.symbol_edges.iter().filter(|e| e.to == d) {
+        for e in snap.graphs.symbol_edges().iter().filter(|e| e.to == d) {
             refs += 1;
             ref_files.insert(e.from_file);
         }

@@ -34,7 +34,7 @@ impl Session {
         }
         if !req.dry_run {
             self.mark_dirty();
-            warnings.extend(self.refresh(call)?);
+            warnings.extend(self.refresh(call, false)?);
         }
         let new_hash = result.files.first().and_then(|f| f.new_hash.clone()).unwrap_or_default();
         let mut actions = vec![action(

@@ -967,6 +967,18 @@ pub struct ProjectStatus {
     pub test_tool: Option<String>,
     /// The newest edit transactions.
     pub recent_edits: Vec<TransactionSummary>,
+    /// Resident memory of the process answering (a long-running MCP or HTTP
+    /// server holds the project snapshot), where the platform reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<ProcessMemoryInfo>,
+}
+
+/// A process's resident memory, in bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessMemoryInfo {
+    pub resident_bytes: u64,
+    pub peak_resident_bytes: u64,
 }
 
 /// What a rebuild did.

@@ -813,7 +813,7 @@ impl Retriever for GraphRetriever {
             return Ok(Vec::new());
         }
         let mut score: HashMap<Item, f64> = HashMap::new();
-        for e in &snapshot.graphs.symbol_edges {
+        for e in snapshot.graphs.symbol_edges() {
             let from = e.from.map_or(Item::File(e.from_file), Item::Def);
             let to = Item::Def(e.to);
             if from == to {

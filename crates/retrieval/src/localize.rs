@@ -37,6 +37,7 @@ use std::{
 use code_graph::{Snapshot, is_generated, is_test_path, is_vendored, pagerank, vendored_files};
 
 use code_index::{FileId, Language, Result, import_names};
+use rayon::prelude::*;
 
 use crate::{
     fusion,
@@ -1184,6 +1185,16 @@ fn kind_rank(kind: protocol::SymbolKind) -> u8 {
     }
 }
 
+/// What [`content_signals`] finds in one file.
+#[derive(Default)]
+struct FileFindings {
+    generated: bool,
+    /// (index into the query's literals, line of the first occurrence).
+    literals: Vec<(usize, u32)>,
+    /// The file's string fragments the text quotes, each with its first line.
+    strings: Vec<(String, u32)>,
+}
+
 /// Reads every file once for two signals: the text's literals found in the file
 /// (`literal`), and the file's own string literals found in the text
 /// (`code_string`: a message the program printed, quoted in the issue).
@@ -1195,29 +1206,46 @@ fn content_signals(
     words: &HashSet<String>,
     s: &mut Signals,
 ) {
-    let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
-    let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
-    for (i, file) in snapshot.project.files.iter().enumerate() {
-        let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
-        let text = String::from_utf8_lossy(&bytes);
-        s.aside[i] = is_generated(&text);
-        for lit in &q.literals {
-            if let Some(pos) = text.find(lit.as_str()) {
-                lit_hits.entry(lit.as_str()).or_default().push((i, line_at(&text, pos)));
-            }
-        }
-        for (pos, fragment) in string_fragments(&text) {
-            // Cheap filter first: every word of the fragment is a word of the text.
-            if fragment.split_whitespace().all(|w| {
-                let w = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-                w.is_empty() || words.contains(&w)
-            }) && cleaned.contains(fragment)
-            {
-                let v = string_hits.entry(fragment.to_owned()).or_default();
-                if v.last().map(|l| l.0) != Some(i) {
-                    v.push((i, line_at(&text, pos)));
+    // Reading and scanning every file is most of a one-shot localization, as it is
+    // of a grep: files are read in parallel, and their findings merged in file
+    // order, so the answer is the same as one thread's.
+    let per_file: Vec<Option<FileFindings>> = snapshot
+        .project
+        .files
+        .par_iter()
+        .map(|file| {
+            let bytes = std::fs::read(root.join(&file.path)).ok()?;
+            let text = String::from_utf8_lossy(&bytes);
+            let mut found = FileFindings { generated: is_generated(&text), ..Default::default() };
+            for (l, lit) in q.literals.iter().enumerate() {
+                if let Some(pos) = text.find(lit.as_str()) {
+                    found.literals.push((l, line_at(&text, pos)));
                 }
             }
+            for (pos, fragment) in string_fragments(&text) {
+                // Cheap filter first: every word of the fragment is a word of the text.
+                if fragment.split_whitespace().all(|w| {
+                    let w = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+                    w.is_empty() || words.contains(&w)
+                }) && cleaned.contains(fragment)
+                    && !found.strings.iter().any(|(f, _)| f == fragment)
+                {
+                    found.strings.push((fragment.to_owned(), line_at(&text, pos)));
+                }
+            }
+            Some(found)
+        })
+        .collect();
+    let mut lit_hits: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
+    let mut string_hits: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
+    for (i, found) in per_file.into_iter().enumerate() {
+        let Some(found) = found else { continue };
+        s.aside[i] = found.generated;
+        for (l, line) in found.literals {
+            lit_hits.entry(q.literals[l].as_str()).or_default().push((i, line));
+        }
+        for (fragment, line) in found.strings {
+            string_hits.entry(fragment).or_default().push((i, line));
         }
     }
     let vendored = vendored_files(&snapshot.project, |p| std::fs::read(root.join(p)).ok());

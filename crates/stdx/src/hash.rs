@@ -28,6 +28,9 @@ impl ContentHasher {
     pub fn finish_hex(self) -> String {
         hex::encode(self.0.finalize())
     }
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod call;
 mod distance;
 mod fs;
 mod hash;
+mod memory;
 mod path;
 mod text;
 mod time;
@@ -29,6 +30,7 @@ pub use crate::{
     distance::{edit_distance, edit_distance_within},
     fs::{ReadLimited, atomic_write, atomic_write_with, read_to_end_limited, sync_dir_best_effort},
     hash::{ContentHasher, sha256, sha256_hex},
+    memory::{ProcessMemory, process_memory},
     path::{is_within, normalize_rel, to_slash},
     text::{MAX_PATH_BYTES, clip, widen},
     time::{now_ms, rfc3339_utc, utc_date},

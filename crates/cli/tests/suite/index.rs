@@ -318,3 +318,157 @@ fn killed_index_run_recovers() {
     assert_eq!(st["stale"]["modified"], 0);
     assert_eq!(st["stale"]["added"], 0);
 }
+
+// --- derived data kept between processes (issue 27) --------------------------------
+
+/// A project with calls between files, so that answers depend on the graphs.
+fn graph_project() -> TempProject {
+    TempProject::with_fixture(
+        r#"
+        //- shop/cart.py
+        from shop.prices import total_price
+
+        class Cart:
+            def checkout(self, items):
+                """Charges the customer for the items in the cart."""
+                return total_price(items)
+        //- shop/prices.py
+        def total_price(items):
+            """Sums the prices of the items, with the discount."""
+            return sum(i.price for i in items) - discount(items)
+
+        def discount(items):
+            return 0
+        //- shop/cli.py
+        from shop.cart import Cart
+
+        def main():
+            Cart().checkout([])
+        "#,
+    )
+}
+
+fn snapshot_file(p: &TempProject) -> std::path::PathBuf {
+    p.path(".ironbees/derived/snapshot.bin")
+}
+
+/// The answers a user compares: localization, search and a call graph.
+fn answers(dir: &Path) -> Vec<Value> {
+    vec![
+        json(dir, &["localize", "--query", "the discount in the total price at checkout"]),
+        json(dir, &["search", "total price discount"]),
+        json(dir, &["graph", "callers", "discount", "--depth", "3"]),
+    ]
+}
+
+#[test]
+fn index_builds_the_search_index_and_a_stored_snapshot_later_commands_decode() {
+    let p = graph_project();
+    json(p.root(), &["index"]);
+    let search = p.path(".ironbees/search");
+    assert!(std::fs::read_dir(&search).unwrap().next().is_some(), "no search index after `index`");
+    let stored = std::fs::read(snapshot_file(&p)).expect("`index` stores the snapshot");
+
+    // Later processes decode it: the file is not rewritten, and the answers are
+    // those of a snapshot built from scratch.
+    let decoded = answers(p.root());
+    assert_eq!(std::fs::read(snapshot_file(&p)).unwrap(), stored);
+    std::fs::remove_dir_all(p.path(".ironbees/derived")).unwrap();
+    let built = answers(p.root());
+    assert_eq!(decoded, built);
+    assert_eq!(built[2]["nodes"].as_array().map(Vec::len), Some(4), "{}", built[2]);
+
+    // Commands the index alone answers do not build it.
+    std::fs::remove_dir_all(p.path(".ironbees/derived")).unwrap();
+    json(p.root(), &["symbols", "--name", "discount"]);
+    json(p.root(), &["status"]);
+    assert!(!snapshot_file(&p).exists());
+}
+
+#[test]
+fn a_stored_snapshot_never_answers_for_changed_files() {
+    let p = graph_project();
+    json(p.root(), &["index"]);
+    answers(p.root());
+    // A new caller of `discount` in another file: the stored snapshot is the old
+    // project's, and must not be the answer.
+    p.write(
+        "shop/refund.py",
+        "from shop.prices import discount\n\ndef refund(items):\n    return discount(items)\n",
+    );
+    let v = json(p.root(), &["graph", "callers", "discount"]);
+    assert!(v.to_string().contains("refund"), "{v}");
+    // Back to the old content: the answers are the old ones again.
+    std::fs::remove_file(p.path("shop/refund.py")).unwrap();
+    let v = json(p.root(), &["graph", "callers", "discount"]);
+    assert!(!v.to_string().contains("refund"), "{v}");
+}
+
+#[test]
+fn a_damaged_stored_snapshot_is_rebuilt_not_trusted() {
+    let p = graph_project();
+    json(p.root(), &["index"]);
+    let good = answers(p.root());
+    let bytes = std::fs::read(snapshot_file(&p)).unwrap();
+    for damaged in [bytes[..bytes.len() / 2].to_vec(), b"garbage".to_vec(), Vec::new()] {
+        std::fs::write(snapshot_file(&p), &damaged).unwrap();
+        assert_eq!(answers(p.root()), good);
+        assert_eq!(std::fs::read(snapshot_file(&p)).unwrap(), bytes, "not replaced");
+    }
+}
+
+/// SIGKILL while the snapshot is being written (half of it on disk) leaves the
+/// previous one whole; the next command answers right and replaces it.
+#[cfg(unix)]
+#[test]
+fn a_process_killed_while_storing_the_snapshot_leaves_the_previous_one() {
+    use std::io::{BufRead, BufReader};
+    let p = graph_project();
+    json(p.root(), &["index"]);
+    let before = std::fs::read(snapshot_file(&p)).unwrap();
+    p.write(
+        "shop/refund.py",
+        "from shop.prices import discount\n\ndef refund(items):\n    return discount(items)\n",
+    );
+    let mut c = ironbees(p.root());
+    c.args(["graph", "callers", "discount", "--json"])
+        .env("IRONBEES_TEST_PAUSE_AT", "snapshot-half-written")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut paused = false;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().starts_with("PAUSED snapshot-half-written") {
+            child.kill().unwrap(); // SIGKILL
+            paused = true;
+            break;
+        }
+    }
+    child.wait().unwrap();
+    assert!(paused, "the command never reached the pause point");
+    assert_eq!(
+        std::fs::read(snapshot_file(&p)).unwrap(),
+        before,
+        "the previous snapshot is damaged"
+    );
+    let partial: Vec<_> = std::fs::read_dir(p.path(".ironbees/derived"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tmp"))
+        .collect();
+    assert_eq!(partial.len(), 1, "{partial:?}");
+
+    // The previous snapshot still answers for the previous content...
+    let removed = p.read("shop/refund.py");
+    std::fs::remove_file(p.path("shop/refund.py")).unwrap();
+    assert!(!json(p.root(), &["graph", "callers", "discount"]).to_string().contains("refund"));
+    assert_eq!(std::fs::read(snapshot_file(&p)).unwrap(), before, "decoded, not rebuilt");
+    // ...and the new content gets its own, whole. The killed writer's file goes
+    // once it is old enough not to be a live writer's.
+    p.write("shop/refund.py", removed);
+    let f = std::fs::File::options().write(true).open(&partial[0]).unwrap();
+    f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)).unwrap();
+    assert!(json(p.root(), &["graph", "callers", "discount"]).to_string().contains("refund"));
+    assert_ne!(std::fs::read(snapshot_file(&p)).unwrap(), before);
+    assert!(!partial[0].exists());
+}

@@ -350,6 +350,24 @@ fn huge_arguments_are_refused_short_and_navigate_needs_no_action() {
     assert!(users.contains("handle") && users.contains("health"), "{sc}");
 }
 
+/// Issue 27: a long-running server says how much memory it holds, and the
+/// snapshot it keeps shows in it.
+#[test]
+fn manage_status_reports_the_servers_resident_memory() {
+    let p = project();
+    let mut s = Raw::ready(p.root());
+    let r = s.call(1, "manage", json!({"command": "status"}));
+    let m = &r["structuredContent"]["status"]["memory"];
+    let (resident, peak) =
+        (m["residentBytes"].as_u64().unwrap(), m["peakResidentBytes"].as_u64().unwrap());
+    assert!(resident > 1 << 20 && peak >= resident, "{m}");
+    let (before, _) = (resident, peak);
+    s.call(2, "understand", json!({"target": "."}));
+    let r = s.call(3, "manage", json!({"command": "status"}));
+    let after = r["structuredContent"]["status"]["memory"]["residentBytes"].as_u64().unwrap();
+    assert_ne!(after, before, "the figure is measured, not fixed");
+}
+
 fn stdx_clip(s: &str) -> &str {
     &s[..s.len().min(500)]
 }

@@ -105,6 +105,7 @@ fn normalized(v: &Value) -> Value {
         "last_update",
         "update",
         "leftover_processes_killed",
+        "memory",
     ];
     match v {
         Value::Object(m) => Value::Object(

@@ -45,7 +45,7 @@ fn check_calls(fixture: &str, expect: Expect) {
     let (p, manifests) = with_manifests(fixture);
     let g = Graphs::build(&p, &manifests);
     let mut out = String::new();
-    for e in &g.symbol_edges {
+    for e in g.symbol_edges() {
         if !e.kind.is_call() {
             continue;
         }

@@ -1,0 +1,192 @@
+//! Derived data kept between processes: the project snapshot, stored under the
+//! key of what it was built from.
+//!
+//! A one-shot command (a script, a CI job, a short-lived agent) used to rebuild
+//! the snapshot from the index on every call: load every definition and
+//! reference, resolve, rank. The snapshot is a function of the index's content and
+//! the manifests (`Snapshot::inputs` hashes both in milliseconds), so the first
+//! process that builds it for a key writes it to `.ironbees/derived/snapshot.bin`
+//! and the next ones decode it instead.
+//!
+//! Crash safety: the bytes go to a file of this process's own, are synced, and
+//! are renamed over the old file, so a process killed while writing leaves the
+//! previous snapshot whole (and usable for its key); the partial file is removed
+//! by a later write. A file that does not decode (another key, another build of
+//! ironbees, damage) is ignored and replaced. Failing to write is not an error:
+//! the answer is computed either way.
+
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+    time::{Duration, SystemTime},
+};
+
+use code_graph::Snapshot;
+use code_index::Index;
+use stdx::Call;
+
+use crate::error::Result;
+
+/// Where snapshots are stored, and how.
+pub(crate) struct SnapshotStore {
+    dir: PathBuf,
+}
+
+/// How a snapshot came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Built,
+    Stored,
+}
+
+/// Leftovers of killed writers older than this are removed.
+const STALE_TEMP: Duration = Duration::from_secs(600);
+
+impl SnapshotStore {
+    pub(crate) fn new(dir: PathBuf) -> SnapshotStore {
+        SnapshotStore { dir }
+    }
+
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join("snapshot.bin")
+    }
+
+    /// The snapshot of the index as it is: decoded when stored under the same key,
+    /// else built and stored.
+    pub(crate) fn load(&self, index: &Index, call: &Call<'_>) -> Result<(Snapshot, Origin)> {
+        let inputs = Snapshot::inputs(index)?;
+        let key = with_build_identity(&inputs.key);
+        if let Ok(bytes) = fs::read(self.path())
+            && let Some(snap) = Snapshot::decode(&bytes, &key)
+        {
+            return Ok((snap, Origin::Stored));
+        }
+        call.progress.phase("building the project snapshot", None);
+        let snap = Snapshot::load_with(index, inputs)?;
+        if let Err(e) = self.store(&snap.encode(&key)) {
+            call.progress.warning(
+                protocol::ErrorCode::Io.as_str(),
+                &format!(
+                    "could not store the project snapshot in {}: {e}; answers are right, \
+                     but every new process builds it again",
+                    self.dir.display()
+                ),
+            );
+        }
+        Ok((snap, Origin::Built))
+    }
+
+    /// Writes `bytes` as the stored snapshot, atomically.
+    fn store(&self, bytes: &[u8]) -> std::io::Result<()> {
+        fs::create_dir_all(&self.dir)?;
+        let tmp = self.dir.join(format!("snapshot.bin.{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut f = fs::File::create(&tmp)?;
+            let half = bytes.len() / 2;
+            f.write_all(&bytes[..half])?;
+            pause_point("snapshot-half-written");
+            f.write_all(&bytes[half..])?;
+            f.sync_all()?;
+            fs::rename(&tmp, self.path())?;
+            // The rename itself survives a power loss only once the directory is synced.
+            stdx::sync_dir_best_effort(&self.dir);
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        remove_stale_temps(&self.dir);
+        result
+    }
+}
+
+/// Partial files of writers that were killed, once they are old enough not to
+/// belong to one still writing.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let now = SystemTime::now();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !(name.starts_with("snapshot.bin.") && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > STALE_TEMP);
+        let ours = name == format!("snapshot.bin.{}.tmp", std::process::id());
+        if old && !ours {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// `key` made specific to this build of ironbees: another build may lay the
+/// snapshot out differently or resolve differently, and must not read ours. The
+/// executable's size and modification time stand for the build (a hash of 100+
+/// MiB would cost more than the snapshot saves).
+fn with_build_identity(key: &[u8; 32]) -> [u8; 32] {
+    static BUILD: OnceLock<String> = OnceLock::new();
+    let build = BUILD.get_or_init(|| {
+        let exe = std::env::current_exe().ok();
+        let meta = exe.as_ref().and_then(|p| fs::metadata(p).ok());
+        let mtime = meta
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos());
+        format!("{} {:?} {:?} {:?}", env!("CARGO_PKG_VERSION"), exe, meta.map(|m| m.len()), mtime)
+    });
+    let mut h = stdx::ContentHasher::new();
+    h.update(key);
+    h.update(build.as_bytes());
+    h.finish()
+}
+
+/// A place a crash test stops the process at (debug builds only): with
+/// `IRONBEES_TEST_PAUSE_AT=<name>` the process says `PAUSED <name>` on stderr and
+/// waits to be killed.
+fn pause_point(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("IRONBEES_TEST_PAUSE_AT").is_ok_and(|v| v == name) {
+        // The one place the engine writes to stderr: a test protocol, debug builds only.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("PAUSED {name}");
+        }
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A killed writer's file is left alone while it may still be written, and
+    /// removed once old; the stored snapshot is never touched by the cleanup.
+    #[test]
+    fn only_old_partial_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let young = dir.path().join("snapshot.bin.999999.tmp");
+        let old = dir.path().join("snapshot.bin.999998.tmp");
+        let kept = dir.path().join("snapshot.bin");
+        for p in [&young, &old, &kept] {
+            fs::write(p, b"x").unwrap();
+        }
+        let f = fs::File::options().write(true).open(&old).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(3600)).unwrap();
+        let f = fs::File::options().write(true).open(&kept).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(3600)).unwrap();
+        remove_stale_temps(dir.path());
+        assert!(young.exists());
+        assert!(!old.exists());
+        assert!(kept.exists());
+    }
+}
