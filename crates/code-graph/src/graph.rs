@@ -13,7 +13,11 @@
 //!   name's contribution damped (`sqrt` of its count, less for short, private or
 //!   dunder names), as Aider's repository map does.
 
-use std::{collections::VecDeque, sync::OnceLock};
+use std::{
+    collections::VecDeque,
+    ops::Range,
+    sync::{Arc, OnceLock},
+};
 
 use protocol::SymbolKind;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -84,11 +88,25 @@ pub struct Graphs {
 }
 
 /// The reference edges with their call indexes: built, or still encoded.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Edges {
     built: OnceLock<EdgeIndex>,
-    /// Postcard bytes of `Vec<SymbolEdge>`, checked by the caller (a CRC).
-    encoded: Option<Box<[u8]>>,
+    /// Where the postcard bytes of `Vec<SymbolEdge>` are (a stored snapshot,
+    /// often memory-mapped, so untouched pages cost nothing), checked by the
+    /// caller (a CRC).
+    encoded: Option<(SharedBytes, Range<usize>)>,
+}
+
+/// Bytes shared with the one who read them (a memory-mapped file, a buffer).
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+impl std::fmt::Debug for Edges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Edges")
+            .field("built", &self.built.get().map(|e| e.list.len()))
+            .field("encoded", &self.encoded.as_ref().map(|(_, r)| r.clone()))
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -304,7 +322,10 @@ impl Graphs {
 
     fn edge_index(&self) -> &EdgeIndex {
         self.edges.built.get_or_init(|| {
-            let bytes = self.edges.encoded.as_deref().unwrap_or_default();
+            let bytes = match &self.edges.encoded {
+                Some((bytes, range)) => &(**bytes).as_ref()[range.clone()],
+                None => &[],
+            };
             // The bytes were checked whole (length and CRC) before they were kept,
             // and written by `encode_edges` of this very build (the stored
             // snapshot's key names the build): failing here is a bug, not damage.
@@ -319,9 +340,9 @@ impl Graphs {
     }
 
     /// These graphs with their reference edges as [`Graphs::encode_edges`] wrote
-    /// them, decoded when first asked for.
-    pub(crate) fn with_encoded_edges(mut self, bytes: Box<[u8]>) -> Graphs {
-        self.edges = Edges { built: OnceLock::new(), encoded: Some(bytes) };
+    /// them (at `range` of `bytes`), decoded when first asked for.
+    pub(crate) fn with_encoded_edges(mut self, bytes: SharedBytes, range: Range<usize>) -> Graphs {
+        self.edges = Edges { built: OnceLock::new(), encoded: Some((bytes, range)) };
         self
     }
 

@@ -43,7 +43,10 @@ mod testfiles;
 #[cfg(feature = "fixture")]
 pub use crate::fixture::{Fixture, fixture};
 pub use crate::{
-    graph::{Graphs, Resolution, SymbolEdge, is_builtin_type, is_type_container, methods_of_type},
+    graph::{
+        Graphs, Resolution, SharedBytes, SymbolEdge, is_builtin_type, is_type_container,
+        methods_of_type,
+    },
     graphview::{
         EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, RenderGraph,
         graph_view,

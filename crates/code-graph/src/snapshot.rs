@@ -10,10 +10,12 @@
 
 use std::sync::OnceLock;
 
+use std::ops::Range;
+
 use code_index::{Index, Project, Result};
 
 use crate::{
-    graph::Graphs,
+    graph::{Graphs, SharedBytes},
     impact::ImpactGraph,
     rank::pagerank,
     resolve::{MANIFEST_NAMES, Manifest, in_node_modules},
@@ -41,18 +43,28 @@ pub struct SnapshotInputs {
 const MAGIC: &[u8; 8] = b"IBSNAP01";
 const HEADER: usize = 8 + 32;
 
-/// One section of an encoded snapshot: (its bytes, what follows), when its
-/// length and CRC-32 match.
-fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (len, rest) = bytes.split_first_chunk::<8>()?;
+/// The range of the section that starts at `at` (its length, its CRC-32, its
+/// bytes), when the bytes are all there and match the CRC. The bytes are checked
+/// in chunks, each given to `release` once checked.
+fn section(all: &[u8], at: usize, release: &dyn Fn(Range<usize>)) -> Option<Range<usize>> {
+    let (len, rest) = all.get(at..)?.split_first_chunk::<8>()?;
     let (crc, rest) = rest.split_first_chunk::<4>()?;
     let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
     if len > rest.len() {
         return None;
     }
-    let (body, rest) = rest.split_at(len);
-    (u32::from_le_bytes(*crc) == crc32fast::hash(body)).then_some((body, rest))
+    let body = at + 12..at + 12 + len;
+    let mut h = crc32fast::Hasher::new();
+    for start in body.clone().step_by(CHUNK) {
+        let chunk = start..(start + CHUNK).min(body.end);
+        h.update(&all[chunk.clone()]);
+        release(chunk);
+    }
+    (h.finalize() == u32::from_le_bytes(*crc)).then_some(body)
 }
+
+/// How much of a section is checked before its pages are released.
+const CHUNK: usize = 8 << 20;
 
 impl Snapshot {
     /// Everything in memory: files, definitions, references, resolved imports,
@@ -106,22 +118,33 @@ impl Snapshot {
 
     /// A snapshot encoded under `key`; `None` when the bytes are another key's,
     /// another layout's, cut short or damaged (the caller builds it again).
-    pub fn decode(bytes: &[u8], key: &[u8; 32]) -> Option<Snapshot> {
-        let rest = bytes.strip_prefix(MAGIC.as_slice())?.strip_prefix(key.as_slice())?;
-        let (body, rest) = section(rest)?;
-        let (edges, rest) = section(rest)?;
-        if !rest.is_empty() {
+    ///
+    /// The reference edges stay in `bytes` until first used. `release` is told
+    /// the ranges this function has read and will not read again (the caller
+    /// may drop a mapped file's pages from memory).
+    pub fn decode(
+        bytes: SharedBytes,
+        key: &[u8; 32],
+        release: &dyn Fn(Range<usize>),
+    ) -> Option<Snapshot> {
+        let all: &[u8] = (*bytes).as_ref();
+        let rest = all.strip_prefix(MAGIC.as_slice())?.strip_prefix(key.as_slice())?;
+        let start = all.len() - rest.len();
+        let body = section(all, start, &|_| {})?;
+        let edges = section(all, body.end, release)?;
+        if edges.end != all.len() {
             return None;
         }
-        let ((project, graphs, file_rank), left): ((Project, Graphs, Vec<f64>), _) =
-            postcard::take_from_bytes(body).ok()?;
+        let decoded = postcard::take_from_bytes::<(Project, Graphs, Vec<f64>)>(&all[body.clone()]);
+        release(body);
+        let ((project, graphs, file_rank), left) = decoded.ok()?;
         if !left.is_empty()
             || file_rank.len() != project.files.len()
             || graphs.file_out.len() != project.files.len()
         {
             return None;
         }
-        let graphs = graphs.with_encoded_edges(edges.into());
+        let graphs = graphs.with_encoded_edges(bytes, edges);
         Some(Snapshot { project, graphs, file_rank, impact_graph: OnceLock::new() })
     }
 
@@ -161,7 +184,13 @@ fn manifests(index: &Index) -> Result<Vec<Manifest>> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use crate::{Snapshot, fixture::fixture};
+
+    fn decode(bytes: Vec<u8>, key: &[u8; 32]) -> Option<Snapshot> {
+        Snapshot::decode(Arc::new(bytes), key, &|_| {})
+    }
 
     fn sample() -> Snapshot {
         fixture(
@@ -196,7 +225,7 @@ export function render() {}
     fn a_decoded_snapshot_is_the_encoded_one_without_references() {
         let snap = sample();
         let key = [7u8; 32];
-        let back = Snapshot::decode(&snap.encode(&key), &key).expect("decodes");
+        let back = decode(snap.encode(&key), &key).expect("decodes");
         let (a, b) = (&snap.project, &back.project);
         assert_eq!(a.names.len(), b.names.len());
         assert_eq!(a.files.len(), b.files.len());
@@ -235,17 +264,21 @@ export function render() {}
     fn only_whole_bytes_under_the_same_key_decode() {
         let snap = sample();
         let bytes = snap.encode(&[1; 32]);
-        assert!(Snapshot::decode(&bytes, &[2; 32]).is_none());
+        assert!(decode(bytes.clone(), &[2; 32]).is_none());
         for cut in [0, 8, 40, bytes.len() / 2, bytes.len() - 1] {
-            assert!(Snapshot::decode(&bytes[..cut], &[1; 32]).is_none(), "cut at {cut}");
+            assert!(decode(bytes[..cut].to_vec(), &[1; 32]).is_none(), "cut at {cut}");
         }
         let mut flipped = bytes.clone();
         let mid = bytes.len() / 2;
         flipped[mid] ^= 0x10;
-        assert!(Snapshot::decode(&flipped, &[1; 32]).is_none(), "a flipped bit");
+        assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit");
+        // The edges, decoded only when used, are checked when the snapshot is.
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 0x01;
+        assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit in the edges");
         let mut other_layout = bytes.clone();
         other_layout[7] ^= 1;
-        assert!(Snapshot::decode(&other_layout, &[1; 32]).is_none());
-        assert!(Snapshot::decode(&bytes, &[1; 32]).is_some());
+        assert!(decode(other_layout, &[1; 32]).is_none());
+        assert!(decode(bytes, &[1; 32]).is_some());
     }
 }

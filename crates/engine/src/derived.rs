@@ -19,7 +19,7 @@ use std::{
     fs,
     io::Write,
     path::{Path, PathBuf},
-    sync::OnceLock,
+    sync::{Arc, OnceLock},
     time::{Duration, SystemTime},
 };
 
@@ -58,9 +58,7 @@ impl SnapshotStore {
     pub(crate) fn load(&self, index: &Index, call: &Call<'_>) -> Result<(Snapshot, Origin)> {
         let inputs = Snapshot::inputs(index)?;
         let key = with_build_identity(&inputs.key);
-        if let Ok(bytes) = fs::read(self.path())
-            && let Some(snap) = Snapshot::decode(&bytes, &key)
-        {
+        if let Some(snap) = self.decode(&key) {
             return Ok((snap, Origin::Stored));
         }
         call.progress.phase("building the project snapshot", None);
@@ -76,6 +74,37 @@ impl SnapshotStore {
             );
         }
         Ok((snap, Origin::Built))
+    }
+
+    /// The stored snapshot, if it is `key`'s and whole.
+    ///
+    /// The file is memory-mapped: the reference edges are decoded from the map
+    /// only when a call needs them, so a query that does not (localization) never
+    /// has them in memory, and the pages decoding has read are handed back to the
+    /// kernel as it goes. The map stays valid while the file is replaced: writers
+    /// rename a new file over it, never write into it.
+    #[allow(unsafe_code, reason = "memory-mapping the stored snapshot")]
+    fn decode(&self, key: &[u8; 32]) -> Option<Snapshot> {
+        let file = fs::File::open(self.path()).ok()?;
+        // SAFETY: the file is only ever replaced by a rename (`store`), never
+        // truncated or written in place, so the mapped bytes cannot change or
+        // vanish under us.
+        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.ok()?);
+        let release = {
+            let map = Arc::clone(&map);
+            move |range: std::ops::Range<usize>| {
+                // SAFETY: a read-only shared file mapping: dropped pages are read
+                // again from the file if touched, with the same content.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        range.start,
+                        range.len(),
+                    )
+                };
+            }
+        };
+        Snapshot::decode(map, key, &release)
     }
 
     /// Writes `bytes` as the stored snapshot, atomically.
