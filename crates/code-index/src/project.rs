@@ -128,9 +128,91 @@ pub struct Project {
 }
 
 impl Serialize for Project {
+    /// Only the names definitions carry, renumbered: the references, whose names
+    /// are most of the interner, are not serialized, and nothing else holds a
+    /// `NameId`. Files and definitions are written through views that serialize
+    /// exactly as [`ProjectFile`] and [`Def`] deserialize (the round-trip test
+    /// in code-graph's snapshot checks it), so nothing is copied.
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        (&self.names.names, &self.files).serialize(s)
+        let mut renumber: HashMap<NameId, NameId> = HashMap::default();
+        let mut names: Vec<&str> = Vec::new();
+        for d in self.files.iter().flat_map(|f| &f.defs) {
+            renumber.entry(d.name).or_insert_with(|| {
+                names.push(self.names.name(d.name));
+                (names.len() - 1) as NameId
+            });
+        }
+        let files: Vec<FileView<'_>> = self
+            .files
+            .iter()
+            .map(|f| FileView {
+                path: &f.path,
+                language: f.language,
+                package: &f.package,
+                lines: f.lines,
+                hash: &f.hash,
+                defs: DefsView(&f.defs, &renumber),
+                imports: &f.imports,
+            })
+            .collect();
+        (names, files).serialize(s)
     }
+}
+
+/// A [`ProjectFile`] as serialized (its fields in order, no references).
+#[derive(Serialize)]
+struct FileView<'a> {
+    path: &'a str,
+    language: Language,
+    package: &'a Option<String>,
+    lines: u32,
+    hash: &'a str,
+    defs: DefsView<'a>,
+    imports: &'a [ImportRow],
+}
+
+/// A file's definitions with their names renumbered.
+struct DefsView<'a>(&'a [Def], &'a HashMap<NameId, NameId>);
+
+impl Serialize for DefsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for d in self.0 {
+            seq.serialize_element(&DefView {
+                name: self.1[&d.name],
+                qualified_name: &d.qualified_name,
+                kind: d.kind,
+                line: d.line,
+                end_line: d.end_line,
+                name_line: d.name_line,
+                start_byte: d.start_byte,
+                end_byte: d.end_byte,
+                body: d.body,
+                signature: &d.signature,
+                doc: &d.doc,
+                parent: d.parent,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// A [`Def`] as serialized.
+#[derive(Serialize)]
+struct DefView<'a> {
+    name: NameId,
+    qualified_name: &'a str,
+    kind: SymbolKind,
+    line: u32,
+    end_line: u32,
+    name_line: u32,
+    start_byte: u32,
+    end_byte: u32,
+    body: Option<(u32, u32)>,
+    signature: &'a str,
+    doc: &'a Option<String>,
+    parent: Option<u32>,
 }
 
 impl<'de> Deserialize<'de> for Project {
