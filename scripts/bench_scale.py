@@ -16,6 +16,9 @@ On a tree (Django, or the multi-million-line tree of scripts/bench-scale-corpus.
   - --growth DIR: for each subset DIR/<label>/ (bench-data/scale/growth/0.5M ...):
     lines, cold index, first and later one-shot localize, with peak RSS.
 Wall times include process start; peak RSS is wait4's ru_maxrss of that process.
+"other load" is the CPU the rest of the machine used during a run (/proc/stat busy
+time minus the measured process's own user+sys time), in % of wall time x cores,
+the maximum over a row's runs: a build next door shows up there.
 `uptime` (load average) is recorded before and after each part.
 
     scripts/bench-scale-corpus.sh
@@ -51,6 +54,16 @@ def uptime():
         return ""
 
 
+def busy_seconds():
+    """Non-idle CPU seconds of the whole machine so far (/proc/stat)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def steal():
     try:
         with open("/proc/stat") as f:
@@ -66,6 +79,7 @@ class Runner:
 
     def __call__(self, cmd, cwd, ok=(0,)):
         os.sync()
+        busy0 = busy_seconds()
         t = time.perf_counter()
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
@@ -86,10 +100,15 @@ class Runner:
             err.seek(0)
             stdout, stderr = out.read(), err.read()
         code = p.returncode
+        # CPU time the rest of the machine used meanwhile (a build next door), as a
+        # share of the run's wall time x cores: 0 on an otherwise idle machine.
+        other = busy_seconds() - busy0 - (ru.ru_utime + ru.ru_stime)
+        other_pct = max(0.0, 100 * other / (secs * (os.cpu_count() or 1)))
         if code not in ok:
             print(f"  ! {' '.join(cmd)} exited {code} after {secs:.2f}s: "
                   f"{stderr.decode(errors='replace')[-500:]}", file=sys.stderr)
-        return {"s": secs, "rss_mib": ru.ru_maxrss / 1024, "code": code, "out": stdout}
+        return {"s": secs, "rss_mib": ru.ru_maxrss / 1024, "code": code, "out": stdout,
+                "other_pct": other_pct}
 
 
 def words_of(query):
@@ -133,8 +152,10 @@ def bench_tree(args, run, binary, root, q):
     ctags = [run(["ctags", "-R", "-f", tags, "."], root) for _ in range(args.index_runs)]
     os.unlink(tags)
     index = [fresh_index(run, binary, root) for _ in range(args.index_runs)]
-    res["ctags"] = {"s": med([r["s"] for r in ctags]), "rss_mib": max(r["rss_mib"] for r in ctags)}
+    res["ctags"] = {"s": med([r["s"] for r in ctags]), "rss_mib": max(r["rss_mib"] for r in ctags),
+                    "other_pct": max(r["other_pct"] for r in ctags)}
     res["index"] = {"s": med([r["s"] for r in index]), "rss_mib": max(r["rss_mib"] for r in index),
+                    "other_pct": max(r["other_pct"] for r in index),
                     "report": {k: v for k, v in (index[-1]["report"] or {}).items()
                                if isinstance(v, (int, float, str))}}
     print(f"ctags -R: {res['ctags']['s']:.2f}s {res['ctags']['rss_mib']:.0f} MiB; "
@@ -169,6 +190,7 @@ def bench_tree(args, run, binary, root, q):
             "rg_files": len(rgs[-1]["out"].splitlines()),
             "ratio_p50": med(pairs), "ratio_min": pairs[0], "ratio_max": pairs[-1],
             "output_lines": len(later[-1]["out"].splitlines()),
+            "other_pct": max(r["other_pct"] for r in [first] + later + rgs),
         }
         res["commands"].append(row)
         print(f"  {label}: first {row['first_s']:.2f}s, later p50 {row['later_p50_s']:.2f}s "
@@ -194,6 +216,7 @@ def bench_tree(args, run, binary, root, q):
         res["touch"] = {"file": args.touch, "s": [r["s"] for r in touched],
                         "p50_s": med([r["s"] for r in touched]),
                         "rss_mib": max(r["rss_mib"] for r in touched),
+                        "other_pct": max(r["other_pct"] for r in touched),
                         "untouched_localize_p50_s": base, "after_restore_s": after["s"]}
         print(f"  touch {args.touch}: next localize p50 {res['touch']['p50_s']:.2f}s "
               f"vs {base:.2f}s untouched")
@@ -209,21 +232,21 @@ def table_tree(res, runs):
            f"({', '.join(f'{l} {n/1e6:.2f}M' for l, n in sorted(res['languages'].items(), key=lambda kv: -kv[1]))}); "
            f"load before: `{res['uptime_before']}`; after: `{res['uptime_after']}`; "
            f"CPU stolen {res['steal_pct']:.1f}%", "",
-           f"| command | first call | later calls (p50 of {runs}) | peak RSS | rg -l same words (p50) | ratio ironbees/rg (p50 [min, max] per pair) |",
-           "| --- | ---: | ---: | ---: | ---: | ---: |",
-           f"| `ctags -R` | {res['ctags']['s']:.2f} s | | {res['ctags']['rss_mib']:.0f} MiB | | |",
+           f"| command | first call | later calls (p50 of {runs}) | peak RSS | rg -l same words (p50) | ratio ironbees/rg (p50 [min, max] per pair) | other load (max) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+           f"| `ctags -R` | {res['ctags']['s']:.2f} s | | {res['ctags']['rss_mib']:.0f} MiB | | | {res['ctags']['other_pct']:.0f}% |",
            f"| `ironbees index` (cold) | {res['index']['s']:.2f} s | | {res['index']['rss_mib']:.0f} MiB | | "
-           f"{res['index']['s'] / res['ctags']['s']:.2f}x ctags |"]
+           f"{res['index']['s'] / res['ctags']['s']:.2f}x ctags | {res['index']['other_pct']:.0f}% |"]
     for c in res["commands"]:
         rss = max(c["first_rss_mib"], c["later_rss_mib"])
         bad = "" if c["codes"] == [0] and c["first_code"] == 0 else f" (exit {c['first_code']}/{c['codes']})"
         out.append(f"| `{' '.join(c['argv'][:1] + [shq(a) for a in c['argv'][1:]])}`{bad} | {c['first_s']:.2f} s | "
                    f"{c['later_p50_s']:.2f} s | {rss:.0f} MiB | {c['rg_p50_s']:.3f} s | "
-                   f"{c['ratio_p50']:.1f}x [{c['ratio_min']:.1f}, {c['ratio_max']:.1f}] |")
+                   f"{c['ratio_p50']:.1f}x [{c['ratio_min']:.1f}, {c['ratio_max']:.1f}] | {c['other_pct']:.0f}% |")
     if "touch" in res:
         t = res["touch"]
         out.append(f"| `localize` after appending a line to `{t['file']}` | | {t['p50_s']:.2f} s | "
-                   f"{t['rss_mib']:.0f} MiB | | {t['p50_s'] / t['untouched_localize_p50_s']:.2f}x untouched |")
+                   f"{t['rss_mib']:.0f} MiB | | {t['p50_s'] / t['untouched_localize_p50_s']:.2f}x untouched | {t['other_pct']:.0f}% |")
     return "\n".join(out)
 
 
@@ -240,6 +263,8 @@ def bench_growth(args, run, binary, gdir, q):
         root = os.path.abspath(os.path.join(gdir, label))
         if not os.path.isdir(root) or label.endswith(".part"):
             continue
+        if args.subsets and label not in args.subsets.split(","):
+            continue
         lines = count_lines(root)
         up = uptime()
         idx = fresh_index(run, binary, root)
@@ -253,7 +278,8 @@ def bench_growth(args, run, binary, gdir, q):
                "localize_first_s": first["s"], "localize_first_rss_mib": first["rss_mib"],
                "localize_later_p50_s": med([r["s"] for r in later]),
                "localize_later_rss_mib": max(r["rss_mib"] for r in later),
-               "rg_p50_s": med([r["s"] for r in rg])}
+               "rg_p50_s": med([r["s"] for r in rg]),
+               "other_pct": max(r["other_pct"] for r in [idx, first] + later + rg)}
         rows.append(row)
         print(f"  {label}: {row['lines']:,} lines, index {row['index_s']:.1f}s {row['index_rss_mib']:.0f} MiB, "
               f"localize first {row['localize_first_s']:.1f}s later {row['localize_later_p50_s']:.1f}s "
@@ -264,14 +290,15 @@ def bench_growth(args, run, binary, gdir, q):
 
 def table_growth(rows, runs):
     out = [f"| subset | lines | languages | cold index | index s/M lines | index RSS | localize first | "
-           f"localize later (p50 of {runs}) | localize s/M lines | localize RSS | rg -l |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           f"localize later (p50 of {runs}) | localize s/M lines | localize RSS | rg -l | other load (max) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         m = r["lines"] / 1e6
         out.append(f"| {r['label']} | {r['lines']:,} | {len(r['languages'])} | {r['index_s']:.1f} s | "
                    f"{r['index_s'] / m:.1f} | {r['index_rss_mib']:.0f} MiB | {r['localize_first_s']:.1f} s | "
                    f"{r['localize_later_p50_s']:.1f} s | {r['localize_later_p50_s'] / m:.2f} | "
-                   f"{max(r['localize_first_rss_mib'], r['localize_later_rss_mib']):.0f} MiB | {r['rg_p50_s']:.2f} s |")
+                   f"{max(r['localize_first_rss_mib'], r['localize_later_rss_mib']):.0f} MiB | {r['rg_p50_s']:.2f} s | "
+                   f"{r.get('other_pct', float('nan')):.0f}% |")
     return "\n".join(out)
 
 
@@ -292,6 +319,7 @@ def main():
     ap.add_argument("--touch", help="file (relative to the tree) to append a line to")
     ap.add_argument("--growth", metavar="DIR", help="bench-data/scale/growth: index + localize per subset")
     ap.add_argument("--growth-runs", type=int, default=2)
+    ap.add_argument("--subsets", help="with --growth: only these labels, e.g. 0.5M,8M")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json", metavar="FILE", nargs="?", const="-",
                     help="also write the results as JSON (to FILE, or stdout)")
