@@ -12,7 +12,8 @@ On a tree (Django, or the multi-million-line tree of scripts/bench-scale-corpus.
       graph callers SYMBOL --all  rg -l -w NAME           (SYMBOL's last part)
       impact FILE                 rg -l -w STEM           (FILE's name without extension)
   - --touch FILE: N times, append a comment line to FILE and time the next `localize`
-    (the file is restored at the end);
+    (the file is rewritten in place and restored at the end: the growth subsets are
+    hard links into bench-data/scale/full, so every tree sees the change meanwhile);
   - --growth DIR: for each subset DIR/<label>/ (bench-data/scale/growth/0.5M ...):
     lines, cold index, first and later one-shot localize, with peak RSS.
 Wall times include process start; peak RSS is wait4's ru_maxrss of that process.
