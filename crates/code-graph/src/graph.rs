@@ -327,19 +327,14 @@ impl Graphs {
                 None => &[],
             };
             // The bytes were checked whole (length and CRC) before they were kept,
-            // and written by `encode_edges` of this very build (the stored
+            // and written by `Snapshot::write_to` of this very build (the stored
             // snapshot's key names the build): failing here is a bug, not damage.
             let list = postcard::from_bytes::<EdgeList>(bytes).expect("stored edges decode").0;
             EdgeIndex::new(list)
         })
     }
 
-    /// The reference edges as bytes, for [`Graphs::with_encoded_edges`].
-    pub(crate) fn encode_edges(&self) -> Vec<u8> {
-        postcard::to_stdvec(self.symbol_edges()).expect("edges serialize")
-    }
-
-    /// These graphs with their reference edges as [`Graphs::encode_edges`] wrote
+    /// These graphs with their reference edges as `Snapshot::write_to` wrote
     /// them (at `range` of `bytes`), decoded when first asked for.
     pub(crate) fn with_encoded_edges(mut self, bytes: SharedBytes, range: Range<usize>) -> Graphs {
         self.edges = Edges { built: OnceLock::new(), encoded: Some((bytes, range)) };

@@ -108,9 +108,9 @@ pub struct ProjectFile {
     pub hash: String,
     pub defs: Vec<Def>,
     pub imports: Vec<ImportRow>,
-    /// Read only while the graphs are built, and not serialized: a project decoded
-    /// from its serialized form (a stored snapshot, whose graphs are already built)
-    /// has none, which is most of the memory a snapshot would otherwise hold.
+    /// Read only while the graphs are built, then dropped (code-graph's
+    /// `Snapshot::build`), and never serialized: most of the memory a snapshot
+    /// would otherwise hold.
     #[serde(skip)]
     pub refs: Vec<Ref>,
 }

@@ -63,7 +63,7 @@ impl SnapshotStore {
         }
         call.progress.phase("building the project snapshot", None);
         let snap = Snapshot::load_with(index, inputs)?;
-        if let Err(e) = self.store(&snap.encode(&key)) {
+        if let Err(e) = self.store(&snap, &key) {
             call.progress.warning(
                 protocol::ErrorCode::Io.as_str(),
                 &format!(
@@ -107,17 +107,17 @@ impl SnapshotStore {
         Snapshot::decode(map, key, &release)
     }
 
-    /// Writes `bytes` as the stored snapshot, atomically.
-    fn store(&self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes `snap` as the stored snapshot under `key`, atomically, streamed
+    /// to the file (no copy of it in memory).
+    fn store(&self, snap: &Snapshot, key: &[u8; 32]) -> std::io::Result<()> {
         fs::create_dir_all(&self.dir)?;
         let tmp = self.dir.join(format!("snapshot.bin.{}.tmp", std::process::id()));
         let result = (|| {
-            let mut f = fs::File::create(&tmp)?;
-            let half = bytes.len() / 2;
-            f.write_all(&bytes[..half])?;
-            pause_point("snapshot-half-written");
-            f.write_all(&bytes[half..])?;
-            f.sync_all()?;
+            let file = Pausing { file: fs::File::create(&tmp)?, writes: 0 };
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            snap.write_to(key, &mut w)?;
+            let file = w.into_inner().map_err(|e| e.into_error())?.file;
+            file.sync_all()?;
             fs::rename(&tmp, self.path())?;
             // The rename itself survives a power loss only once the directory is synced.
             stdx::sync_dir_best_effort(&self.dir);
@@ -128,6 +128,32 @@ impl SnapshotStore {
         }
         remove_stale_temps(&self.dir);
         result
+    }
+}
+
+/// The file being written, with the crash test's pause point after its first
+/// write: the process can be killed with part of the snapshot on disk.
+struct Pausing {
+    file: fs::File,
+    writes: u32,
+}
+
+impl Write for Pausing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writes += 1;
+        if self.writes == 2 {
+            pause_point("snapshot-half-written");
+        }
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl std::io::Seek for Pausing {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.seek(pos)
     }
 }
 
