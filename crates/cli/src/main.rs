@@ -74,7 +74,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Build or refresh the code index under .ironbees/ (only changed files are re-parsed).
+    /// Build or refresh the code index under .ironbees/ (only changed files are re-parsed),
+    /// with the search index and the project snapshot later commands read.
     #[command(
         after_help = "Example:\n  ironbees index --exclude 'vendor/**' --max-file-size 2000000"
     )]

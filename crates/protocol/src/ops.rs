@@ -146,7 +146,8 @@ hotspot clusters, blast radius, dependency cycles, insights and a Mermaid module
 why, files with syntax errors, and whether the index is up to date with the files.";
     Index = "index", "Build the index", Read,
         "Build or refresh the index (incremental: only changed files are parsed; `rebuild` \
-starts over), and the search index with it.";
+starts over), and with it the search index and the stored project snapshot, so \
+that the queries after it pay for neither.";
 
     // --- edit history ----------------------------------------------------------------------
     Undo = "undo", "Undo an edit", Edit,
