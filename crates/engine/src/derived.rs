@@ -10,8 +10,8 @@
 //!
 //! Crash safety: the bytes go to a file of this process's own, are synced, and
 //! are renamed over the old file, so a process killed while writing leaves the
-//! previous snapshot whole (and usable for its key); the partial file is removed
-//! by a later write. A file that does not decode (another key, another build of
+//! previous snapshot whole (and usable for its key); a later write removes the
+//! partial file once it is old enough not to be a live writer's. A file that does not decode (another key, another build of
 //! ironbees, damage) is ignored and replaced. Failing to write is not an error:
 //! the answer is computed either way.
 
@@ -34,13 +34,6 @@ pub(crate) struct SnapshotStore {
     dir: PathBuf,
 }
 
-/// How a snapshot came to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    Built,
-    Stored,
-}
-
 /// Leftovers of killed writers older than this are removed.
 const STALE_TEMP: Duration = Duration::from_secs(600);
 
@@ -55,11 +48,11 @@ impl SnapshotStore {
 
     /// The snapshot of the index as it is: decoded when stored under the same key,
     /// else built and stored.
-    pub(crate) fn load(&self, index: &Index, call: &Call<'_>) -> Result<(Snapshot, Origin)> {
+    pub(crate) fn load(&self, index: &Index, call: &Call<'_>) -> Result<Snapshot> {
         let inputs = Snapshot::inputs(index)?;
         let key = with_build_identity(&inputs.key);
         if let Some(snap) = self.decode(&key) {
-            return Ok((snap, Origin::Stored));
+            return Ok(snap);
         }
         call.progress.phase("building the project snapshot", None);
         let snap = Snapshot::load_with(index, inputs)?;
@@ -73,7 +66,12 @@ impl SnapshotStore {
                 ),
             );
         }
-        Ok((snap, Origin::Built))
+        Ok(snap)
+    }
+
+    /// Removes the stored snapshot (a rebuild from scratch).
+    pub(crate) fn forget(&self) {
+        let _ = fs::remove_file(self.path());
     }
 
     /// The stored snapshot, if it is `key`'s and whole.

@@ -245,9 +245,11 @@ impl Session {
             *stamp = self.db_files_stamp(&index);
         }
         if want_snapshot && !current() {
-            self.snapshot_stale.store(false, Ordering::SeqCst);
-            let (snap, _) = self.snapshots.load(&index, call)?;
+            // Under the index lock, so no other refresh marks it stale meanwhile;
+            // marked fresh only once built (a failed build leaves it stale).
+            let snap = self.snapshots.load(&index, call)?;
             *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
+            self.snapshot_stale.store(false, Ordering::SeqCst);
         }
         Ok(warnings)
     }
@@ -367,12 +369,14 @@ impl Session {
         if full {
             *self.search.lock().unwrap_or_else(|p| p.into_inner()) = None;
             *index = Index::rebuild(&self.root, self.options.index.clone())?;
+            // Starting over means the derived data too, whatever its key says.
+            self.snapshots.forget();
         }
         let report = match index.update(call) {
             Err(code_index::Error::Cancelled) => return Err(Error::Cancelled),
             other => other?,
         };
-        let (snap, _) = self.snapshots.load(&index, call)?;
+        let snap = self.snapshots.load(&index, call)?;
         *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
         self.snapshot_stale.store(false, Ordering::SeqCst);
         self.dirty.store(false, Ordering::SeqCst);

@@ -383,6 +383,13 @@ fn index_builds_the_search_index_and_a_stored_snapshot_later_commands_decode() {
     json(p.root(), &["symbols", "--name", "discount"]);
     json(p.root(), &["status"]);
     assert!(!snapshot_file(&p).exists());
+
+    // `index --rebuild` starts the derived data over too.
+    json(p.root(), &["index"]);
+    let written = std::fs::metadata(snapshot_file(&p)).unwrap().modified().unwrap();
+    json(p.root(), &["index", "--rebuild"]);
+    assert_ne!(std::fs::metadata(snapshot_file(&p)).unwrap().modified().unwrap(), written);
+    assert_eq!(answers(p.root()), built);
 }
 
 #[test]
