@@ -4,15 +4,14 @@
 //! imports and references, ranking) is most of a one-shot query's time and memory.
 //! It is a function of the index's content and the manifests, so it is built once
 //! per [`SnapshotInputs::key`] and kept serialized: [`Snapshot::encode`] /
-//! [`Snapshot::decode`]. The serialized form leaves out the references, which only
-//! the build reads. Where the bytes live is the caller's business (the engine owns
-//! `.ironbees/`).
-
-use std::sync::OnceLock;
+//! [`Snapshot::decode`]. A snapshot holds no references once built (only the
+//! build reads them), so neither form has them. Where the bytes live is the
+//! caller's business (the engine owns `.ironbees/`).
 
 use std::{
     io::{Seek, SeekFrom, Write},
     ops::Range,
+    sync::OnceLock,
 };
 
 use code_index::{Index, Project, Result};
@@ -42,7 +41,9 @@ pub struct SnapshotInputs {
     manifests: Vec<Manifest>,
 }
 
-/// The start of an encoded snapshot; a new layout gets a new magic.
+/// The start of an encoded snapshot. The engine's key also names the build of
+/// ironbees, which keeps another build's layout out; a new layout still gets a
+/// new magic.
 const MAGIC: &[u8; 8] = b"IBSNAP01";
 
 /// Writes one section: a header left blank, the value, then the header filled
