@@ -235,6 +235,8 @@ pub(crate) fn impact_with(
     symbols.truncate(opts.limit);
     possible.truncate(opts.limit);
     let unlisted = before - dependents.len() - symbols.len();
+    let symbols = symbols.into_iter().map(|r| r.listed(project)).collect();
+    let possible = possible.into_iter().map(|r| r.listed(project)).collect();
     Impact { target: target.resolved(), radius, dependents, symbols, possible, tests, unlisted }
 }
 
@@ -262,7 +264,32 @@ fn is_test_file(project: &Project, f: FileId) -> bool {
     test_convention(project, f).is_some_and(|(k, _)| k == TestKind::File)
 }
 
-type Closure = (HashMap<FileId, u32>, Vec<Dependent>, Vec<SymbolDependent>, Vec<SymbolDependent>);
+type Closure = (HashMap<FileId, u32>, Vec<Dependent>, Vec<Reached>, Vec<Reached>);
+
+/// A definition (or a file's top level) the closure reached: at what distance,
+/// through which definition. Turned into a [`SymbolDependent`] (paths and names
+/// copied) only if it is listed: a widely used target reaches thousands.
+#[derive(Clone, Copy)]
+struct Reached {
+    node: Node,
+    distance: u32,
+    via: DefId,
+}
+
+impl Reached {
+    fn listed(self, project: &Project) -> SymbolDependent {
+        let (f, ord) = self.node;
+        let def = ord.map(|o| project.def(DefId { file: f, ord: o }));
+        SymbolDependent {
+            path: project.file(f).path.clone(),
+            qualified_name: def.map(|d| d.qualified_name.clone()),
+            kind: def.map(|d| d.kind),
+            line: def.map_or(1, |d| d.line),
+            distance: self.distance,
+            via: project.def(self.via).qualified_name.clone(),
+        }
+    }
+}
 
 /// The outermost definition containing `d` (a test method's class is not what a
 /// runner selects; `TestCart::test_total` is). Qualified name of the definition
@@ -313,18 +340,8 @@ fn closure(
     let mut symbols = Vec::new();
     let mut possible = Vec::new();
     let mut possible_seen = HashSet::new();
-    let node_dep = |node: Node, d: u32, via: DefId| -> SymbolDependent {
-        let (f, ord) = node;
-        let def = ord.map(|o| project.def(DefId { file: f, ord: o }));
-        SymbolDependent {
-            path: project.file(f).path.clone(),
-            qualified_name: def.map(|d| d.qualified_name.clone()),
-            kind: def.map(|d| d.kind),
-            line: def.map_or(1, |d| d.line),
-            distance: d,
-            via: project.def(via).qualified_name.clone(),
-        }
-    };
+    // Whether a file follows a test convention, asked once per file per call.
+    let mut is_test_node: HashMap<FileId, bool> = HashMap::new();
     while let Some((def, dist)) = queue.pop_front() {
         let Some(refs) = referrers.get(&def) else { continue };
         for &(node, sure) in refs {
@@ -341,7 +358,7 @@ fn closure(
                     && !seen.contains(&node)
                     && possible_seen.insert(node)
                 {
-                    possible.push(node_dep(node, 1, def));
+                    possible.push(Reached { node, distance: 1, via: def });
                 }
                 continue;
             }
@@ -349,8 +366,11 @@ fn closure(
                 continue;
             }
             let d = dist + 1;
-            symbols.push(node_dep(node, d, def));
-            if test_convention(project, node.0).is_some() {
+            symbols.push(Reached { node, distance: d, via: def });
+            if *is_test_node
+                .entry(node.0)
+                .or_insert_with(|| test_convention(project, node.0).is_some())
+            {
                 let acc = tests.entry(node.0).or_default();
                 acc.reach(d, format!("references {}", project.def(def).qualified_name));
                 if let Some(o) = node.1
@@ -364,20 +384,24 @@ fn closure(
             }
         }
     }
-    possible.retain(|p| {
-        !symbols.iter().any(|s| s.path == p.path && s.qualified_name == p.qualified_name)
-    });
+    // A possible dependent is dropped when a sure one has its file and qualified
+    // name (one set, not a scan of every sure one per possible one).
+    let qualified =
+        |n: Node| n.1.map(|o| project.def(DefId { file: n.0, ord: o }).qualified_name.as_str());
+    let sure: HashSet<(FileId, Option<&str>)> =
+        symbols.iter().map(|s| (s.node.0, qualified(s.node))).collect();
+    possible.retain(|p| !sure.contains(&(p.node.0, qualified(p.node))));
     let mut file_dist: HashMap<FileId, u32> = HashMap::new();
     let mut via_file: HashMap<FileId, String> = HashMap::new();
     for s in &symbols {
-        let f = project.file_id(&s.path).expect("from the project");
+        let f = s.node.0;
         if own.contains(&f) {
             continue;
         }
         let e = file_dist.entry(f).or_insert(u32::MAX);
         if s.distance < *e {
             *e = s.distance;
-            via_file.insert(f, s.via.clone());
+            via_file.insert(f, project.def(s.via).qualified_name.clone());
         }
     }
     // Files importing a target file without referencing any of its definitions,

@@ -523,7 +523,12 @@ fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
         })
         .collect();
     for v in [&mut out, &mut inn] {
-        v.sort_by(|a, b| b.count.cmp(&a.count).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line)));
+        // Ties broken by the names too: the maps above iterate in a random order,
+        // and the same question must get the same answer (and the same 15).
+        v.sort_by(|a, b| {
+            (b.count, &a.path, a.line, &a.caller, &a.callee)
+                .cmp(&(a.count, &b.path, b.line, &b.caller, &b.callee))
+        });
         v.truncate(15);
     }
     (out, inn)

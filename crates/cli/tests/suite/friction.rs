@@ -142,3 +142,33 @@ fn hotspots_say_when_the_commit_limit_cut_the_history() {
     assert!(whole.stdout.contains("history: 3 commits"), "{}", whole.stdout);
     assert!(!whole.stdout.contains("--max-commits reads more"), "{}", whole.stdout);
 }
+
+/// The same question gets the same answer: `understand` lists the 15 strongest
+/// calls out of a file, and among twenty equally strong ones it used to pick by
+/// hash-map order, different on every run.
+#[test]
+fn understand_lists_the_same_calls_every_time() {
+    let callers: String =
+        (0..20).map(|i| format!("def caller_{i:02}():\n    return helper()\n\n\n")).collect();
+    let p = TempProject::with_fixture("//- util.py\ndef helper():\n    return 1\n");
+    p.write("app.py", format!("from util import helper\n\n\n{callers}"));
+    let answer = || {
+        let o = run(p.root(), &["understand", "app.py", "--json"], &[]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let calls = v.to_string();
+        assert!(calls.contains("caller_00"), "{v}");
+        let listed: Vec<String> = v["files"][0]["callsOut"]
+            .as_array()
+            .map(|a| a.iter().map(|c| c["caller"].as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default();
+        listed
+    };
+    let first = answer();
+    assert_eq!(first.len(), 15, "{first:?}");
+    let want: Vec<String> = (0..15).map(|i| format!("caller_{i:02}")).collect();
+    assert_eq!(first, want);
+    for _ in 0..3 {
+        assert_eq!(answer(), first);
+    }
+}
