@@ -479,3 +479,24 @@ fn a_process_killed_while_storing_the_snapshot_leaves_the_previous_one() {
     assert_ne!(std::fs::read(snapshot_file(&p)).unwrap(), before);
     assert!(!partial[0].exists());
 }
+
+/// Where the snapshot cannot be stored (here `.ironbees/derived` is a file), the
+/// answer is still right and the user is told why every process rebuilds it.
+#[test]
+fn an_unwritable_snapshot_store_warns_and_still_answers() {
+    let p = graph_project();
+    json(p.root(), &["index"]);
+    let good = answers(p.root());
+    std::fs::remove_dir_all(p.path(".ironbees/derived")).unwrap();
+    std::fs::write(p.path(".ironbees/derived"), "not a directory").unwrap();
+    assert_eq!(answers(p.root()), good);
+    let mut c = ironbees(p.root());
+    c.args(["graph", "callers", "discount"]);
+    let o = run(c);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("IO_ERROR") && o.stderr.contains("could not store the project snapshot"),
+        "{}",
+        o.stderr
+    );
+}
