@@ -1,7 +1,7 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use code_index::{Language, Project, analyze};
+use code_index::{Language, Project};
 
 fn project(fixture: &str) -> Project {
     with_manifests(fixture).0
@@ -10,35 +10,7 @@ fn project(fixture: &str) -> Project {
 /// The fixture's source files as a project, and its other files (`Cargo.toml`) as
 /// manifests.
 fn with_manifests(fixture: &str) -> (Project, Vec<Manifest>) {
-    let mut files = Vec::new();
-    let mut manifests = Vec::new();
-    let mut cur: Option<(String, String)> = None;
-    let indent = fixture
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    let mut flush = |cur: &mut Option<(String, String)>| {
-        if let Some((path, text)) = cur.take() {
-            match Language::from_path(std::path::Path::new(&path)) {
-                Some(lang) => files.push((path, lang, analyze(lang, text.as_bytes()))),
-                None => manifests.push(Manifest { path, text }),
-            }
-        }
-    };
-    for line in fixture.lines() {
-        let line = if line.len() >= indent { &line[indent..] } else { line.trim_start() };
-        if let Some(path) = line.strip_prefix("//- ") {
-            flush(&mut cur);
-            cur = Some((path.trim().to_owned(), String::new()));
-        } else if let Some((_, text)) = cur.as_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    flush(&mut cur);
-    (Project::from_analyses(files), manifests)
+    crate::fixture::project_and_manifests(fixture)
 }
 
 fn check_calls(fixture: &str, expect: Expect) {

@@ -3,18 +3,9 @@
 use expect_test::{Expect, expect};
 
 use super::*;
-use code_index::{Project, analyze};
 
 fn check(fixture: &str, expect: Expect) {
-    let mut files = Vec::new();
-    let mut manifests = Vec::new();
-    for (path, text) in test_support_fixture(fixture) {
-        match Language::from_path(std::path::Path::new(&path)) {
-            Some(lang) => files.push((path.clone(), lang, analyze(lang, text.as_bytes()))),
-            None => manifests.push(Manifest { path, text }),
-        }
-    }
-    let project = Project::from_analyses(files);
+    let (project, manifests) = crate::fixture::project_and_manifests(fixture);
     let resolved = resolve_imports(&project, &manifests);
     let mut out = String::new();
     for (f, imports) in resolved.iter().enumerate() {
@@ -47,28 +38,6 @@ fn check(fixture: &str, expect: Expect) {
         }
     }
     expect.assert_eq(&out);
-}
-
-/// `//- path` fixtures (a local copy: test-support is not a dependency of this crate's
-/// unit tests).
-fn test_support_fixture(fixture: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    let indent = fixture
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    for line in fixture.lines() {
-        let line = if line.len() >= indent { &line[indent..] } else { line.trim_start() };
-        if let Some(path) = line.strip_prefix("//- ") {
-            out.push((path.trim().to_owned(), String::new()));
-        } else if let Some((_, text)) = out.last_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    out
 }
 
 #[test]
