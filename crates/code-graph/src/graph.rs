@@ -322,14 +322,16 @@ impl Graphs {
 
     fn edge_index(&self) -> &EdgeIndex {
         self.edges.built.get_or_init(|| {
-            let bytes = match &self.edges.encoded {
-                Some((bytes, range)) => &(**bytes).as_ref()[range.clone()],
-                None => &[],
+            // Neither built nor stored: graphs of nothing (`Graphs::default()`).
+            let Some((bytes, range)) = &self.edges.encoded else {
+                return EdgeIndex::default();
             };
             // The bytes were checked whole (length and CRC) before they were kept,
             // and written by `Snapshot::write_to` of this very build (the stored
             // snapshot's key names the build): failing here is a bug, not damage.
-            let list = postcard::from_bytes::<EdgeList>(bytes).expect("stored edges decode").0;
+            let list = postcard::from_bytes::<EdgeList>(&(**bytes).as_ref()[range.clone()])
+                .expect("stored edges decode")
+                .0;
             EdgeIndex::new(list)
         })
     }

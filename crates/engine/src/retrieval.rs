@@ -120,8 +120,9 @@ impl Session {
             self.refresh(call, true)?;
             r
         };
-        // The search index is kept current here, not by the first query after.
-        let (snap, _) = self.snapshot(call)?;
+        // The search index is kept current here, not by the first query after. Both
+        // branches above left a current snapshot: no second walk of the tree.
+        let snap = self.current_snapshot();
         call.progress.phase("updating the search index", None);
         self.search_index(&snap)?;
         let st = self.index_db().summary()?;

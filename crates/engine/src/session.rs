@@ -290,7 +290,7 @@ impl Session {
         Ok((self.current_snapshot(), warnings))
     }
 
-    fn current_snapshot(&self) -> Arc<Snapshot> {
+    pub(crate) fn current_snapshot(&self) -> Arc<Snapshot> {
         self.snapshot
             .read()
             .unwrap_or_else(|p| p.into_inner())

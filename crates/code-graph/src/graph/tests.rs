@@ -987,3 +987,12 @@ fn member_calls_on_receivers_of_unknown_type_are_guesses() {
         "#]],
     );
 }
+
+/// Graphs of nothing (neither built from a project nor decoded) have no edges,
+/// rather than failing to decode bytes they never had.
+#[test]
+fn default_graphs_have_no_edges() {
+    let g = Graphs::default();
+    assert!(g.symbol_edges().is_empty());
+    assert_eq!(g.callers(DefId { file: 0, ord: 0 }).count(), 0);
+}
