@@ -14,7 +14,7 @@ use crate::{
     extract::{FileAnalysis, analyze},
     indexer::{self, UpdateReport},
     lang::Language,
-    project::Project,
+    project::{FileStamp, Interner, Project, ProjectFile},
     query::{self, ReferenceHit, Staleness, Status, SymbolQuery},
     skeleton::{Skeleton, render as render_skeleton},
     sources::DiskSources,
@@ -164,6 +164,24 @@ impl Index {
     /// (one pass over the store): the input of the graphs.
     pub fn project(&self) -> Result<Project> {
         Project::load(&self.store)
+    }
+
+    /// Every indexed file's path, content hash and language, in path order
+    /// (database reads only): which files of a project loaded earlier changed.
+    pub fn listing(&self) -> Result<Vec<FileStamp>> {
+        Project::listing(&self.store)
+    }
+
+    /// Some files as [`Index::project`] loads them, in the order given, their
+    /// names interned into `names`; references only when `refs`. What an update
+    /// of a stored project reads instead of everything.
+    pub fn project_files(
+        &self,
+        paths: &[&str],
+        names: &mut Interner,
+        refs: bool,
+    ) -> Result<Vec<ProjectFile>> {
+        Project::load_files(&self.store, paths, names, refs)
     }
 
     /// A key of what [`Index::project`] would return (SHA-256 of every file's path,

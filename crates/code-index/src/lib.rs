@@ -55,7 +55,7 @@ pub use crate::{
     index::{Index, IndexConfig, UpdateLock, discover_root, relative_path},
     indexer::UpdateReport,
     lang::Language,
-    project::{Def, DefId, FileId, NameId, Project, ProjectFile, Ref},
+    project::{Def, DefId, FileId, FileStamp, Interner, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
     skeleton::{Skeleton, render as render_skeleton},
     sources::{DiskSources, Sources},

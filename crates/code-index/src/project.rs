@@ -60,6 +60,10 @@ impl Interner {
     pub fn len(&self) -> usize {
         self.names.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
 }
 
 /// A definition as the project snapshot holds it.
@@ -232,6 +236,39 @@ impl<'de> Deserialize<'de> for Project {
     }
 }
 
+/// A file as the index lists it (see [`crate::Index::listing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    pub path: String,
+    pub hash: String,
+    pub language: Language,
+}
+
+/// A definition from a row of `symbols` whose name is column `at` (the rest
+/// follow in the table's order, `parent` last).
+fn def_row(r: &rusqlite::Row<'_>, at: usize, names: &mut Interner) -> rusqlite::Result<Def> {
+    let name: String = r.get(at)?;
+    let kind: String = r.get(at + 2)?;
+    let body = match (r.get::<_, Option<u32>>(at + 8)?, r.get::<_, Option<u32>>(at + 9)?) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    Ok(Def {
+        name: names.intern(&name),
+        qualified_name: r.get(at + 1)?,
+        kind: SymbolKind::parse(&kind).unwrap_or(SymbolKind::Function),
+        line: r.get(at + 3)?,
+        end_line: r.get(at + 4)?,
+        name_line: r.get(at + 5)?,
+        start_byte: r.get(at + 6)?,
+        end_byte: r.get(at + 7)?,
+        body,
+        signature: r.get(at + 10)?,
+        doc: r.get(at + 11)?,
+        parent: r.get(at + 12)?,
+    })
+}
+
 impl Project {
     pub(crate) fn load(store: &Store) -> Result<Project> {
         let conn = store.conn();
@@ -285,29 +322,7 @@ impl Project {
             while let Some(r) = rows.next().map_err(err)? {
                 let blob: i64 = r.get(0).map_err(err)?;
                 let Some(files) = blob_to_files.get(&blob) else { continue };
-                let name: String = r.get(1).map_err(err)?;
-                let kind: String = r.get(3).map_err(err)?;
-                let body = match (
-                    r.get::<_, Option<u32>>(9).map_err(err)?,
-                    r.get::<_, Option<u32>>(10).map_err(err)?,
-                ) {
-                    (Some(a), Some(b)) => Some((a, b)),
-                    _ => None,
-                };
-                let def = Def {
-                    name: project.names.intern(&name),
-                    qualified_name: r.get(2).map_err(err)?,
-                    kind: SymbolKind::parse(&kind).unwrap_or(SymbolKind::Function),
-                    line: r.get(4).map_err(err)?,
-                    end_line: r.get(5).map_err(err)?,
-                    name_line: r.get(6).map_err(err)?,
-                    start_byte: r.get(7).map_err(err)?,
-                    end_byte: r.get(8).map_err(err)?,
-                    body,
-                    signature: r.get(11).map_err(err)?,
-                    doc: r.get(12).map_err(err)?,
-                    parent: r.get(13).map_err(err)?,
-                };
+                let def = def_row(r, 1, &mut project.names).map_err(err)?;
                 for &f in files {
                     project.files[f as usize].defs.push(def.clone());
                 }
@@ -333,6 +348,116 @@ impl Project {
         }
         project.index_definitions();
         Ok(project)
+    }
+
+    /// Some files as `load` reads them, in the order of `paths` (a path the
+    /// index does not have is an error: the caller read the listing first, under
+    /// the same lock). Names are interned into `names`; references are decoded
+    /// only when `refs` (resolution needs them, nothing else does).
+    pub(crate) fn load_files(
+        store: &Store,
+        paths: &[&str],
+        names: &mut Interner,
+        refs: bool,
+    ) -> Result<Vec<ProjectFile>> {
+        let conn = store.conn();
+        let err = |e| Error::db(store.path(), e);
+        let mut file_stmt = conn
+            .prepare_cached(
+                "SELECT b.id, b.language, b.package, b.lines, b.hash, b.refs
+                 FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1",
+            )
+            .map_err(err)?;
+        let mut def_stmt = conn
+            .prepare_cached(
+                "SELECT name, qualified_name, kind, line, end_line, name_line, start_byte, end_byte,
+                        body_start, body_end, signature, doc, parent
+                 FROM symbols WHERE blob_id = ?1 ORDER BY ord",
+            )
+            .map_err(err)?;
+        let mut import_stmt = conn
+            .prepare_cached(
+                "SELECT text, module, line FROM imports WHERE blob_id = ?1 ORDER BY ord",
+            )
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(paths.len());
+        for &path in paths {
+            let mut rows = file_stmt.query([path]).map_err(err)?;
+            let Some(r) = rows.next().map_err(err)? else {
+                return Err(Error::Corrupt {
+                    path: store.path().to_owned(),
+                    reason: format!("{path} left the index while it was read"),
+                });
+            };
+            let blob: i64 = r.get(0).map_err(err)?;
+            let lang_name: String = r.get(1).map_err(err)?;
+            let language = Language::from_name(&lang_name).ok_or_else(|| Error::Corrupt {
+                path: store.path().to_owned(),
+                reason: format!("{path} has an unknown language {lang_name:?}"),
+            })?;
+            let decoded = if refs {
+                let bytes: Vec<u8> = r.get(5).map_err(err)?;
+                crate::refcodec::decode_interned(&bytes, |name| names.intern(name)).ok_or_else(
+                    || Error::Corrupt {
+                        path: store.path().to_owned(),
+                        reason: format!("references of {path} cannot be decoded"),
+                    },
+                )?
+            } else {
+                Vec::new()
+            };
+            let mut file = ProjectFile {
+                path: path.to_owned(),
+                language,
+                package: r.get(2).map_err(err)?,
+                lines: r.get(3).map_err(err)?,
+                hash: r.get(4).map_err(err)?,
+                defs: Vec::new(),
+                imports: Vec::new(),
+                refs: decoded,
+            };
+            drop(rows);
+            let mut rows = def_stmt.query([blob]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                file.defs.push(def_row(r, 0, names).map_err(err)?);
+            }
+            let mut rows = import_stmt.query([blob]).map_err(err)?;
+            while let Some(r) = rows.next().map_err(err)? {
+                file.imports.push(ImportRow {
+                    text: r.get(0).map_err(err)?,
+                    module: r.get(1).map_err(err)?,
+                    line: r.get(2).map_err(err)?,
+                });
+            }
+            out.push(file);
+        }
+        Ok(out)
+    }
+
+    /// Every file's path, content hash and language, in path order: what tells
+    /// a stored project which of its files changed. Milliseconds.
+    pub(crate) fn listing(store: &Store) -> Result<Vec<FileStamp>> {
+        let conn = store.conn();
+        let err = |e| Error::db(store.path(), e);
+        let mut stmt = conn
+            .prepare(
+                "SELECT f.path, b.hash, b.language FROM files f
+                 JOIN blobs b ON b.id = f.blob_id ORDER BY f.path",
+            )
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(err)? {
+            let lang: String = r.get(2).map_err(err)?;
+            // `load` leaves out what it has no language for; so does the listing.
+            let Some(language) = Language::from_name(&lang) else { continue };
+            out.push(FileStamp {
+                path: r.get(0).map_err(err)?,
+                hash: r.get(1).map_err(err)?,
+                language,
+            });
+        }
+        Ok(out)
     }
 
     /// See [`crate::Index::content_key`]. Reads the same rows `load` joins, without
@@ -421,6 +546,22 @@ impl Project {
         }
         project.index_definitions();
         project
+    }
+
+    /// A project of these files (in path order) and names: what an update of a
+    /// stored project assembles from the files it kept and the ones it read again.
+    pub fn from_parts(names: Interner, files: Vec<ProjectFile>) -> Project {
+        debug_assert!(files.windows(2).all(|w| w[0].path < w[1].path), "files in path order");
+        let by_path =
+            files.iter().enumerate().map(|(i, f)| (f.path.clone(), i as FileId)).collect();
+        let mut project = Project { names, files, by_path, defs_by_name: HashMap::default() };
+        project.index_definitions();
+        project
+    }
+
+    /// The names and files (see [`Project::from_parts`]).
+    pub fn into_parts(self) -> (Interner, Vec<ProjectFile>) {
+        (self.names, self.files)
     }
 
     /// Each name's definitions in (file, ord) order: `graph::resolve_ref` finds a
