@@ -14,6 +14,7 @@
 //!   dunder names), as Aider's repository map does.
 
 use std::{
+    cell::RefCell,
     collections::VecDeque,
     ops::Range,
     sync::{Arc, OnceLock},
@@ -84,26 +85,75 @@ pub struct Graphs {
     /// External modules each file imports.
     pub externals: Vec<Vec<String>>,
     #[serde(skip)]
-    edges: Edges,
+    edges: Stored<EdgeIndex>,
+    /// What each file's resolution looked up (an update's input only).
+    #[serde(skip)]
+    asked: std::sync::Mutex<Asked>,
 }
 
-/// The reference edges with their call indexes: built, or still encoded.
+/// What each file's resolution looked up: built (kept until stored), still
+/// encoded in a stored snapshot, or let go.
 #[derive(Default)]
-struct Edges {
-    built: OnceLock<EdgeIndex>,
-    /// Where the postcard bytes of `Vec<SymbolEdge>` are (a stored snapshot,
-    /// often memory-mapped, so untouched pages cost nothing), checked by the
-    /// caller (a CRC).
+enum Asked {
+    #[default]
+    Gone,
+    Built(Arc<AskedNames>),
+    Encoded(SharedBytes, Range<usize>),
+}
+
+impl std::fmt::Debug for Asked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Asked::Gone => f.write_str("Gone"),
+            Asked::Built(a) => write!(f, "Built({} files)", a.files()),
+            Asked::Encoded(_, r) => write!(f, "Encoded({r:?})"),
+        }
+    }
+}
+
+/// A part of the graphs that a stored snapshot keeps as bytes beside the rest:
+/// built, or still encoded.
+struct Stored<T> {
+    built: OnceLock<T>,
+    /// Where its postcard bytes are (a stored snapshot, often memory-mapped, so
+    /// untouched pages cost nothing), checked by the caller (a CRC).
     encoded: Option<(SharedBytes, Range<usize>)>,
+}
+
+impl<T> Default for Stored<T> {
+    fn default() -> Self {
+        Stored { built: OnceLock::new(), encoded: None }
+    }
+}
+
+impl<T: Default> Stored<T> {
+    fn built(value: T) -> Stored<T> {
+        Stored { built: OnceLock::from(value), encoded: None }
+    }
+
+    fn encoded(bytes: SharedBytes, range: Range<usize>) -> Stored<T> {
+        Stored { built: OnceLock::new(), encoded: Some((bytes, range)) }
+    }
+
+    /// The value, decoded from its bytes on first use by `decode`.
+    fn get(&self, decode: impl FnOnce(&[u8]) -> T) -> &T {
+        self.built.get_or_init(|| {
+            // Neither built nor stored: graphs of nothing (`Graphs::default()`).
+            let Some((bytes, range)) = &self.encoded else {
+                return T::default();
+            };
+            decode(&(**bytes).as_ref()[range.clone()])
+        })
+    }
 }
 
 /// Bytes shared with the one who read them (a memory-mapped file, a buffer).
 pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-impl std::fmt::Debug for Edges {
+impl<T> std::fmt::Debug for Stored<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Edges")
-            .field("built", &self.built.get().map(|e| e.list.len()))
+        f.debug_struct("Stored")
+            .field("built", &self.built.get().is_some())
             .field("encoded", &self.encoded.as_ref().map(|(_, r)| r.clone()))
             .finish()
     }
@@ -112,14 +162,18 @@ impl std::fmt::Debug for Edges {
 #[derive(Debug, Default)]
 struct EdgeIndex {
     list: Vec<SymbolEdge>,
-    calls_out: CallIndex,
-    calls_in: CallIndex,
+    /// Built on first use: writing a snapshot, or ranking files, needs none.
+    calls: OnceLock<(CallIndex, CallIndex)>,
 }
 
 impl EdgeIndex {
     fn new(list: Vec<SymbolEdge>) -> EdgeIndex {
-        let (calls_out, calls_in) = call_indexes(&list);
-        EdgeIndex { list, calls_out, calls_in }
+        EdgeIndex { list, calls: OnceLock::new() }
+    }
+
+    /// (calls out of, calls into) each definition.
+    fn calls(&self) -> &(CallIndex, CallIndex) {
+        self.calls.get_or_init(|| call_indexes(&self.list))
     }
 }
 
@@ -180,138 +234,48 @@ const MAX_CANDIDATES: usize = 12;
 impl Graphs {
     pub fn build(project: &Project, manifests: &[Manifest]) -> Graphs {
         let imports = resolve_imports(project, manifests);
-        let crates = RustCrates::new(project, manifests);
-        let is_test: Vec<bool> = project.files.iter().map(|f| is_test_path(&f.path)).collect();
+        let resolver = Resolver::new(project, manifests);
         let n = project.files.len();
-        let mut file_imports: Vec<Vec<FileId>> = vec![Vec::new(); n];
-        let mut externals: Vec<Vec<String>> = vec![Vec::new(); n];
-        // Per file: names imported explicitly → files, and every imported file.
-        let mut imported_names: Vec<HashMap<NameId, Vec<FileId>>> = vec![HashMap::default(); n];
-        // Per file: names imported from outside the project (`from requests import
-        // Session`, `use std::collections::HashMap`).
-        let mut external_names: Vec<HashSet<NameId>> = vec![HashSet::default(); n];
-        for (f, imps) in imports.iter().enumerate() {
-            for imp in imps {
-                match &imp.target {
-                    ImportTarget::Files(files) => {
-                        for &t in files {
-                            if t as usize != f && !file_imports[f].contains(&t) {
-                                file_imports[f].push(t);
-                            }
-                        }
-                        for (name, alias) in &imp.names {
-                            for key in [name, alias] {
-                                if let Some(id) = project.names.get(key) {
-                                    imported_names[f]
-                                        .entry(id)
-                                        .or_default()
-                                        .extend(files.iter().copied());
-                                }
-                            }
-                        }
-                    }
-                    ImportTarget::External(e) => {
-                        if !externals[f].contains(e) {
-                            externals[f].push(e.clone());
-                        }
-                        for (_, alias) in &imp.names {
-                            if let Some(id) = project.names.get(alias) {
-                                external_names[f].insert(id);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-
+        let mut file_imports = Vec::with_capacity(n);
+        let mut externals = Vec::with_capacity(n);
+        let mut rows = Vec::with_capacity(n);
+        let mut asked = AskedBuilder::default();
         let mut symbol_edges = Vec::new();
-        for (f, file) in project.files.iter().enumerate() {
+        for (f, imps) in imports.iter().enumerate() {
             let f = f as FileId;
-            let imported_files: HashSet<FileId> =
-                file_imports[f as usize].iter().copied().collect();
-            // Resolution depends on (name, kind class, enclosing scope, receiver
-            // type): cache it.
-            let mut cache: HashMap<(NameId, u8, Option<u32>, Option<NameId>), Resolved> =
-                HashMap::default();
-            for r in &file.refs {
-                let class = kind_class(r.kind);
-                let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);
-                let key = (r.name, class, r.enclosing, r.receiver);
-                let targets = cache.entry(key).or_insert_with(|| {
-                    resolve_ref(
-                        project,
-                        f,
-                        r.name,
-                        r.kind,
-                        r.receiver,
-                        r.enclosing,
-                        scope,
-                        &imported_names[f as usize],
-                        &external_names[f as usize],
-                        &imported_files,
-                        &crates,
-                        &is_test,
-                    )
-                });
-                for &(to, resolution, weight) in targets.iter() {
-                    let from = r.enclosing.map(|e| DefId { file: f, ord: e });
-                    if from == Some(to) {
-                        continue; // recursion is not a dependency
-                    }
-                    symbol_edges.push(SymbolEdge {
-                        from_file: f,
-                        from,
-                        to,
-                        kind: r.kind,
-                        resolution,
-                        weight,
-                        line: r.line,
-                    });
-                }
-            }
+            let links = FileLinks::new(f, imps);
+            let start = symbol_edges.len();
+            asked.push(resolver.resolve_file(f, &links, &mut symbol_edges));
+            rows.push(file_row(project, &symbol_edges[start..], &links.files));
+            file_imports.push(links.files);
+            externals.push(links.externals);
         }
+        Graphs::assemble(imports, rows, file_imports, externals, symbol_edges, asked.finish())
+    }
 
-        // File edges: imports, plus damped reference weights per (from, to, name).
-        let mut per_name: HashMap<(FileId, FileId, NameId), (f64, u32)> = HashMap::default();
-        for e in &symbol_edges {
-            if e.to.file == e.from_file {
-                continue;
-            }
-            let name = project.def(e.to).name;
-            let kind_weight = match e.kind {
-                RefKind::Call | RefKind::MemberCall | RefKind::SelfCall | RefKind::Type => 1.0,
-                RefKind::Use => 0.5,
-            };
-            let entry = per_name.entry((e.from_file, e.to.file, name)).or_insert((0.0, 0));
-            entry.0 = entry.0.max(e.weight * kind_weight);
-            entry.1 += 1;
-        }
-        let mut file_w: HashMap<(FileId, FileId), f64> = HashMap::default();
-        for ((from, to, name), (w, count)) in per_name {
-            let s = name_specificity(project.names.name(name));
-            *file_w.entry((from, to)).or_default() += w * s * f64::from(count).sqrt();
-        }
-        for (f, targets) in file_imports.iter().enumerate() {
-            for &t in targets {
-                *file_w.entry((f as FileId, t)).or_default() += 1.0;
+    /// Graphs from their per-file parts: `file_in` is `file_out` turned around.
+    pub(crate) fn assemble(
+        imports: Vec<Vec<ResolvedImport>>,
+        file_out: Vec<Vec<(FileId, f64)>>,
+        file_imports: Vec<Vec<FileId>>,
+        externals: Vec<Vec<String>>,
+        symbol_edges: Vec<SymbolEdge>,
+        asked: AskedNames,
+    ) -> Graphs {
+        let mut file_in = vec![Vec::new(); file_out.len()];
+        for (from, row) in file_out.iter().enumerate() {
+            for &(to, w) in row {
+                file_in[to as usize].push((from as FileId, w));
             }
         }
-        let mut file_out = vec![Vec::new(); n];
-        let mut file_in = vec![Vec::new(); n];
-        let mut pairs: Vec<_> = file_w.into_iter().collect();
-        pairs.sort_by_key(|p| p.0);
-        for ((from, to), w) in pairs {
-            file_out[from as usize].push((to, w));
-            file_in[to as usize].push((from, w));
-        }
-
         Graphs {
             imports,
             file_out,
             file_in,
             file_imports,
             externals,
-            edges: Edges { built: OnceLock::from(EdgeIndex::new(symbol_edges)), encoded: None },
+            edges: Stored::built(EdgeIndex::new(symbol_edges)),
+            asked: std::sync::Mutex::new(Asked::Built(Arc::new(asked))),
         }
     }
 
@@ -321,38 +285,91 @@ impl Graphs {
     }
 
     fn edge_index(&self) -> &EdgeIndex {
-        self.edges.built.get_or_init(|| {
-            // Neither built nor stored: graphs of nothing (`Graphs::default()`).
-            let Some((bytes, range)) = &self.edges.encoded else {
-                return EdgeIndex::default();
-            };
-            // The bytes were checked whole (length and CRC) before they were kept,
-            // and written by `Snapshot::write_to` of this very build (the stored
-            // snapshot's key names the build): failing here is a bug, not damage.
-            let list = postcard::from_bytes::<EdgeList>(&(**bytes).as_ref()[range.clone()])
-                .expect("stored edges decode")
-                .0;
-            EdgeIndex::new(list)
+        // The bytes were checked whole (length and CRC) before they were kept,
+        // and written by `Snapshot::write_to` of this very build (the stored
+        // snapshot's key names the build): failing here is a bug, not damage.
+        self.edges.get(|bytes| {
+            EdgeIndex::new(postcard::from_bytes::<EdgeList>(bytes).expect("stored edges decode").0)
         })
     }
 
-    /// These graphs with their reference edges as `Snapshot::write_to` wrote
-    /// them (at `range` of `bytes`), decoded when first asked for.
-    pub(crate) fn with_encoded_edges(mut self, bytes: SharedBytes, range: Range<usize>) -> Graphs {
-        self.edges = Edges { built: OnceLock::new(), encoded: Some((bytes, range)) };
+    /// Calls `each` with every reference edge in order, decoding them one by
+    /// one from stored bytes (an update reads them once; the list and the call
+    /// indexes a query builds would be memory for nothing).
+    pub(crate) fn each_edge(&self, mut each: impl FnMut(&SymbolEdge)) {
+        match (self.edges.built.get(), &self.edges.encoded) {
+            (None, Some((bytes, range))) => {
+                let bytes = &(**bytes).as_ref()[range.clone()];
+                let (n, mut rest) =
+                    postcard::take_from_bytes::<usize>(bytes).expect("stored edges decode");
+                for _ in 0..n {
+                    let (e, more) =
+                        postcard::take_from_bytes::<SymbolEdge>(rest).expect("stored edges decode");
+                    each(&e);
+                    rest = more;
+                }
+            }
+            _ => self.symbol_edges().iter().for_each(each),
+        }
+    }
+
+    /// How many reference edges there are, without decoding them.
+    pub(crate) fn edge_count(&self) -> usize {
+        match (self.edges.built.get(), &self.edges.encoded) {
+            (None, Some((bytes, range))) => {
+                postcard::take_from_bytes::<usize>(&(**bytes).as_ref()[range.clone()])
+                    .map_or(0, |(n, _)| n)
+            }
+            _ => self.symbol_edges().len(),
+        }
+    }
+
+    /// Lets go of built lookups (once stored, an update reads them from the
+    /// stored bytes).
+    pub(crate) fn forget_lookups(&self) {
+        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        if let Asked::Built(_) = *asked {
+            *asked = Asked::Gone;
+        }
+    }
+
+    /// What each file's resolution looked up (decoded from stored bytes each
+    /// time: only an update, or storing, reads it, once).
+    pub(crate) fn asked(&self) -> Arc<AskedNames> {
+        match &*self.asked.lock().unwrap_or_else(|p| p.into_inner()) {
+            Asked::Gone => Arc::default(),
+            Asked::Built(a) => Arc::clone(a),
+            Asked::Encoded(bytes, range) => Arc::new(
+                postcard::from_bytes(&(**bytes).as_ref()[range.clone()])
+                    .expect("stored lookups decode"),
+            ),
+        }
+    }
+
+    /// These graphs with their reference edges and lookups as
+    /// `Snapshot::write_to` wrote them (at those ranges of `bytes`), decoded
+    /// when first asked for.
+    pub(crate) fn with_encoded_parts(
+        mut self,
+        bytes: SharedBytes,
+        edges: Range<usize>,
+        asked: Range<usize>,
+    ) -> Graphs {
+        self.edges = Stored::encoded(Arc::clone(&bytes), edges);
+        self.asked = std::sync::Mutex::new(Asked::Encoded(bytes, asked));
         self
     }
 
     /// Call edges leaving a definition.
     pub fn callees(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
         let e = self.edge_index();
-        e.calls_out.get(&def).into_iter().flatten().map(|&i| &e.list[i])
+        e.calls().0.get(&def).into_iter().flatten().map(|&i| &e.list[i])
     }
 
     /// Call edges arriving at a definition.
     pub fn callers(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
         let e = self.edge_index();
-        e.calls_in.get(&def).into_iter().flatten().map(|&i| &e.list[i])
+        e.calls().1.get(&def).into_iter().flatten().map(|&i| &e.list[i])
     }
 
     /// Definitions reachable from `start` over call edges (callees, or callers when
@@ -413,6 +430,280 @@ impl Graphs {
     }
 }
 
+/// What one file's resolution knows of its imports.
+pub(crate) struct FileLinks<'a> {
+    /// Files it imports (resolved imports only), each once, in import order.
+    pub(crate) files: Vec<FileId>,
+    /// External modules it imports, each once.
+    pub(crate) externals: Vec<String>,
+    /// Names imported explicitly → the files they come from.
+    imported_names: HashMap<&'a str, Vec<FileId>>,
+    /// Names imported from outside the project (`from requests import Session`,
+    /// `use std::collections::HashMap`).
+    external_names: HashSet<&'a str>,
+    imported_files: HashSet<FileId>,
+}
+
+impl<'a> FileLinks<'a> {
+    pub(crate) fn new(f: FileId, imports: &'a [ResolvedImport]) -> FileLinks<'a> {
+        let mut links = FileLinks {
+            files: Vec::new(),
+            externals: Vec::new(),
+            imported_names: HashMap::default(),
+            external_names: HashSet::default(),
+            imported_files: HashSet::default(),
+        };
+        for imp in imports {
+            match &imp.target {
+                ImportTarget::Files(files) => {
+                    for &t in files {
+                        if t != f && !links.files.contains(&t) {
+                            links.files.push(t);
+                        }
+                    }
+                    for (name, alias) in &imp.names {
+                        for key in [name, alias] {
+                            links
+                                .imported_names
+                                .entry(key.as_str())
+                                .or_default()
+                                .extend(files.iter().copied());
+                        }
+                    }
+                }
+                ImportTarget::External(e) => {
+                    if !links.externals.contains(e) {
+                        links.externals.push(e.clone());
+                    }
+                    for (_, alias) in &imp.names {
+                        links.external_names.insert(alias.as_str());
+                    }
+                }
+            }
+        }
+        links.imported_files = links.files.iter().copied().collect();
+        links
+    }
+}
+
+/// What every file's resolution shares: the crates Rust files belong to, which
+/// files are tests.
+pub(crate) struct Resolver<'p> {
+    project: &'p Project,
+    crates: RustCrates,
+    is_test: Vec<bool>,
+}
+
+impl<'p> Resolver<'p> {
+    pub(crate) fn new(project: &'p Project, manifests: &[Manifest]) -> Resolver<'p> {
+        Resolver {
+            project,
+            crates: RustCrates::new(project, manifests),
+            is_test: project.files.iter().map(|f| is_test_path(&f.path)).collect(),
+        }
+    }
+
+    /// Resolves file `f`'s references, appending their edges to `out`; returns
+    /// every name it looked definitions up by (what its edges depend on besides
+    /// the file itself and its imports).
+    pub(crate) fn resolve_file(
+        &self,
+        f: FileId,
+        links: &FileLinks<'_>,
+        out: &mut Vec<SymbolEdge>,
+    ) -> Vec<&'p str> {
+        let project = self.project;
+        let look = Lookups { project, asked: RefCell::new(Vec::new()) };
+        let file = project.file(f);
+        // Resolution depends on (name, kind class, enclosing scope, receiver
+        // type): cache it.
+        let mut cache: HashMap<(NameId, u8, Option<u32>, Option<NameId>), Resolved> =
+            HashMap::default();
+        for r in &file.refs {
+            let class = kind_class(r.kind);
+            let scope = r.enclosing.and_then(|e| file.defs[e as usize].parent);
+            let key = (r.name, class, r.enclosing, r.receiver);
+            let targets = cache.entry(key).or_insert_with(|| {
+                resolve_ref(
+                    &look,
+                    f,
+                    r.name,
+                    r.kind,
+                    r.receiver,
+                    r.enclosing,
+                    scope,
+                    links,
+                    &self.crates,
+                    &self.is_test,
+                )
+            });
+            for &(to, resolution, weight) in targets.iter() {
+                let from = r.enclosing.map(|e| DefId { file: f, ord: e });
+                if from == Some(to) {
+                    continue; // recursion is not a dependency
+                }
+                out.push(SymbolEdge {
+                    from_file: f,
+                    from,
+                    to,
+                    kind: r.kind,
+                    resolution,
+                    weight,
+                    line: r.line,
+                });
+            }
+        }
+        look.asked.into_inner()
+    }
+}
+
+/// The project's definitions by name, each name asked for written down.
+struct Lookups<'p> {
+    project: &'p Project,
+    asked: RefCell<Vec<&'p str>>,
+}
+
+impl<'p> Lookups<'p> {
+    fn named(&self, name: NameId) -> &'p [DefId] {
+        self.asked.borrow_mut().push(self.project.names.name(name));
+        self.project.defs_named(name)
+    }
+
+    fn named_str(&self, name: &'p str) -> &'p [DefId] {
+        self.asked.borrow_mut().push(name);
+        self.project.defs_named_str(name)
+    }
+}
+
+/// One file's row of the file graph: its imports, plus its references to other
+/// files' definitions, damped per (file, name) (`sqrt` of the count, times the
+/// name's specificity). Summed in the order the edges first name each (file,
+/// name), so the row is a function of the file's edges alone, whatever the
+/// names' numbering.
+pub(crate) fn file_row(
+    project: &Project,
+    edges: &[SymbolEdge],
+    imports: &[FileId],
+) -> Vec<(FileId, f64)> {
+    let mut slot: HashMap<(FileId, NameId), usize> = HashMap::default();
+    let mut per_name: Vec<(FileId, NameId, f64, u32)> = Vec::new();
+    for e in edges {
+        if e.to.file == e.from_file {
+            continue;
+        }
+        let name = project.def(e.to).name;
+        let kind_weight = match e.kind {
+            RefKind::Call | RefKind::MemberCall | RefKind::SelfCall | RefKind::Type => 1.0,
+            RefKind::Use => 0.5,
+        };
+        let i = *slot.entry((e.to.file, name)).or_insert_with(|| {
+            per_name.push((e.to.file, name, 0.0, 0));
+            per_name.len() - 1
+        });
+        let entry = &mut per_name[i];
+        entry.2 = entry.2.max(e.weight * kind_weight);
+        entry.3 += 1;
+    }
+    let mut at: HashMap<FileId, usize> = HashMap::default();
+    let mut row: Vec<(FileId, f64)> = Vec::new();
+    let mut add = |to: FileId, w: f64| {
+        let i = *at.entry(to).or_insert_with(|| {
+            row.push((to, 0.0));
+            row.len() - 1
+        });
+        row[i].1 += w;
+    };
+    for (to, name, w, count) in per_name {
+        add(to, w * name_specificity(project.names.name(name)) * f64::from(count).sqrt());
+    }
+    for &t in imports {
+        add(t, 1.0);
+    }
+    row.sort_by_key(|&(to, _)| to);
+    row
+}
+
+/// Per file, the names its resolution looked definitions up by: a change to
+/// the definitions of none of them leaves its edges as they are.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct AskedNames {
+    pub(crate) names: Vec<String>,
+    /// File `f`'s names are `ids[starts[f]..starts[f + 1]]`, sorted.
+    starts: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl AskedNames {
+    pub(crate) fn of(&self, f: FileId) -> &[u32] {
+        let f = f as usize;
+        match (self.starts.get(f), self.starts.get(f + 1)) {
+            (Some(&a), Some(&b)) => &self.ids[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    pub(crate) fn files(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+}
+
+/// Builds [`AskedNames`] file by file, numbering names as they come (after
+/// the ones of a table it starts from).
+#[derive(Default)]
+pub(crate) struct AskedBuilder {
+    ids: std::collections::HashMap<String, u32>,
+    names: Vec<String>,
+    starts: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl AskedBuilder {
+    /// Starts from `names`, keeping their numbers (a stored table that files
+    /// kept as they were still point into).
+    pub(crate) fn with_names(names: Vec<String>) -> AskedBuilder {
+        let ids = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        AskedBuilder { ids, names, starts: Vec::new(), list: Vec::new() }
+    }
+
+    /// The next file's names.
+    pub(crate) fn push(&mut self, asked: Vec<&str>) {
+        let start = self.list.len();
+        for name in asked {
+            let id = match self.ids.get(name) {
+                Some(&id) => id,
+                None => {
+                    let id = self.names.len() as u32;
+                    self.names.push(name.to_owned());
+                    self.ids.insert(name.to_owned(), id);
+                    id
+                }
+            };
+            self.list.push(id);
+        }
+        self.list[start..].sort_unstable();
+        let mut kept = start;
+        for i in start..self.list.len() {
+            if kept == start || self.list[i] != self.list[kept - 1] {
+                self.list[kept] = self.list[i];
+                kept += 1;
+            }
+        }
+        self.list.truncate(kept);
+        self.starts.push(start as u32);
+    }
+
+    /// The next file's names as already numbered (a file kept as it was).
+    pub(crate) fn push_ids(&mut self, ids: &[u32]) {
+        self.starts.push(self.list.len() as u32);
+        self.list.extend_from_slice(ids);
+    }
+
+    pub(crate) fn finish(mut self) -> AskedNames {
+        self.starts.push(self.list.len() as u32);
+        AskedNames { names: self.names, starts: self.starts, ids: self.list }
+    }
+}
+
 fn kind_class(kind: RefKind) -> u8 {
     match kind {
         RefKind::Call => 0,
@@ -441,21 +732,22 @@ pub fn is_type_container(kind: SymbolKind) -> bool {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn resolve_ref(
-    project: &Project,
+fn resolve_ref<'p>(
+    look: &Lookups<'p>,
     file: FileId,
     name: NameId,
     kind: RefKind,
     receiver: Option<NameId>,
     enclosing: Option<u32>,
     scope: Option<u32>,
-    imported_names: &HashMap<NameId, Vec<FileId>>,
-    external_names: &HashSet<NameId>,
-    imported_files: &HashSet<FileId>,
+    links: &FileLinks<'_>,
     crates: &RustCrates,
     is_test: &[bool],
 ) -> Resolved {
-    let named = project.defs_named(name);
+    let project = look.project;
+    let (imported_names, external_names, imported_files) =
+        (&links.imported_names, &links.external_names, &links.imported_files);
+    let named = look.named(name);
     // `check(arg)` in Python cannot mean `PyLinter.check`, whatever is imported: a
     // method is reached through `self.`, a receiver or a type path. (In Java, C# and
     // C++ a bare call does reach the class's and its bases' methods.)
@@ -464,10 +756,10 @@ fn resolve_ref(
     // C++ reaches them only from a method: from a free function, `helper()` is
     // no class's `helper`, declared in the class body or defined out of line.
     let cpp_class = (lang == Language::Cpp && matches!(kind, RefKind::Call | RefKind::SelfCall))
-        .then(|| cpp_method_class(project, file, enclosing));
+        .then(|| cpp_method_class(look, file, enclosing));
     let cpp_free = kind == RefKind::Call && cpp_class == Some(None);
     let out_of_line_method = |d: &DefId| {
-        owner_of(&project.def(*d).qualified_name).is_some_and(|o| is_class_name(project, o))
+        owner_of(&project.def(*d).qualified_name).is_some_and(|o| is_class_name(look, o))
     };
     // The other way round, `self.save()` means a method, of this class or a base
     // (maybe in another file), never the module-level `save` next to the class.
@@ -511,21 +803,17 @@ fn resolve_ref(
     // The methods named like the call of the types `owners` (or their bases), the
     // definitions this file has or imports first (a type name may be defined in
     // several places).
-    let typed = |owners: Vec<&str>| -> Option<Resolved> {
+    let typed = |owners: Vec<&'p str>| -> Option<Resolved> {
         if owners.is_empty() {
             return None;
         }
         let compatible: Vec<DefId> = named.iter().copied().filter(is_compatible).collect();
-        let owned = methods_of_type(project, &compatible, owners.clone());
+        let owned = methods_of(look, &compatible, owners.clone());
         let imported = |d: &DefId| {
             imported_files.contains(&d.file)
-                || owners.iter().any(|o| {
-                    project
-                        .names
-                        .get(o)
-                        .and_then(|id| imported_names.get(&id))
-                        .is_some_and(|fs| fs.contains(&d.file))
-                })
+                || owners
+                    .iter()
+                    .any(|o| imported_names.get(o).is_some_and(|fs| fs.contains(&d.file)))
         };
         let mut hits: Vec<DefId> = owned.iter().copied().filter(|d| d.file == file).collect();
         if hits.is_empty() {
@@ -540,20 +828,15 @@ fn resolve_ref(
     if let Some(t) = receiver.filter(|_| kind == RefKind::MemberCall) {
         'receiver: {
             let t_name = written_type(
-                project,
+                look,
                 file,
                 project.names.name(t),
                 // `auto r = make(); r->next()` in a C++ method: `make()` is the
                 // class's (or a base's) before any free function, as the bare
                 // call itself is.
-                if lang == Language::Cpp {
-                    cpp_method_class(project, file, enclosing)
-                } else {
-                    None
-                },
+                if lang == Language::Cpp { cpp_method_class(look, file, enclosing) } else { None },
                 &is_compatible,
-                imported_names,
-                imported_files,
+                links,
             );
             if let Some(t_name) = t_name
                 && let Some(found) = typed(vec![t_name])
@@ -587,12 +870,11 @@ fn resolve_ref(
                 }
                 break 'receiver;
             }
-            let t = t_name.and_then(|n| project.names.get(n));
             // `import shop` … `shop.total()`: a function of that module. (Not an
             // imported class's: `Order.save()` that `Order` inherits from elsewhere is
             // no module-level `save` next to it.)
             let module = t_name.is_some_and(|n| !n.starts_with(|c: char| c.is_uppercase()));
-            let files = t.filter(|_| module).and_then(|t| imported_names.get(&t));
+            let files = t_name.filter(|_| module).and_then(|t| imported_names.get(t));
             // Go's imports do not say what name they bind: `store.Open()` is a function
             // of one of the packages the file imports (and `strings.Split()`, of none).
             let go_package = module && lang == Language::Go && files.is_none();
@@ -613,8 +895,8 @@ fn resolve_ref(
                 }
             }
             if let Some(t_name) = t_name
-                && t.is_none_or(|t| project.defs_named(t).is_empty())
-                && (t.is_some_and(|t| external_names.contains(&t))
+                && look.named_str(t_name).is_empty()
+                && (external_names.contains(t_name)
                     || is_builtin_type(lang, t_name)
                     || matches!(
                         lang,
@@ -696,7 +978,7 @@ fn resolve_ref(
         return member_guess(d, Resolution::SameFile);
     }
     let candidates = || named.iter().copied().filter(is_compatible);
-    if let Some(files) = imported_names.get(&name) {
+    if let Some(files) = imported_names.get(project.names.name(name)) {
         let hits: Vec<DefId> = candidates().filter(|d| files.contains(&d.file)).collect();
         if !hits.is_empty() {
             return split_guess(hits, Resolution::Imported);
@@ -734,27 +1016,24 @@ fn split(hits: Vec<DefId>, r: Resolution) -> Resolved {
 /// `shop`, and chains of them (`make()?.reader().next()`). A leading bare call
 /// in a method of `this_class` (C++) is that class's method first.
 fn written_type<'p>(
-    project: &'p Project,
+    look: &Lookups<'p>,
     file: FileId,
     written: &'p str,
     this_class: Option<&'p str>,
     is_compatible: &impl Fn(&DefId) -> bool,
-    imported_names: &HashMap<NameId, Vec<FileId>>,
-    imported_files: &HashSet<FileId>,
+    links: &FileLinks<'_>,
 ) -> Option<&'p str> {
+    let project = look.project;
     let call = |s: &'p str| {
         s.strip_suffix("()?")
             .map(|f| (f, true))
             .or_else(|| s.strip_suffix("()").map(|f| (f, false)))
     };
-    let returned = |f: &str, unwrapped: bool| {
-        returned_type(project, file, f, unwrapped, is_compatible, imported_names, imported_files)
-    };
-    let methods_named = |method: &str| -> Option<Vec<DefId>> {
-        let id = project.names.get(method)?;
+    let returned =
+        |f: &'p str, unwrapped: bool| returned_type(look, file, f, unwrapped, is_compatible, links);
+    let methods_named = |method: &'p str| -> Option<Vec<DefId>> {
         Some(
-            project
-                .defs_named(id)
+            look.named_str(method)
                 .iter()
                 .copied()
                 .filter(|d| project.def(*d).kind.is_callable() && is_compatible(d))
@@ -777,7 +1056,7 @@ fn written_type<'p>(
     let mut t = match call(first) {
         Some((f, unwrapped)) => {
             let own = this_class.and_then(|class| {
-                let owned = methods_of_type(project, &methods_named(f)?, vec![class]);
+                let owned = methods_of(look, &methods_named(f)?, vec![class]);
                 (!owned.is_empty()).then(|| agreed(&owned, unwrapped))
             });
             match own {
@@ -790,19 +1069,19 @@ fn written_type<'p>(
     for segment in segments {
         let (method, unwrapped) = call(segment)?;
         let methods = methods_named(method)?;
-        let mut owned = methods_of_type(project, &methods, vec![t]);
+        let mut owned = methods_of(look, &methods, vec![t]);
         if owned.is_empty() && t.starts_with(|c: char| c.is_lowercase()) {
             // `shop.make()`, Go's `store.Open()`: a function of the module or
             // package imported under that name (of a file this file imports, where
             // the import does not say which: Go's packages). None of a package from
             // elsewhere (`template.New()`), whatever the project defines.
-            let files = project.names.get(t).and_then(|m| imported_names.get(&m));
+            let files = links.imported_names.get(t);
             owned = methods
                 .iter()
                 .copied()
                 .filter(|d| !is_member(project, *d) && project.def(*d).kind != SymbolKind::Method)
                 .filter(|d| {
-                    files.map_or(imported_files.contains(&d.file), |fs| fs.contains(&d.file))
+                    files.map_or(links.imported_files.contains(&d.file), |fs| fs.contains(&d.file))
                 })
                 .collect();
         }
@@ -814,17 +1093,16 @@ fn written_type<'p>(
 /// The type a free function named `f` is declared to return (see
 /// [`return_type`]): the definition this file has or imports, else the only one.
 fn returned_type<'p>(
-    project: &'p Project,
+    look: &Lookups<'p>,
     file: FileId,
-    f: &str,
+    f: &'p str,
     unwrapped: bool,
     is_compatible: &impl Fn(&DefId) -> bool,
-    imported_names: &HashMap<NameId, Vec<FileId>>,
-    imported_files: &HashSet<FileId>,
+    links: &FileLinks<'_>,
 ) -> Option<&'p str> {
-    let id = project.names.get(f)?;
-    let functions: Vec<DefId> = project
-        .defs_named(id)
+    let project = look.project;
+    let functions: Vec<DefId> = look
+        .named_str(f)
         .iter()
         .copied()
         .filter(|d| {
@@ -832,8 +1110,8 @@ fn returned_type<'p>(
         })
         .collect();
     let imported = |d: &&DefId| {
-        imported_files.contains(&d.file)
-            || imported_names.get(&id).is_some_and(|fs| fs.contains(&d.file))
+        links.imported_files.contains(&d.file)
+            || links.imported_names.get(f).is_some_and(|fs| fs.contains(&d.file))
     };
     let pick = functions
         .iter()
@@ -861,19 +1139,24 @@ fn enclosing_class(project: &Project, file: FileId, enclosing: Option<u32>) -> O
 /// mean: the class whose body holds it, or the one its out-of-line name spells
 /// (`void Foo::run() {..}`, in a namespace or not, → `Foo`, when the project has
 /// a class `Foo`; `ns::helper()` in `namespace ns` has none).
-fn cpp_method_class(project: &Project, file: FileId, enclosing: Option<u32>) -> Option<&str> {
+fn cpp_method_class<'p>(
+    look: &Lookups<'p>,
+    file: FileId,
+    enclosing: Option<u32>,
+) -> Option<&'p str> {
+    let project = look.project;
     if let Some(class) = enclosing_class(project, file, enclosing) {
         return Some(project.names.name(class.name));
     }
     // At namespace level (or the file's): a free function, or a method defined
     // out of line.
     let def = project.def(DefId { file, ord: enclosing? });
-    owner_of(&def.qualified_name).filter(|o| is_class_name(project, o))
+    owner_of(&def.qualified_name).filter(|o| is_class_name(look, o))
 }
 
 /// Whether the project defines a class (struct, interface, …) named `name`.
-fn is_class_name(project: &Project, name: &str) -> bool {
-    project.defs_named_str(name).iter().any(|c| is_type_container(project.def(*c).kind))
+fn is_class_name<'p>(look: &Lookups<'p>, name: &'p str) -> bool {
+    look.named_str(name).iter().any(|c| is_type_container(look.project.def(*c).kind))
 }
 
 /// Of `candidates` (definitions named like the call), the methods types named
@@ -882,8 +1165,18 @@ fn is_class_name(project: &Project, name: &str) -> bool {
 pub fn methods_of_type<'p>(
     project: &'p Project,
     candidates: &[DefId],
+    owners: Vec<&'p str>,
+) -> Vec<DefId> {
+    methods_of(&Lookups { project, asked: RefCell::new(Vec::new()) }, candidates, owners)
+}
+
+/// [`methods_of_type`], the classes looked up through `look`.
+fn methods_of<'p>(
+    look: &Lookups<'p>,
+    candidates: &[DefId],
     mut owners: Vec<&'p str>,
 ) -> Vec<DefId> {
+    let project = look.project;
     let mut seen: HashSet<&str> = owners.iter().copied().collect();
     for _ in 0..5 {
         let hits: Vec<DefId> = candidates
@@ -898,7 +1191,7 @@ pub fn methods_of_type<'p>(
         }
         let mut next = Vec::new();
         for owner in &owners {
-            for &c in project.defs_named_str(owner) {
+            for &c in look.named_str(owner) {
                 let class = project.def(c);
                 if !is_type_container(class.kind) {
                     continue;

@@ -37,6 +37,7 @@ mod snapshot;
 mod symrank;
 mod target;
 mod testfiles;
+mod update;
 
 /// Text fixtures (`//- path` files) as snapshots, for tests of this crate and the
 /// ones above (feature `fixture`).
@@ -67,7 +68,7 @@ pub use crate::{
     },
     resolve::{ImportTarget, Manifest, ResolvedImport},
     roles::{Role, RoleFacts, SEVERAL as SEVERAL_DEPENDENTS, file_roles, infer_role},
-    snapshot::{Snapshot, SnapshotInputs},
+    snapshot::{Decoded, Snapshot, SnapshotInputs},
     symrank::SymbolGraph,
     target::{
         SymbolRef, Target, TargetKind, TargetOptions, describe as describe_def, resolve_target,
@@ -77,4 +78,5 @@ pub use crate::{
         TestKind, is_generated, is_test_path, is_vendored, module_stem, test_convention,
         test_subject, vendored_files,
     },
+    update::Derivation,
 };

@@ -44,31 +44,17 @@ pub(crate) const MANIFEST_NAMES: &[&str] =
 /// Resolves every import of every file. `result[f]` lists file `f`'s imports.
 pub fn resolve_imports(project: &Project, manifests: &[Manifest]) -> Vec<Vec<ResolvedImport>> {
     let ctx = Context::new(project, manifests);
-    project
-        .files
-        .iter()
-        .enumerate()
-        .map(|(f, file)| {
-            let f = f as FileId;
-            file.imports
-                .iter()
-                .map(|imp| {
-                    let (target, names) = match file.language {
-                        Language::Python => ctx.python(f, &imp.module, &imp.text),
-                        Language::JavaScript | Language::TypeScript | Language::Tsx => {
-                            ctx.js(f, &imp.module, &imp.text)
-                        }
-                        Language::Rust => ctx.rust(f, &imp.module, &imp.text),
-                        Language::Go => ctx.go(&imp.module),
-                        Language::Java => ctx.java(&imp.module, &imp.text),
-                        Language::CSharp => ctx.csharp(&imp.module),
-                        Language::C | Language::Cpp => ctx.include(f, &imp.module, &imp.text),
-                    };
-                    ResolvedImport { line: imp.line, module: imp.module.clone(), target, names }
-                })
-                .collect()
-        })
-        .collect()
+    (0..project.files.len() as FileId).map(|f| ctx.resolve_file(f)).collect()
+}
+
+/// The imports of `files` only, as [`resolve_imports`] resolves them.
+pub(crate) fn resolve_imports_of(
+    project: &Project,
+    manifests: &[Manifest],
+    files: &[FileId],
+) -> Vec<Vec<ResolvedImport>> {
+    let ctx = Context::new(project, manifests);
+    files.iter().map(|&f| ctx.resolve_file(f)).collect()
 }
 
 struct Context<'p> {
@@ -244,6 +230,27 @@ impl<'p> Context<'p> {
             }
         }
         ctx
+    }
+
+    fn resolve_file(&self, f: FileId) -> Vec<ResolvedImport> {
+        let file = self.project.file(f);
+        file.imports
+            .iter()
+            .map(|imp| {
+                let (target, names) = match file.language {
+                    Language::Python => self.python(f, &imp.module, &imp.text),
+                    Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                        self.js(f, &imp.module, &imp.text)
+                    }
+                    Language::Rust => self.rust(f, &imp.module, &imp.text),
+                    Language::Go => self.go(&imp.module),
+                    Language::Java => self.java(&imp.module, &imp.text),
+                    Language::CSharp => self.csharp(&imp.module),
+                    Language::C | Language::Cpp => self.include(f, &imp.module, &imp.text),
+                };
+                ResolvedImport { line: imp.line, module: imp.module.clone(), target, names }
+            })
+            .collect()
     }
 
     fn path(&self, f: FileId) -> &'p str {

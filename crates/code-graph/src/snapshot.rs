@@ -17,6 +17,7 @@ use std::{
 use code_index::{Index, Project, Result};
 
 use crate::{
+    Derivation,
     graph::{Graphs, SharedBytes},
     impact::ImpactGraph,
     rank::pagerank,
@@ -37,14 +38,27 @@ pub struct Snapshot {
 /// What a snapshot is built from, read cheaply: the manifests and a key of the
 /// index's content and theirs.
 pub struct SnapshotInputs {
+    /// Of the index's content and the manifests: a snapshot stored under this
+    /// key is the one to build.
     pub key: [u8; 32],
+    /// Of the manifests alone: a snapshot stored under this base (and another
+    /// key) can be updated for the files that changed ([`Snapshot::derive`]).
+    pub base: [u8; 32],
     manifests: Vec<Manifest>,
+}
+
+/// A stored snapshot, as [`Snapshot::decode`] found it.
+pub enum Decoded {
+    /// Stored under the key asked for: the snapshot to use.
+    Current(Snapshot),
+    /// Stored under the same base and another key: one to update.
+    Earlier(Snapshot),
 }
 
 /// The start of an encoded snapshot. The engine's key also names the build of
 /// ironbees, which keeps another build's layout out; a new layout still gets a
 /// new magic.
-const MAGIC: &[u8; 8] = b"IBSNAP01";
+const MAGIC: &[u8; 8] = b"IBSNAP02";
 
 /// Writes one section: a header left blank, the value, then the header filled
 /// in with the length and CRC-32 of what was written.
@@ -67,8 +81,12 @@ fn write_section<W: Write + Seek>(w: &mut W, value: &impl serde::Serialize) -> s
     }
     let header = w.stream_position()?;
     w.write_all(&[0; 12])?;
-    let mut c = Counting { inner: &mut *w, crc: crc32fast::Hasher::new(), len: 0 };
-    postcard::to_io(value, &mut c).map_err(std::io::Error::other)?;
+    // Buffered before the CRC: postcard writes a field at a time, and a CRC
+    // update per few bytes was most of the cost of storing a snapshot.
+    let counting = Counting { inner: &mut *w, crc: crc32fast::Hasher::new(), len: 0 };
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, counting);
+    postcard::to_io(value, &mut buffered).map_err(std::io::Error::other)?;
+    let c = buffered.into_inner().map_err(|e| e.into_error())?;
     let (len, crc) = (c.len, c.crc.finalize());
     let end = w.stream_position()?;
     w.seek(SeekFrom::Start(header))?;
@@ -115,14 +133,17 @@ impl Snapshot {
         let manifests = manifests(index)?;
         let mut h = stdx::ContentHasher::new();
         h.update(MAGIC);
-        h.update(&index.content_key()?);
         for m in &manifests {
             for part in [m.path.as_bytes(), m.text.as_bytes()] {
                 h.update(&(part.len() as u64).to_le_bytes());
                 h.update(part);
             }
         }
-        Ok(SnapshotInputs { key: h.finish(), manifests })
+        let base = h.finish();
+        let mut h = stdx::ContentHasher::new();
+        h.update(&base);
+        h.update(&index.content_key()?);
+        Ok(SnapshotInputs { key: h.finish(), base, manifests })
     }
 
     /// [`Snapshot::load`] with the inputs already read.
@@ -130,41 +151,72 @@ impl Snapshot {
         Ok(Snapshot::build(index.project()?, inputs.manifests))
     }
 
-    /// The snapshot as bytes, under `key` (see [`Snapshot::write_to`]).
-    pub fn encode(&self, key: &[u8; 32]) -> Vec<u8> {
+    /// The snapshot of `inputs`: `earlier` (stored under the same base, see
+    /// [`Decoded::Earlier`]) updated for the files that changed since, or
+    /// built from scratch when there is none or too much changed.
+    pub fn derive(
+        index: &Index,
+        inputs: SnapshotInputs,
+        earlier: Option<Snapshot>,
+    ) -> Result<(Snapshot, Derivation)> {
+        if let Some(earlier) = earlier
+            && let Some(updated) = crate::update::update(earlier, index, &inputs.manifests)?
+        {
+            return Ok(updated);
+        }
+        Ok((Snapshot::load_with(index, inputs)?, Derivation::Built))
+    }
+
+    /// The snapshot as bytes, under `key` and `base` (see [`Snapshot::write_to`]).
+    pub fn encode(&self, key: &[u8; 32], base: &[u8; 32]) -> Vec<u8> {
         let mut out = std::io::Cursor::new(Vec::new());
-        self.write_to(key, &mut out).expect("writing to memory cannot fail");
+        self.write_to(key, base, &mut out).expect("writing to memory cannot fail");
         out.into_inner()
     }
 
-    /// Writes the snapshot under `key` (see [`Snapshot::decode`]), streamed: no
-    /// copy of it is held in memory. Layout: magic, key, then two sections, each
-    /// its length (u64 LE), its CRC-32 (u32 LE) and its postcard bytes: the
-    /// project, graphs and ranks; the reference edges (decoded when first used).
-    pub fn write_to<W: Write + Seek>(&self, key: &[u8; 32], w: &mut W) -> std::io::Result<()> {
+    /// Writes the snapshot under `key` and `base` (see [`Snapshot::decode`]),
+    /// streamed: no copy of it is held in memory. Layout: magic, key, base,
+    /// then three sections, each its length (u64 LE), its CRC-32 (u32 LE) and
+    /// its postcard bytes: the project, graphs and ranks; the reference edges
+    /// (decoded when first used); what each file's resolution looked up (read
+    /// only by an update).
+    pub fn write_to<W: Write + Seek>(
+        &self,
+        key: &[u8; 32],
+        base: &[u8; 32],
+        w: &mut W,
+    ) -> std::io::Result<()> {
         w.write_all(MAGIC)?;
         w.write_all(key)?;
+        w.write_all(base)?;
         write_section(w, &(&self.project, &self.graphs, &self.file_rank))?;
-        write_section(w, &self.graphs.symbol_edges())
+        write_section(w, &self.graphs.symbol_edges())?;
+        write_section(w, &*self.graphs.asked())
     }
 
-    /// A snapshot encoded under `key`; `None` when the bytes are another key's,
-    /// another layout's, cut short or damaged (the caller builds it again).
+    /// A snapshot encoded under `key` ([`Decoded::Current`]) or, failing that,
+    /// under `base` ([`Decoded::Earlier`]); `None` when the bytes are another
+    /// base's, another layout's, cut short or damaged (the caller builds it
+    /// again).
     ///
-    /// The reference edges stay in `bytes` until first used. `release` is told
-    /// the ranges this function has read and will not read again (the caller
-    /// may drop a mapped file's pages from memory).
+    /// The reference edges and lookups stay in `bytes` until first used.
+    /// `release` is told the ranges this function has read and will not read
+    /// again (the caller may drop a mapped file's pages from memory).
     pub fn decode(
         bytes: SharedBytes,
         key: &[u8; 32],
+        base: &[u8; 32],
         release: &dyn Fn(Range<usize>),
-    ) -> Option<Snapshot> {
+    ) -> Option<Decoded> {
         let all: &[u8] = (*bytes).as_ref();
-        let rest = all.strip_prefix(MAGIC.as_slice())?.strip_prefix(key.as_slice())?;
+        let rest = all.strip_prefix(MAGIC.as_slice())?;
+        let (stored_key, rest) = rest.split_first_chunk::<32>()?;
+        let rest = rest.strip_prefix(base.as_slice())?;
         let start = all.len() - rest.len();
         let body = section(all, start, &|_| {})?;
         let edges = section(all, body.end, release)?;
-        if edges.end != all.len() {
+        let asked = section(all, edges.end, release)?;
+        if asked.end != all.len() {
             return None;
         }
         let decoded = postcard::take_from_bytes::<(Project, Graphs, Vec<f64>)>(&all[body.clone()]);
@@ -176,8 +228,21 @@ impl Snapshot {
         {
             return None;
         }
-        let graphs = graphs.with_encoded_edges(bytes, edges);
-        Some(Snapshot { project, graphs, file_rank, impact_graph: OnceLock::new() })
+        let current = stored_key == key;
+        let graphs = graphs.with_encoded_parts(bytes, edges, asked);
+        let snapshot = Snapshot::new(project, graphs, file_rank);
+        Some(if current { Decoded::Current(snapshot) } else { Decoded::Earlier(snapshot) })
+    }
+
+    /// Drops what each file's resolution looked up (only an update of this
+    /// snapshot reads it, and it reads it from the stored bytes): a writer keeps
+    /// it no longer than it takes to store it.
+    pub fn forget_lookups(&self) {
+        self.graphs.forget_lookups();
+    }
+
+    pub(crate) fn new(project: Project, graphs: Graphs, file_rank: Vec<f64>) -> Snapshot {
+        Snapshot { project, graphs, file_rank, impact_graph: OnceLock::new() }
     }
 
     /// The graphs of a project in hand (text fixtures, tests).
@@ -189,7 +254,7 @@ impl Snapshot {
             f.refs = Vec::new();
         }
         let file_rank = pagerank(&graphs.file_out, None, 0.85);
-        Snapshot { project, graphs, file_rank, impact_graph: OnceLock::new() }
+        Snapshot::new(project, graphs, file_rank)
     }
 
     pub(crate) fn impact_graph(&self) -> &ImpactGraph {
@@ -223,10 +288,16 @@ fn manifests(index: &Index) -> Result<Vec<Manifest>> {
 mod tests {
     use std::sync::Arc;
 
-    use crate::{Snapshot, fixture::fixture};
+    use crate::{Decoded, Snapshot, fixture::fixture};
 
+    const BASE: [u8; 32] = [9; 32];
+
+    /// The snapshot stored under `key`, and only that.
     fn decode(bytes: Vec<u8>, key: &[u8; 32]) -> Option<Snapshot> {
-        Snapshot::decode(Arc::new(bytes), key, &|_| {})
+        match Snapshot::decode(Arc::new(bytes), key, &BASE, &|_| {})? {
+            Decoded::Current(s) => Some(s),
+            Decoded::Earlier(_) => None,
+        }
     }
 
     fn sample() -> Snapshot {
@@ -262,7 +333,7 @@ export function render() {}
     fn a_decoded_snapshot_is_the_encoded_one_without_references() {
         let snap = sample();
         let key = [7u8; 32];
-        let back = decode(snap.encode(&key), &key).expect("decodes");
+        let back = decode(snap.encode(&key, &BASE), &key).expect("decodes");
         let (a, b) = (&snap.project, &back.project);
         // Only the names definitions carry come back, renumbered.
         assert!(b.names.len() < a.names.len(), "{} names", b.names.len());
@@ -307,11 +378,18 @@ export function render() {}
         assert!(snap.graphs.symbol_edges().len() >= 3, "{:?}", snap.graphs.symbol_edges());
     }
 
-    /// Another key's bytes, another layout's, or damaged bytes are not a snapshot.
+    /// Another key's bytes are an earlier snapshot of the same base (one to
+    /// update), another base's or layout's, or damaged bytes are not a snapshot.
     #[test]
     fn only_whole_bytes_under_the_same_key_decode() {
         let snap = sample();
-        let bytes = snap.encode(&[1; 32]);
+        let bytes = snap.encode(&[1; 32], &BASE);
+        let shared = |b: &Vec<u8>| Arc::new(b.clone());
+        assert!(matches!(
+            Snapshot::decode(shared(&bytes), &[2; 32], &BASE, &|_| {}),
+            Some(Decoded::Earlier(_))
+        ));
+        assert!(Snapshot::decode(shared(&bytes), &[1; 32], &[8; 32], &|_| {}).is_none());
         assert!(decode(bytes.clone(), &[2; 32]).is_none());
         for cut in [0, 8, 40, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode(bytes[..cut].to_vec(), &[1; 32]).is_none(), "cut at {cut}");
@@ -320,10 +398,15 @@ export function render() {}
         let mid = bytes.len() / 2;
         flipped[mid] ^= 0x10;
         assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit");
-        // The edges, decoded only when used, are checked when the snapshot is.
-        let mut flipped = bytes.clone();
-        *flipped.last_mut().unwrap() ^= 0x01;
-        assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit in the edges");
+        // The edges and lookups, decoded only when used, are checked when the
+        // snapshot is.
+        let asked_len = postcard::to_allocvec(&*snap.graphs.asked()).unwrap().len() + 12;
+        let edges_end = bytes.len() - asked_len;
+        for at in [edges_end - 1, bytes.len() - 1] {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x01;
+            assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit at {at}");
+        }
         let mut other_layout = bytes.clone();
         other_layout[7] ^= 1;
         assert!(decode(other_layout, &[1; 32]).is_none());

@@ -19,12 +19,17 @@ use std::{
     fs,
     io::Write,
     path::{Path, PathBuf},
-    sync::{Arc, OnceLock},
-    time::{Duration, SystemTime},
+    sync::{
+        Arc, Mutex, OnceLock,
+        atomic::{AtomicU64, Ordering as AtomicOrdering},
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant, SystemTime},
 };
 
-use code_graph::Snapshot;
+use code_graph::{Decoded, Derivation, Snapshot};
 use code_index::Index;
+use protocol::{SnapshotDerivation, SnapshotReport};
 use stdx::Call;
 
 use crate::error::Result;
@@ -32,31 +37,81 @@ use crate::error::Result;
 /// Where snapshots are stored, and how.
 pub(crate) struct SnapshotStore {
     dir: PathBuf,
+    /// The thread storing the last snapshot derived: the answer does not wait
+    /// for the file (a second of writing on a large tree), the next load and
+    /// the end of the process do.
+    writer: Mutex<Option<JoinHandle<()>>>,
 }
+
+impl Drop for SnapshotStore {
+    fn drop(&mut self) {
+        self.wait();
+    }
+}
+
+/// Tells this process's temporary files apart (a server stores one snapshot
+/// after another).
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Leftovers of killed writers older than this are removed.
 const STALE_TEMP: Duration = Duration::from_secs(600);
 
 impl SnapshotStore {
     pub(crate) fn new(dir: PathBuf) -> SnapshotStore {
-        SnapshotStore { dir }
+        SnapshotStore { dir, writer: Mutex::new(None) }
     }
 
     pub(crate) fn path(&self) -> PathBuf {
         self.dir.join("snapshot.bin")
     }
 
-    /// The snapshot of the index as it is: decoded when stored under the same key,
-    /// else built and stored.
-    pub(crate) fn load(&self, index: &Index, call: &Call<'_>) -> Result<Snapshot> {
+    /// The snapshot of the index as it is: decoded when stored under the same
+    /// key; else the stored one updated for the files that changed since (same
+    /// build of ironbees, same manifests), or one built from scratch; then stored.
+    pub(crate) fn load(
+        &self,
+        index: &Index,
+        call: &Call<'_>,
+    ) -> Result<(Arc<Snapshot>, SnapshotReport)> {
+        // A writer still storing the last one: its file is the one to start from.
+        self.wait();
+        let started = Instant::now();
         let inputs = Snapshot::inputs(index)?;
         let key = with_build_identity(&inputs.key);
-        if let Some(snap) = self.decode(&key) {
-            return Ok(snap);
-        }
-        call.progress.phase("building the project snapshot", None);
-        let snap = Snapshot::load_with(index, inputs)?;
-        if let Err(e) = self.store(&snap, &key) {
+        let base = with_build_identity(&inputs.base);
+        let earlier = match self.decode(&key, &base) {
+            Some(Decoded::Current(snap)) => {
+                let report = SnapshotReport {
+                    derivation: SnapshotDerivation::Stored,
+                    changed_files: 0,
+                    resolved_files: 0,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                };
+                return Ok((Arc::new(snap), report));
+            }
+            Some(Decoded::Earlier(snap)) => Some(snap),
+            None => None,
+        };
+        call.progress.phase(
+            if earlier.is_some() {
+                "updating the project snapshot"
+            } else {
+                "building the project snapshot"
+            },
+            None,
+        );
+        let (snap, how) = Snapshot::derive(index, inputs, earlier)?;
+        let (derivation, changed_files, resolved_files) = match how {
+            Derivation::Updated { changed, resolved } => {
+                (SnapshotDerivation::Updated, changed as u64, resolved as u64)
+            }
+            _ => {
+                let n = snap.project.files.len() as u64;
+                (SnapshotDerivation::Built, n, n)
+            }
+        };
+        let snap = Arc::new(snap);
+        if let Err(e) = self.store_in_background(Arc::clone(&snap), key, base) {
             call.progress.warning(
                 protocol::ErrorCode::Io.as_str(),
                 &format!(
@@ -66,15 +121,25 @@ impl SnapshotStore {
                 ),
             );
         }
-        Ok(snap)
+        let duration_ms = started.elapsed().as_millis() as u64;
+        Ok((snap, SnapshotReport { derivation, changed_files, resolved_files, duration_ms }))
+    }
+
+    /// Waits for the writer, if one is storing a snapshot.
+    pub(crate) fn wait(&self) {
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
     }
 
     /// Removes the stored snapshot (a rebuild from scratch).
     pub(crate) fn forget(&self) {
+        self.wait();
         let _ = fs::remove_file(self.path());
     }
 
-    /// The stored snapshot, if it is `key`'s and whole.
+    /// The stored snapshot, if it is whole and `key`'s, or `base`'s.
     ///
     /// The file is memory-mapped: the reference edges are decoded from the map
     /// only when a call needs them, so a query that does not (localization) never
@@ -82,7 +147,7 @@ impl SnapshotStore {
     /// kernel as it goes. The map stays valid while the file is replaced: writers
     /// rename a new file over it, never write into it.
     #[allow(unsafe_code, reason = "memory-mapping the stored snapshot")]
-    fn decode(&self, key: &[u8; 32]) -> Option<Snapshot> {
+    fn decode(&self, key: &[u8; 32], base: &[u8; 32]) -> Option<Decoded> {
         let file = fs::File::open(self.path()).ok()?;
         // SAFETY: the file is only ever replaced by a rename (`store`), never
         // truncated or written in place, so the mapped bytes cannot change or
@@ -102,30 +167,50 @@ impl SnapshotStore {
                 };
             }
         };
-        Snapshot::decode(map, key, &release)
+        Snapshot::decode(map, key, base, &release)
     }
 
-    /// Writes `snap` as the stored snapshot under `key`, atomically, streamed
-    /// to the file (no copy of it in memory).
-    fn store(&self, snap: &Snapshot, key: &[u8; 32]) -> std::io::Result<()> {
+    /// Stores `snap` under `key` and `base`, atomically, streamed to the file
+    /// (no copy of it in memory), from a thread of its own. What can fail
+    /// before any work (the directory, the file) fails here; a write that fails
+    /// later leaves the previous file, and the next process derives it again.
+    fn store_in_background(
+        &self,
+        snap: Arc<Snapshot>,
+        key: [u8; 32],
+        base: [u8; 32],
+    ) -> std::io::Result<()> {
         fs::create_dir_all(&self.dir)?;
-        let tmp = self.dir.join(format!("snapshot.bin.{}.tmp", std::process::id()));
-        let result = (|| {
-            let file = Pausing { file: fs::File::create(&tmp)?, writes: 0 };
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            snap.write_to(key, &mut w)?;
-            let file = w.into_inner().map_err(|e| e.into_error())?.file;
-            file.sync_all()?;
-            fs::rename(&tmp, self.path())?;
-            // The rename itself survives a power loss only once the directory is synced.
-            stdx::sync_dir_best_effort(&self.dir);
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        remove_stale_temps(&self.dir);
-        result
+        let seq = TEMP_SEQ.fetch_add(1, AtomicOrdering::Relaxed);
+        let tmp = self.dir.join(format!("snapshot.bin.{}-{seq}.tmp", std::process::id()));
+        let file = fs::File::create(&tmp)?;
+        let (dir, path) = (self.dir.clone(), self.path());
+        let writer =
+            std::thread::Builder::new().name("snapshot-store".into()).spawn(move || {
+                let result = (|| {
+                    let file = Pausing { file, writes: 0 };
+                    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                    snap.write_to(&key, &base, &mut w)?;
+                    let file = w.into_inner().map_err(|e| e.into_error())?.file;
+                    // Synced before the rename, so that the name never points at
+                    // bytes still in flight; a file damaged anyway (a power loss on
+                    // a file system that reorders) fails its CRC and is rebuilt.
+                    file.sync_all()?;
+                    fs::rename(&tmp, &path)?;
+                    // The rename itself survives a power loss only once the
+                    // directory is synced.
+                    stdx::sync_dir_best_effort(&dir);
+                    std::io::Result::Ok(())
+                })();
+                if result.is_err() {
+                    let _ = fs::remove_file(&tmp);
+                }
+                // An update reads the lookups from the stored file, not from here.
+                snap.forget_lookups();
+                remove_stale_temps(&dir);
+            })?;
+        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
+        Ok(())
     }
 }
 
@@ -170,7 +255,7 @@ fn remove_stale_temps(dir: &Path) {
             .metadata()
             .and_then(|m| m.modified())
             .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > STALE_TEMP);
-        let ours = name == format!("snapshot.bin.{}.tmp", std::process::id());
+        let ours = name.starts_with(&format!("snapshot.bin.{}-", std::process::id()));
         if old && !ours {
             let _ = fs::remove_file(e.path());
         }

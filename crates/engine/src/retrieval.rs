@@ -126,7 +126,9 @@ impl Session {
         call.progress.phase("updating the search index", None);
         self.search_index(&snap)?;
         let st = self.index_db().summary()?;
+        let snapshot = self.last_derivation.lock().unwrap_or_else(|p| p.into_inner()).take();
         Ok(IndexResponse {
+            snapshot,
             root: st.root,
             update: report,
             files: st.files,

@@ -98,6 +98,8 @@ pub struct Session {
     snapshot_stale: AtomicBool,
     /// The snapshot stored between processes (`.ironbees/derived/`).
     snapshots: SnapshotStore,
+    /// How the last snapshot this session loaded came to be (`index` reports it).
+    pub(crate) last_derivation: Mutex<Option<protocol::SnapshotReport>>,
     /// The search index of one snapshot (rebuilt lazily when the snapshot changes).
     search: Mutex<Option<(Arc<Snapshot>, Arc<SearchIndex>)>>,
     /// (mtime, size) of the index database files after our last look.
@@ -130,6 +132,7 @@ impl Session {
         let layout = Layout::new(&root);
         Ok(Session {
             snapshots: SnapshotStore::new(layout.derived_dir()),
+            last_derivation: Mutex::new(None),
             layout,
             root,
             options,
@@ -247,8 +250,9 @@ impl Session {
         if want_snapshot && !current() {
             // Under the index lock, so no other refresh marks it stale meanwhile;
             // marked fresh only once built (a failed build leaves it stale).
-            let snap = self.snapshots.load(&index, call)?;
-            *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
+            let (snap, report) = self.snapshots.load(&index, call)?;
+            *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+            *self.last_derivation.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
             self.snapshot_stale.store(false, Ordering::SeqCst);
         }
         Ok(warnings)
@@ -376,8 +380,9 @@ impl Session {
             Err(code_index::Error::Cancelled) => return Err(Error::Cancelled),
             other => other?,
         };
-        let snap = self.snapshots.load(&index, call)?;
-        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snap));
+        let (snap, derivation) = self.snapshots.load(&index, call)?;
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(snap);
+        *self.last_derivation.lock().unwrap_or_else(|p| p.into_inner()) = Some(derivation);
         self.snapshot_stale.store(false, Ordering::SeqCst);
         self.dirty.store(false, Ordering::SeqCst);
         *self.db_stamp.lock().unwrap_or_else(|p| p.into_inner()) = self.db_files_stamp(&index);

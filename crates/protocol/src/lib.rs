@@ -66,8 +66,8 @@ pub use crate::{
         HistoryResponse, HistoryWindow, HotspotsRequest, ImpactRequest, IndexRequest,
         IndexResponse, LocalizeRequest, LocalizeResponse, Op, Operation, ProjectInfo, RedoRequest,
         RepomapRequest, ReportRequest, SandboxOptions, SearchRequest, SkeletonRequest,
-        SkeletonResponse, StatusRequest, SymbolsRequest, SymbolsResponse, TestRequest,
-        TestResponse, UndoRequest,
+        SkeletonResponse, SnapshotDerivation, SnapshotReport, StatusRequest, SymbolsRequest,
+        SymbolsResponse, TestRequest, TestResponse, UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

@@ -315,6 +315,36 @@ pub struct IndexResponse {
     pub imports: u64,
     pub languages: Vec<crate::LanguageStats>,
     pub skipped: Vec<crate::SkipGroup>,
+    /// How the project snapshot (resolved graphs, ranks) was brought up to
+    /// date; absent when it already was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotReport>,
+}
+
+/// How a project snapshot came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReport {
+    pub derivation: SnapshotDerivation,
+    /// Files read again: changed, added or removed since the stored snapshot
+    /// (every file when built).
+    pub changed_files: u64,
+    /// Files whose references were resolved again.
+    pub resolved_files: u64,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum SnapshotDerivation {
+    /// The stored snapshot was current: decoded.
+    Stored,
+    /// The stored snapshot was updated for the files that changed since.
+    Updated,
+    /// Built from scratch (none stored, another build's or manifests', or too
+    /// much changed).
+    Built,
 }
 
 /// `search`.

@@ -77,6 +77,17 @@ pub fn run(ctx: &Ctx, out: &Output, args: &IndexArgs) -> Result<i32> {
         "  this run: {} parsed, {} reused by content, {} unchanged, {} added, {} modified, {} deleted, {} newly skipped",
         report.parsed, report.reused, report.unchanged, report.added, report.modified, report.deleted, report.skipped
     ));
+    if let Some(snap) = &r.snapshot {
+        let secs = snap.duration_ms as f64 / 1000.0;
+        out.line(match snap.derivation {
+            protocol::SnapshotDerivation::Updated => format!(
+                "  snapshot: updated in {secs:.2}s ({} changed file(s), {} resolved again)",
+                snap.changed_files, snap.resolved_files
+            ),
+            protocol::SnapshotDerivation::Stored => "  snapshot: already current".to_owned(),
+            _ => format!("  snapshot: built in {secs:.2}s"),
+        });
+    }
     let langs: Vec<String> =
         status.languages.iter().map(|l| format!("{} {}", l.language, l.files)).collect();
     if !langs.is_empty() {

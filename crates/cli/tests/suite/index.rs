@@ -411,6 +411,43 @@ fn a_stored_snapshot_never_answers_for_changed_files() {
     assert!(!v.to_string().contains("refund"), "{v}");
 }
 
+/// After a change, `index` updates the stored snapshot for the files that
+/// changed instead of building it again, and the answers are those of a build
+/// from scratch; a changed manifest builds it again.
+#[test]
+fn index_updates_the_stored_snapshot_for_what_changed() {
+    let p = graph_project();
+    for i in 0..8 {
+        p.write(&format!("shop/extra{i}.py"), format!("def extra{i}():\n    return {i}\n"));
+    }
+    let first = json(p.root(), &["index"]);
+    assert_eq!(first["snapshot"]["derivation"], "built", "{first}");
+    let again = json(p.root(), &["index"]);
+    assert_eq!(again["snapshot"]["derivation"], "stored", "{again}");
+
+    // A body changes; a new file calls `discount`.
+    p.write(
+        "shop/prices.py",
+        p.read("shop/prices.py").replace("return 0", "return len(items) * 0"),
+    );
+    p.write(
+        "shop/refund.py",
+        "from shop.prices import discount\n\ndef refund(items):\n    return discount(items)\n",
+    );
+    let v = json(p.root(), &["index"]);
+    assert_eq!(v["snapshot"]["derivation"], "updated", "{v}");
+    assert_eq!(v["snapshot"]["changedFiles"], 2, "{v}");
+    let updated = answers(p.root());
+    assert!(updated[2].to_string().contains("refund"), "{}", updated[2]);
+    std::fs::remove_dir_all(p.path(".ironbees/derived")).unwrap();
+    assert_eq!(answers(p.root()), updated);
+
+    // Manifests are read by every file's import resolution: from scratch.
+    p.write("package.json", r#"{"name": "shop", "main": "index.js"}"#);
+    let v = json(p.root(), &["index"]);
+    assert_eq!(v["snapshot"]["derivation"], "built", "{v}");
+}
+
 #[test]
 fn a_damaged_stored_snapshot_is_rebuilt_not_trusted() {
     let p = graph_project();
