@@ -241,15 +241,13 @@ impl Graphs {
         let mut rows = Vec::with_capacity(n);
         let mut asked = AskedBuilder::default();
         let mut symbol_edges = Vec::new();
-        for (f, imps) in imports.iter().enumerate() {
-            let f = f as FileId;
-            let links = FileLinks::new(f, imps);
-            let start = symbol_edges.len();
-            asked.push(resolver.resolve_file(f, &links, &mut symbol_edges));
-            rows.push(file_row(project, &symbol_edges[start..], &links.files));
-            file_imports.push(links.files);
-            externals.push(links.externals);
-        }
+        resolver.resolve_files(0..n as FileId, &imports, |_, r| {
+            symbol_edges.extend(r.edges);
+            asked.push(r.asked);
+            rows.push(r.row);
+            file_imports.push(r.files);
+            externals.push(r.externals);
+        });
         Graphs::assemble(imports, rows, file_imports, externals, symbol_edges, asked.finish())
     }
 
@@ -293,10 +291,11 @@ impl Graphs {
         })
     }
 
-    /// Calls `each` with every reference edge in order, decoding them one by
-    /// one from stored bytes (an update reads them once; the list and the call
-    /// indexes a query builds would be memory for nothing).
-    pub(crate) fn each_edge(&self, mut each: impl FnMut(&SymbolEdge)) {
+    /// Calls `each` with every reference edge in order: from the list when it
+    /// is decoded already, else decoding them one by one from the stored bytes
+    /// without keeping them (a pass over all edges, in a one-shot process, would
+    /// otherwise hold hundreds of MiB on a large tree for nothing).
+    pub fn for_each_edge(&self, mut each: impl FnMut(&SymbolEdge)) {
         match (self.edges.built.get(), &self.edges.encoded) {
             (None, Some((bytes, range))) => {
                 let bytes = &(**bytes).as_ref()[range.clone()];
@@ -492,28 +491,58 @@ pub(crate) struct Resolver<'p> {
     project: &'p Project,
     crates: RustCrates,
     is_test: Vec<bool>,
+    /// Definitions by name and language family (see [`family`]), in (file,
+    /// ord) order: a reference never means a definition of another family
+    /// outside its own file, and common names (`get`, `new`, `run`) have
+    /// thousands of definitions across languages.
+    by_family: HashMap<(NameId, u8), Vec<DefId>>,
+}
+
+/// Languages that link with each other share a family (`Language::links_with`).
+fn family(lang: Language) -> u8 {
+    match lang {
+        Language::JavaScript | Language::TypeScript | Language::Tsx => 0,
+        Language::C | Language::Cpp => 1,
+        Language::Python => 2,
+        Language::Rust => 3,
+        Language::Go => 4,
+        Language::Java => 5,
+        Language::CSharp => 6,
+    }
 }
 
 impl<'p> Resolver<'p> {
     pub(crate) fn new(project: &'p Project, manifests: &[Manifest]) -> Resolver<'p> {
+        let mut by_family: HashMap<(NameId, u8), Vec<DefId>> = HashMap::default();
+        for (f, file) in project.files.iter().enumerate() {
+            let fam = family(file.language);
+            for (ord, d) in file.defs.iter().enumerate() {
+                by_family
+                    .entry((d.name, fam))
+                    .or_default()
+                    .push(DefId { file: f as FileId, ord: ord as u32 });
+            }
+        }
         Resolver {
             project,
             crates: RustCrates::new(project, manifests),
             is_test: project.files.iter().map(|f| is_test_path(&f.path)).collect(),
+            by_family,
         }
     }
 
     /// Resolves file `f`'s references, appending their edges to `out`; returns
     /// every name it looked definitions up by (what its edges depend on besides
     /// the file itself and its imports).
-    pub(crate) fn resolve_file(
+    fn resolve_file(
         &self,
         f: FileId,
         links: &FileLinks<'_>,
         out: &mut Vec<SymbolEdge>,
     ) -> Vec<&'p str> {
         let project = self.project;
-        let look = Lookups { project, asked: RefCell::new(Vec::new()) };
+        let look =
+            Lookups { project, by_family: Some(&self.by_family), asked: RefCell::new(Vec::new()) };
         let file = project.file(f);
         // Resolution depends on (name, kind class, enclosing scope, receiver
         // type): cache it.
@@ -557,13 +586,79 @@ impl<'p> Resolver<'p> {
     }
 }
 
+/// One file resolved: its edges, the names it looked up, its row of the file
+/// graph, the files and external modules it imports.
+pub(crate) struct FileResolution<'p> {
+    pub(crate) edges: Vec<SymbolEdge>,
+    pub(crate) asked: Vec<&'p str>,
+    pub(crate) row: Vec<(FileId, f64)>,
+    pub(crate) files: Vec<FileId>,
+    pub(crate) externals: Vec<String>,
+}
+
+/// Files resolved at once, in parallel: a bound on the results held before
+/// they are handed over.
+const RESOLVE_CHUNK: usize = 512;
+
+impl<'p> Resolver<'p> {
+    /// Resolves `files` (their imports resolved in `imports`, by file) on the
+    /// rayon pool, handing each file's results to `take` in the order given:
+    /// the same whatever the thread count.
+    pub(crate) fn resolve_files(
+        &self,
+        files: impl IntoIterator<Item = FileId>,
+        imports: &[Vec<ResolvedImport>],
+        mut take: impl FnMut(FileId, FileResolution<'p>),
+    ) {
+        use rayon::prelude::*;
+        let files: Vec<FileId> = files.into_iter().collect();
+        for chunk in files.chunks(RESOLVE_CHUNK) {
+            let done: Vec<FileResolution<'p>> = chunk
+                .par_iter()
+                .map(|&f| {
+                    let links = FileLinks::new(f, &imports[f as usize]);
+                    let mut edges = Vec::new();
+                    let asked = self.resolve_file(f, &links, &mut edges);
+                    let row = file_row(self.project, &edges, &links.files);
+                    FileResolution {
+                        edges,
+                        asked,
+                        row,
+                        files: links.files,
+                        externals: links.externals,
+                    }
+                })
+                .collect();
+            for (&f, r) in chunk.iter().zip(done) {
+                take(f, r);
+            }
+        }
+    }
+}
+
 /// The project's definitions by name, each name asked for written down.
-struct Lookups<'p> {
+struct Lookups<'p, 'r> {
     project: &'p Project,
+    by_family: Option<&'r HashMap<(NameId, u8), Vec<DefId>>>,
     asked: RefCell<Vec<&'p str>>,
 }
 
-impl<'p> Lookups<'p> {
+impl<'p, 'r> Lookups<'p, 'r> {
+    /// The definitions named `name` a reference in a file of `lang` may mean:
+    /// its own file's and its language family's (a subset of `named`'s).
+    fn named_for(&self, name: NameId, lang: Language) -> &'r [DefId]
+    where
+        'p: 'r,
+    {
+        match self.by_family {
+            Some(by) => {
+                self.asked.borrow_mut().push(self.project.names.name(name));
+                by.get(&(name, family(lang))).map_or(&[], Vec::as_slice)
+            }
+            None => self.named(name),
+        }
+    }
+
     fn named(&self, name: NameId) -> &'p [DefId] {
         self.asked.borrow_mut().push(self.project.names.name(name));
         self.project.defs_named(name)
@@ -580,11 +675,7 @@ impl<'p> Lookups<'p> {
 /// name's specificity). Summed in the order the edges first name each (file,
 /// name), so the row is a function of the file's edges alone, whatever the
 /// names' numbering.
-pub(crate) fn file_row(
-    project: &Project,
-    edges: &[SymbolEdge],
-    imports: &[FileId],
-) -> Vec<(FileId, f64)> {
+fn file_row(project: &Project, edges: &[SymbolEdge], imports: &[FileId]) -> Vec<(FileId, f64)> {
     let mut slot: HashMap<(FileId, NameId), usize> = HashMap::default();
     let mut per_name: Vec<(FileId, NameId, f64, u32)> = Vec::new();
     for e in edges {
@@ -733,7 +824,7 @@ pub fn is_type_container(kind: SymbolKind) -> bool {
 
 #[allow(clippy::too_many_arguments)]
 fn resolve_ref<'p>(
-    look: &Lookups<'p>,
+    look: &Lookups<'p, '_>,
     file: FileId,
     name: NameId,
     kind: RefKind,
@@ -747,11 +838,13 @@ fn resolve_ref<'p>(
     let project = look.project;
     let (imported_names, external_names, imported_files) =
         (&links.imported_names, &links.external_names, &links.imported_files);
-    let named = look.named(name);
     // `check(arg)` in Python cannot mean `PyLinter.check`, whatever is imported: a
     // method is reached through `self.`, a receiver or a type path. (In Java, C# and
     // C++ a bare call does reach the class's and its bases' methods.)
     let lang = project.file(file).language;
+    // Every use below is filtered by `reachable`, which holds only for this
+    // file's definitions and its language family's.
+    let named = look.named_for(name, lang);
     let bare = kind == RefKind::Call && bare_calls_skip_members(lang);
     // C++ reaches them only from a method: from a free function, `helper()` is
     // no class's `helper`, declared in the class body or defined out of line.
@@ -1016,7 +1109,7 @@ fn split(hits: Vec<DefId>, r: Resolution) -> Resolved {
 /// `shop`, and chains of them (`make()?.reader().next()`). A leading bare call
 /// in a method of `this_class` (C++) is that class's method first.
 fn written_type<'p>(
-    look: &Lookups<'p>,
+    look: &Lookups<'p, '_>,
     file: FileId,
     written: &'p str,
     this_class: Option<&'p str>,
@@ -1093,7 +1186,7 @@ fn written_type<'p>(
 /// The type a free function named `f` is declared to return (see
 /// [`return_type`]): the definition this file has or imports, else the only one.
 fn returned_type<'p>(
-    look: &Lookups<'p>,
+    look: &Lookups<'p, '_>,
     file: FileId,
     f: &'p str,
     unwrapped: bool,
@@ -1140,7 +1233,7 @@ fn enclosing_class(project: &Project, file: FileId, enclosing: Option<u32>) -> O
 /// (`void Foo::run() {..}`, in a namespace or not, → `Foo`, when the project has
 /// a class `Foo`; `ns::helper()` in `namespace ns` has none).
 fn cpp_method_class<'p>(
-    look: &Lookups<'p>,
+    look: &Lookups<'p, '_>,
     file: FileId,
     enclosing: Option<u32>,
 ) -> Option<&'p str> {
@@ -1155,7 +1248,7 @@ fn cpp_method_class<'p>(
 }
 
 /// Whether the project defines a class (struct, interface, …) named `name`.
-fn is_class_name<'p>(look: &Lookups<'p>, name: &'p str) -> bool {
+fn is_class_name<'p>(look: &Lookups<'p, '_>, name: &'p str) -> bool {
     look.named_str(name).iter().any(|c| is_type_container(look.project.def(*c).kind))
 }
 
@@ -1167,12 +1260,16 @@ pub fn methods_of_type<'p>(
     candidates: &[DefId],
     owners: Vec<&'p str>,
 ) -> Vec<DefId> {
-    methods_of(&Lookups { project, asked: RefCell::new(Vec::new()) }, candidates, owners)
+    methods_of(
+        &Lookups { project, by_family: None, asked: RefCell::new(Vec::new()) },
+        candidates,
+        owners,
+    )
 }
 
 /// [`methods_of_type`], the classes looked up through `look`.
 fn methods_of<'p>(
-    look: &Lookups<'p>,
+    look: &Lookups<'p, '_>,
     candidates: &[DefId],
     mut owners: Vec<&'p str>,
 ) -> Vec<DefId> {

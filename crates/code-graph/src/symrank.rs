@@ -96,13 +96,13 @@ impl SymbolGraph {
         // most likely something else of the same name (`x.len()` from a hundred
         // files is the standard library's): damp them by how widespread they are.
         let mut guessed_from: HashMap<DefId, HashSet<FileId>> = HashMap::default();
-        for e in snapshot.graphs.symbol_edges() {
+        snapshot.graphs.for_each_edge(|e| {
             if edge_trust(project, e) < 0.5 {
                 guessed_from.entry(e.to).or_default().insert(e.from_file);
             }
-        }
+        });
         let mut agg: HashMap<(u32, u32), (f64, u32)> = HashMap::default();
-        for e in snapshot.graphs.symbol_edges() {
+        snapshot.graphs.for_each_edge(|e| {
             let from = match e.from {
                 Some(d) => g.def_node(d),
                 None => g.file_node(e.from_file),
@@ -127,7 +127,7 @@ impl SymbolGraph {
             let entry = agg.entry((from, to)).or_insert((0.0, 0));
             entry.0 = entry.0.max(w);
             entry.1 += 1;
-        }
+        });
         for (f, file) in project.files.iter().enumerate() {
             for (ord, d) in file.defs.iter().enumerate() {
                 if let Some(p) = d.parent {

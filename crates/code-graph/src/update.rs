@@ -32,7 +32,7 @@ use protocol::SymbolKind;
 
 use crate::{
     Snapshot,
-    graph::{AskedBuilder, FileLinks, Graphs, Resolver, SymbolEdge, file_row, is_type_container},
+    graph::{AskedBuilder, FileLinks, Graphs, Resolver, SymbolEdge, is_type_container},
     rank::pagerank,
     resolve::{Manifest, ResolvedImport, resolve_imports, resolve_imports_of},
 };
@@ -333,29 +333,34 @@ pub(crate) fn update(
         project.files[f as usize].refs = file.refs;
     }
 
-    // Resolve the affected files.
+    // Resolve the affected files; the others keep their rows.
     let resolver = Resolver::new(&project, manifests);
     let n = slots.len();
     let mut fresh_edges: Vec<Option<Vec<SymbolEdge>>> = (0..n).map(|_| None).collect();
     let mut fresh_asked: Vec<Option<Vec<&str>>> = (0..n).map(|_| None).collect();
-    let mut rows = Vec::with_capacity(n);
-    let mut file_imports = Vec::with_capacity(n);
-    let mut externals = Vec::with_capacity(n);
+    let mut rows: Vec<Vec<(FileId, f64)>> = vec![Vec::new(); n];
+    let mut file_imports = vec![Vec::new(); n];
+    let mut externals = vec![Vec::new(); n];
     let mut resolved = 0;
+    let affected_files = (0..n as FileId).filter(|&f| affected[f as usize]);
+    resolver.resolve_files(affected_files, &imports, |f, r| {
+        let f = f as usize;
+        resolved += 1;
+        fresh_edges[f] = Some(r.edges);
+        fresh_asked[f] = Some(r.asked);
+        rows[f] = r.row;
+        file_imports[f] = r.files;
+        externals[f] = r.externals;
+    });
     for (f, slot) in slots.iter().enumerate() {
-        let links = FileLinks::new(f as FileId, &imports[f]);
-        if affected[f] {
-            resolved += 1;
-            let mut edges = Vec::new();
-            fresh_asked[f] = Some(resolver.resolve_file(f as FileId, &links, &mut edges));
-            rows.push(file_row(&project, &edges, &links.files));
-            fresh_edges[f] = Some(edges);
-        } else {
-            let Slot::Kept(e) = *slot else { unreachable!("read files are affected") };
-            rows.push(renumber_row(&old_graphs.file_out[e as usize]).expect("checked above"));
+        if let Slot::Kept(e) = *slot
+            && !affected[f]
+        {
+            let links = FileLinks::new(f as FileId, &imports[f]);
+            rows[f] = renumber_row(&old_graphs.file_out[e as usize]).expect("checked above");
+            file_imports[f] = links.files;
+            externals[f] = links.externals;
         }
-        file_imports.push(links.files);
-        externals.push(links.externals);
     }
     drop(resolver);
 
@@ -376,7 +381,7 @@ pub(crate) fn update(
     // changed name. Should that ever not hold, the update gives up rather than
     // keep an edge to nothing.
     let mut lost = false;
-    old_graphs.each_edge(|e| {
+    old_graphs.for_each_edge(|e| {
         let Some(f) = renumber[e.from_file as usize] else { return };
         if affected[f as usize] {
             return;

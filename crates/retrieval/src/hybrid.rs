@@ -813,11 +813,13 @@ impl Retriever for GraphRetriever {
             return Ok(Vec::new());
         }
         let mut score: HashMap<Item, f64> = HashMap::new();
-        for e in snapshot.graphs.symbol_edges() {
+        // One pass over every edge: streamed from a stored snapshot, not
+        // decoded into a list a one-shot search would hold for nothing.
+        snapshot.graphs.for_each_edge(|e| {
             let from = e.from.map_or(Item::File(e.from_file), Item::Def);
             let to = Item::Def(e.to);
             if from == to {
-                continue;
+                return;
             }
             if let Some(s) = seed.get(&from)
                 && !seed.contains_key(&to)
@@ -829,7 +831,7 @@ impl Retriever for GraphRetriever {
             {
                 *score.entry(from).or_default() += 0.5 * s * e.weight;
             }
-        }
+        });
         let mut out: Vec<(f64, Item)> = score.into_iter().map(|(i, s)| (s, i)).collect();
         out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         Ok(out.into_iter().take(limit).map(|s| s.1).collect())
