@@ -31,6 +31,7 @@ use code_index::{
 
 use crate::{
     resolve::{ImportTarget, Manifest, ResolvedImport, RustCrates, resolve_imports},
+    snapshot::{CHUNK, Releasing},
     testfiles::is_test_path,
 };
 pub use protocol::Resolution;
@@ -142,13 +143,28 @@ impl<T: Default> Stored<T> {
             let Some((bytes, range)) = &self.encoded else {
                 return T::default();
             };
-            decode(&(**bytes).as_ref()[range.clone()])
+            decode(&bytes.bytes()[range.clone()])
         })
     }
 }
 
 /// Bytes shared with the one who read them (a memory-mapped file, a buffer).
-pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+pub type SharedBytes = Arc<dyn StoredBytes>;
+
+/// Where a stored snapshot's bytes are.
+pub trait StoredBytes: Send + Sync {
+    fn bytes(&self) -> &[u8];
+
+    /// `range` has been read and will not be read again soon: a memory map may
+    /// hand those pages back (they are read again from the file if touched).
+    fn release(&self, _range: Range<usize>) {}
+}
+
+impl StoredBytes for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
 
 impl<T> std::fmt::Debug for Stored<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -283,6 +299,20 @@ impl Graphs {
     }
 
     fn edge_index(&self) -> &EdgeIndex {
+        if let (None, Some((stored, range))) = (self.edges.built.get(), &self.edges.encoded) {
+            // Decoded once, for good: the pages go back as decoding moves on.
+            return self.edges.built.get_or_init(|| {
+                let release = |r| stored.release(r);
+                let mut de = postcard::Deserializer::from_flavor(Releasing::new(
+                    &stored.bytes()[range.clone()],
+                    range.start,
+                    &release,
+                ));
+                let list = EdgeList::deserialize(&mut de).expect("stored edges decode").0;
+                stored.release(range.clone());
+                EdgeIndex::new(list)
+            });
+        }
         // The bytes were checked whole (length and CRC) before they were kept,
         // and written by `Snapshot::write_to` of this very build (the stored
         // snapshot's key names the build): failing here is a bug, not damage.
@@ -297,16 +327,24 @@ impl Graphs {
     /// otherwise hold hundreds of MiB on a large tree for nothing).
     pub fn for_each_edge(&self, mut each: impl FnMut(&SymbolEdge)) {
         match (self.edges.built.get(), &self.edges.encoded) {
-            (None, Some((bytes, range))) => {
-                let bytes = &(**bytes).as_ref()[range.clone()];
+            (None, Some((stored, range))) => {
+                let bytes = &stored.bytes()[range.clone()];
                 let (n, mut rest) =
                     postcard::take_from_bytes::<usize>(bytes).expect("stored edges decode");
+                let mut released = 0;
                 for _ in 0..n {
                     let (e, more) =
                         postcard::take_from_bytes::<SymbolEdge>(rest).expect("stored edges decode");
                     each(&e);
                     rest = more;
+                    // Read once: the pages behind go back as the pass moves on.
+                    let read = bytes.len() - rest.len();
+                    if read - released >= CHUNK {
+                        stored.release(range.start + released..range.start + read);
+                        released = read;
+                    }
                 }
+                stored.release(range.start + released..range.end);
             }
             _ => self.symbol_edges().iter().for_each(each),
         }
@@ -316,7 +354,7 @@ impl Graphs {
     pub(crate) fn edge_count(&self) -> usize {
         match (self.edges.built.get(), &self.edges.encoded) {
             (None, Some((bytes, range))) => {
-                postcard::take_from_bytes::<usize>(&(**bytes).as_ref()[range.clone()])
+                postcard::take_from_bytes::<usize>(&bytes.bytes()[range.clone()])
                     .map_or(0, |(n, _)| n)
             }
             _ => self.symbol_edges().len(),
@@ -339,8 +377,7 @@ impl Graphs {
             Asked::Gone => Arc::default(),
             Asked::Built(a) => Arc::clone(a),
             Asked::Encoded(bytes, range) => Arc::new(
-                postcard::from_bytes(&(**bytes).as_ref()[range.clone()])
-                    .expect("stored lookups decode"),
+                postcard::from_bytes(&bytes.bytes()[range.clone()]).expect("stored lookups decode"),
             ),
         }
     }

@@ -10,6 +10,13 @@
 //! graph views and the architecture report. It never touches the store, so tests
 //! build snapshots from text fixtures (`Snapshot::build`, the `fixture` feature).
 //!
+//! A snapshot is a function of the index's files, and most of it is per file: a
+//! file's edges depend on its own contents, its resolved imports and the
+//! definitions of the names its resolution looked up (recorded). So a stored
+//! snapshot ([`Snapshot::decode`]) is brought up to date by [`Snapshot::derive`]
+//! for the files that changed and those that depend on them, with the same
+//! result as a build from scratch.
+//!
 //! ```no_run
 //! use code_graph::{ImpactOptions, Snapshot, TargetOptions, impact, resolve_target};
 //! use code_index::{Index, IndexConfig};
@@ -45,8 +52,8 @@ mod update;
 pub use crate::fixture::{Fixture, fixture};
 pub use crate::{
     graph::{
-        Graphs, Resolution, SharedBytes, SymbolEdge, is_builtin_type, is_type_container,
-        methods_of_type,
+        Graphs, Resolution, SharedBytes, StoredBytes, SymbolEdge, is_builtin_type,
+        is_type_container, methods_of_type,
     },
     graphview::{
         EdgeKind, GraphEdge, GraphNode, GraphOptions, GraphQuery, GraphView, RenderGraph,

@@ -11,10 +11,11 @@
 use std::{
     io::{Seek, SeekFrom, Write},
     ops::Range,
-    sync::OnceLock,
+    sync::{Arc, OnceLock},
 };
 
 use code_index::{Index, Project, Result};
+use serde::Deserialize;
 
 use crate::{
     Derivation,
@@ -116,8 +117,61 @@ fn section(all: &[u8], at: usize, release: &dyn Fn(Range<usize>)) -> Option<Rang
     (h.finalize() == u32::from_le_bytes(*crc)).then_some(body)
 }
 
-/// How much of a section is checked before its pages are released.
-const CHUNK: usize = 8 << 20;
+/// How much of a section is checked, or decoded, before its pages are released.
+pub(crate) const CHUNK: usize = 8 << 20;
+
+/// postcard's slice flavor, telling `release` of every [`CHUNK`] it has read
+/// (as offsets from `base`): decoding never goes back.
+pub(crate) struct Releasing<'de, 'r> {
+    bytes: &'de [u8],
+    pos: usize,
+    /// Everything before this has been released.
+    released: usize,
+    base: usize,
+    release: &'r dyn Fn(Range<usize>),
+}
+
+impl<'de, 'r> Releasing<'de, 'r> {
+    pub(crate) fn new(bytes: &'de [u8], base: usize, release: &'r dyn Fn(Range<usize>)) -> Self {
+        Releasing { bytes, pos: 0, released: 0, base, release }
+    }
+
+    fn advanced(&mut self) {
+        if self.pos - self.released >= CHUNK {
+            (self.release)(self.base + self.released..self.base + self.pos);
+            self.released = self.pos;
+        }
+    }
+}
+
+impl<'de, 'r: 'de> postcard::de_flavors::Flavor<'de> for Releasing<'de, 'r> {
+    type Remainder = &'de [u8];
+    type Source = &'de [u8];
+
+    fn pop(&mut self) -> postcard::Result<u8> {
+        let b = *self.bytes.get(self.pos).ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+        self.pos += 1;
+        self.advanced();
+        Ok(b)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.bytes.len() - self.pos)
+    }
+
+    fn try_take_n(&mut self, ct: usize) -> postcard::Result<&'de [u8]> {
+        let end = self.pos.checked_add(ct).filter(|&e| e <= self.bytes.len());
+        let end = end.ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        self.advanced();
+        Ok(out)
+    }
+
+    fn finalize(self) -> postcard::Result<&'de [u8]> {
+        Ok(&self.bytes[self.pos..])
+    }
+}
 
 impl Snapshot {
     /// Everything in memory: files, definitions, references, resolved imports,
@@ -199,16 +253,12 @@ impl Snapshot {
     /// base's, another layout's, cut short or damaged (the caller builds it
     /// again).
     ///
-    /// The reference edges and lookups stay in `bytes` until first used.
-    /// `release` is told the ranges this function has read and will not read
-    /// again (the caller may drop a mapped file's pages from memory).
-    pub fn decode(
-        bytes: SharedBytes,
-        key: &[u8; 32],
-        base: &[u8; 32],
-        release: &dyn Fn(Range<usize>),
-    ) -> Option<Decoded> {
-        let all: &[u8] = (*bytes).as_ref();
+    /// The reference edges and lookups stay in `bytes` until first used; the
+    /// ranges read are handed back as decoding moves on (`StoredBytes::release`).
+    pub fn decode(bytes: SharedBytes, key: &[u8; 32], base: &[u8; 32]) -> Option<Decoded> {
+        let stored = Arc::clone(&bytes);
+        let release = &|r: Range<usize>| stored.release(r);
+        let all: &[u8] = bytes.bytes();
         let rest = all.strip_prefix(MAGIC.as_slice())?;
         let (stored_key, rest) = rest.split_first_chunk::<32>()?;
         let rest = rest.strip_prefix(base.as_slice())?;
@@ -219,10 +269,17 @@ impl Snapshot {
         if asked.end != all.len() {
             return None;
         }
-        let decoded = postcard::take_from_bytes::<(Project, Graphs, Vec<f64>)>(&all[body.clone()]);
+        // Released as it is read: the bytes and what they decode to would
+        // otherwise both be resident at the end (tens of MiB on a large tree).
+        let mut de = postcard::Deserializer::from_flavor(Releasing::new(
+            &all[body.clone()],
+            body.start,
+            release,
+        ));
+        let decoded = <(Project, Graphs, Vec<f64>)>::deserialize(&mut de);
         release(body);
-        let ((project, graphs, file_rank), left) = decoded.ok()?;
-        if !left.is_empty()
+        let (project, graphs, file_rank) = decoded.ok()?;
+        if !de.finalize().ok()?.is_empty()
             || file_rank.len() != project.files.len()
             || graphs.file_out.len() != project.files.len()
         {
@@ -294,7 +351,7 @@ mod tests {
 
     /// The snapshot stored under `key`, and only that.
     fn decode(bytes: Vec<u8>, key: &[u8; 32]) -> Option<Snapshot> {
-        match Snapshot::decode(Arc::new(bytes), key, &BASE, &|_| {})? {
+        match Snapshot::decode(Arc::new(bytes), key, &BASE)? {
             Decoded::Current(s) => Some(s),
             Decoded::Earlier(_) => None,
         }
@@ -386,10 +443,10 @@ export function render() {}
         let bytes = snap.encode(&[1; 32], &BASE);
         let shared = |b: &Vec<u8>| Arc::new(b.clone());
         assert!(matches!(
-            Snapshot::decode(shared(&bytes), &[2; 32], &BASE, &|_| {}),
+            Snapshot::decode(shared(&bytes), &[2; 32], &BASE),
             Some(Decoded::Earlier(_))
         ));
-        assert!(Snapshot::decode(shared(&bytes), &[1; 32], &[8; 32], &|_| {}).is_none());
+        assert!(Snapshot::decode(shared(&bytes), &[1; 32], &[8; 32]).is_none());
         assert!(decode(bytes.clone(), &[2; 32]).is_none());
         for cut in [0, 8, 40, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode(bytes[..cut].to_vec(), &[1; 32]).is_none(), "cut at {cut}");

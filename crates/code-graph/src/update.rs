@@ -152,7 +152,12 @@ pub(crate) fn update(
     }
 
     let (mut names, mut old_files) = old.into_parts();
-    let mut read = index.project_files(&to_read, &mut names, true)?;
+    // Another process updating the index between the listing and this read:
+    // what it saw is gone, and a build from scratch reads it all afresh.
+    let mut read = match index.project_files(&to_read, &mut names, true) {
+        Err(code_index::Error::Corrupt { .. }) => return Ok(None),
+        other => other?,
+    };
 
     // 2. The changed names, and where a changed file's unchanged definitions
     // went (`moved[old file][old ord]`).
@@ -328,7 +333,10 @@ pub(crate) fn update(
         .collect();
     let paths: Vec<String> = again.iter().map(|&f| project.file(f).path.clone()).collect();
     let path_refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let reread = index.project_files(&path_refs, &mut project.names, true)?;
+    let reread = match index.project_files(&path_refs, &mut project.names, true) {
+        Err(code_index::Error::Corrupt { .. }) => return Ok(None),
+        other => other?,
+    };
     for (&f, file) in again.iter().zip(reread) {
         project.files[f as usize].refs = file.refs;
     }

@@ -27,7 +27,7 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use code_graph::{Decoded, Derivation, Snapshot};
+use code_graph::{Decoded, Derivation, Snapshot, StoredBytes};
 use code_index::Index;
 use protocol::{SnapshotDerivation, SnapshotReport};
 use stdx::Call;
@@ -111,6 +111,16 @@ impl SnapshotStore {
             }
         };
         let snap = Arc::new(snap);
+        // Another process may have updated the index while this one read it:
+        // then what was derived is not surely the key's, and is not stored.
+        let unchanged = Snapshot::inputs(index).is_ok_and(|i| with_build_identity(&i.key) == key);
+        if !unchanged {
+            let duration_ms = started.elapsed().as_millis() as u64;
+            return Ok((
+                snap,
+                SnapshotReport { derivation, changed_files, resolved_files, duration_ms },
+            ));
+        }
         if let Err(e) = self.store_in_background(Arc::clone(&snap), key, base) {
             call.progress.warning(
                 protocol::ErrorCode::Io.as_str(),
@@ -152,22 +162,8 @@ impl SnapshotStore {
         // SAFETY: the file is only ever replaced by a rename (`store`), never
         // truncated or written in place, so the mapped bytes cannot change or
         // vanish under us.
-        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.ok()?);
-        let release = {
-            let map = Arc::clone(&map);
-            move |range: std::ops::Range<usize>| {
-                // SAFETY: a read-only shared file mapping: dropped pages are read
-                // again from the file if touched, with the same content.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        range.start,
-                        range.len(),
-                    )
-                };
-            }
-        };
-        Snapshot::decode(map, key, base, &release)
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        Snapshot::decode(Arc::new(Mapped(map)), key, base)
     }
 
     /// Stores `snap` under `key` and `base`, atomically, streamed to the file
@@ -211,6 +207,28 @@ impl SnapshotStore {
             })?;
         *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
         Ok(())
+    }
+}
+
+/// A stored snapshot, memory-mapped.
+struct Mapped(memmap2::Mmap);
+
+impl StoredBytes for Mapped {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    #[allow(unsafe_code, reason = "handing back pages of the stored snapshot's map")]
+    fn release(&self, range: std::ops::Range<usize>) {
+        // SAFETY: a read-only shared file mapping: dropped pages are read again
+        // from the file if touched, with the same content.
+        let _ = unsafe {
+            self.0.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                range.start,
+                range.len(),
+            )
+        };
     }
 }
 

@@ -81,7 +81,7 @@ fn index(p: &TempProject) -> Index {
 /// as an update finds it.
 fn stored(snap: &Snapshot, inputs: &SnapshotInputs) -> Snapshot {
     let bytes = snap.encode(&inputs.key, &inputs.base);
-    match Snapshot::decode(Arc::new(bytes), &[0; 32], &inputs.base, &|_| {}) {
+    match Snapshot::decode(Arc::new(bytes), &[0; 32], &inputs.base) {
         Some(Decoded::Earlier(s)) => s,
         _ => panic!("decodes as an earlier snapshot"),
     }
