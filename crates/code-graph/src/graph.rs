@@ -92,13 +92,14 @@ pub struct Graphs {
     asked: std::sync::Mutex<Asked>,
 }
 
-/// What each file's resolution looked up: built (kept until stored), still
-/// encoded in a stored snapshot, or let go.
+/// What each file's resolution looked up (and, once stored, where each file's
+/// edges are among the stored bytes): built (kept until stored), still encoded
+/// in a stored snapshot, or let go.
 #[derive(Default)]
 enum Asked {
     #[default]
     Gone,
-    Built(Arc<AskedNames>),
+    Built(Arc<AskedNames>, Option<Arc<EdgeRuns>>),
     Encoded(SharedBytes, Range<usize>),
 }
 
@@ -106,10 +107,47 @@ impl std::fmt::Debug for Asked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Asked::Gone => f.write_str("Gone"),
-            Asked::Built(a) => write!(f, "Built({} files)", a.files()),
+            Asked::Built(a, _) => write!(f, "Built({} files)", a.files()),
             Asked::Encoded(_, r) => write!(f, "Encoded({r:?})"),
         }
     }
+}
+
+/// Where each file's edges are in the stored edge list: how many, and how many
+/// bytes (postcard's encoding of `Vec<SymbolEdge>`: the count, then the edges
+/// in file order). An update that renumbers nothing copies kept files' edges
+/// as bytes.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct EdgeRuns {
+    pub(crate) counts: Vec<u32>,
+    pub(crate) lens: Vec<u32>,
+}
+
+/// The third section of a stored snapshot: what an update reads.
+#[derive(Default)]
+struct UpdateAid {
+    asked: Arc<AskedNames>,
+    runs: Arc<EdgeRuns>,
+}
+
+impl Serialize for UpdateAid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (&*self.asked, &*self.runs).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for UpdateAid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<UpdateAid, D::Error> {
+        let (asked, runs) = <(AskedNames, EdgeRuns)>::deserialize(d)?;
+        Ok(UpdateAid { asked: Arc::new(asked), runs: Arc::new(runs) })
+    }
+}
+
+/// Appends the postcard bytes of `value` (an edge, a count) to `out`.
+pub(crate) fn encode_into(out: &mut Vec<u8>, value: &impl Serialize) {
+    let mut buf = [0u8; 64];
+    let bytes = postcard::to_slice(value, &mut buf).expect("an edge or a count fits 64 bytes");
+    out.extend_from_slice(bytes);
 }
 
 /// A part of the graphs that a stored snapshot keeps as bytes beside the rest:
@@ -267,6 +305,26 @@ impl Graphs {
         Graphs::assemble(imports, rows, file_imports, externals, symbol_edges, asked.finish())
     }
 
+    /// [`Graphs::assemble`] with the edges as bytes (postcard's
+    /// `Vec<SymbolEdge>`) and where each file's are: an update that copied
+    /// them as bytes keeps them so, decoded only if a call needs them.
+    pub(crate) fn assemble_encoded(
+        imports: Vec<Vec<ResolvedImport>>,
+        file_out: Vec<Vec<(FileId, f64)>>,
+        file_imports: Vec<Vec<FileId>>,
+        externals: Vec<Vec<String>>,
+        edges: Vec<u8>,
+        runs: EdgeRuns,
+        asked: AskedNames,
+    ) -> Graphs {
+        let mut g = Graphs::assemble(imports, file_out, file_imports, externals, Vec::new(), asked);
+        let len = edges.len();
+        g.edges = Stored::encoded(Arc::new(edges), 0..len);
+        let asked = g.asked();
+        g.asked = std::sync::Mutex::new(Asked::Built(asked, Some(Arc::new(runs))));
+        g
+    }
+
     /// Graphs from their per-file parts: `file_in` is `file_out` turned around.
     pub(crate) fn assemble(
         imports: Vec<Vec<ResolvedImport>>,
@@ -289,7 +347,7 @@ impl Graphs {
             file_imports,
             externals,
             edges: Stored::built(EdgeIndex::new(symbol_edges)),
-            asked: std::sync::Mutex::new(Asked::Built(Arc::new(asked))),
+            asked: std::sync::Mutex::new(Asked::Built(Arc::new(asked), None)),
         }
     }
 
@@ -365,21 +423,70 @@ impl Graphs {
     /// stored bytes).
     pub(crate) fn forget_lookups(&self) {
         let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
-        if let Asked::Built(_) = *asked {
+        if let Asked::Built(..) = *asked {
             *asked = Asked::Gone;
         }
+    }
+
+    /// The lookups and, when known, the edge runs (see [`EdgeRuns`]).
+    fn aid(&self) -> (Arc<AskedNames>, Option<Arc<EdgeRuns>>) {
+        match &*self.asked.lock().unwrap_or_else(|p| p.into_inner()) {
+            Asked::Gone => (Arc::default(), None),
+            Asked::Built(a, runs) => (Arc::clone(a), runs.clone()),
+            Asked::Encoded(bytes, range) => {
+                let aid: UpdateAid = postcard::from_bytes(&bytes.bytes()[range.clone()])
+                    .expect("stored lookups decode");
+                (aid.asked, Some(aid.runs))
+            }
+        }
+    }
+
+    /// The stored edge list's bytes (count, then edges) and where each file's
+    /// edges are in it, when the edges are still encoded.
+    pub(crate) fn encoded_edges(&self) -> Option<(&[u8], Arc<EdgeRuns>)> {
+        let (None, Some((stored, range))) = (self.edges.built.get(), &self.edges.encoded) else {
+            return None;
+        };
+        let runs = self.aid().1?;
+        Some((&stored.bytes()[range.clone()], runs))
+    }
+
+    /// Writes the reference edges as postcard's `Vec<SymbolEdge>` (bytes
+    /// copied as they are when still encoded), then the third section's
+    /// value: the lookups and where each of `files` files' edges went.
+    pub(crate) fn write_edges(
+        &self,
+        files: usize,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<impl Serialize + use<>> {
+        let (asked, runs) = self.aid();
+        if let (Some(runs), Some((bytes, _))) = (runs, self.encoded_edges()) {
+            out.write_all(bytes)?;
+            return Ok(UpdateAid { asked, runs });
+        }
+        let edges = self.symbol_edges();
+        let mut runs = EdgeRuns { counts: vec![0; files], lens: vec![0; files] };
+        let mut buf = Vec::with_capacity(1 << 16);
+        encode_into(&mut buf, &edges.len());
+        for e in edges {
+            let before = buf.len();
+            encode_into(&mut buf, e);
+            let f = e.from_file as usize;
+            runs.counts[f] += 1;
+            runs.lens[f] += (buf.len() - before) as u32;
+            if buf.len() >= 1 << 16 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)?;
+        Ok(UpdateAid { asked, runs: Arc::new(runs) })
     }
 
     /// What each file's resolution looked up (decoded from stored bytes each
     /// time: only an update, or storing, reads it, once).
     pub(crate) fn asked(&self) -> Arc<AskedNames> {
-        match &*self.asked.lock().unwrap_or_else(|p| p.into_inner()) {
-            Asked::Gone => Arc::default(),
-            Asked::Built(a) => Arc::clone(a),
-            Asked::Encoded(bytes, range) => Arc::new(
-                postcard::from_bytes(&bytes.bytes()[range.clone()]).expect("stored lookups decode"),
-            ),
-        }
+        self.aid().0
     }
 
     /// These graphs with their reference edges and lookups as

@@ -59,11 +59,21 @@ pub enum Decoded {
 /// The start of an encoded snapshot. The engine's key also names the build of
 /// ironbees, which keeps another build's layout out; a new layout still gets a
 /// new magic.
-const MAGIC: &[u8; 8] = b"IBSNAP02";
+const MAGIC: &[u8; 8] = b"IBSNAP03";
 
 /// Writes one section: a header left blank, the value, then the header filled
 /// in with the length and CRC-32 of what was written.
 fn write_section<W: Write + Seek>(w: &mut W, value: &impl serde::Serialize) -> std::io::Result<()> {
+    write_section_with(w, |out| {
+        postcard::to_io(value, out).map(|_| ()).map_err(std::io::Error::other)
+    })
+}
+
+/// [`write_section`] of what `body` writes.
+fn write_section_with<W: Write + Seek, T>(
+    w: &mut W,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
+) -> std::io::Result<T> {
     struct Counting<'a, W> {
         inner: &'a mut W,
         crc: crc32fast::Hasher,
@@ -86,7 +96,7 @@ fn write_section<W: Write + Seek>(w: &mut W, value: &impl serde::Serialize) -> s
     // update per few bytes was most of the cost of storing a snapshot.
     let counting = Counting { inner: &mut *w, crc: crc32fast::Hasher::new(), len: 0 };
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, counting);
-    postcard::to_io(value, &mut buffered).map_err(std::io::Error::other)?;
+    let out = body(&mut buffered)?;
     let c = buffered.into_inner().map_err(|e| e.into_error())?;
     let (len, crc) = (c.len, c.crc.finalize());
     let end = w.stream_position()?;
@@ -94,7 +104,7 @@ fn write_section<W: Write + Seek>(w: &mut W, value: &impl serde::Serialize) -> s
     w.write_all(&len.to_le_bytes())?;
     w.write_all(&crc.to_le_bytes())?;
     w.seek(SeekFrom::Start(end))?;
-    Ok(())
+    Ok(out)
 }
 
 /// The range of the section that starts at `at` (its length, its CRC-32, its
@@ -244,8 +254,9 @@ impl Snapshot {
         w.write_all(key)?;
         w.write_all(base)?;
         write_section(w, &(&self.project, &self.graphs, &self.file_rank))?;
-        write_section(w, &self.graphs.symbol_edges())?;
-        write_section(w, &*self.graphs.asked())
+        let files = self.project.files.len();
+        let aid = write_section_with(w, |out| self.graphs.write_edges(files, out))?;
+        write_section(w, &aid)
     }
 
     /// A snapshot encoded under `key` ([`Decoded::Current`]) or, failing that,
@@ -457,7 +468,11 @@ export function render() {}
         assert!(decode(flipped, &[1; 32]).is_none(), "a flipped bit");
         // The edges and lookups, decoded only when used, are checked when the
         // snapshot is.
-        let asked_len = postcard::to_allocvec(&*snap.graphs.asked()).unwrap().len() + 12;
+        let asked_len = {
+            let aid =
+                snap.graphs.write_edges(snap.project.files.len(), &mut std::io::sink()).unwrap();
+            postcard::to_allocvec(&aid).unwrap().len() + 12
+        };
         let edges_end = bytes.len() - asked_len;
         for at in [edges_end - 1, bytes.len() - 1] {
             let mut flipped = bytes.clone();

@@ -32,7 +32,10 @@ use protocol::SymbolKind;
 
 use crate::{
     Snapshot,
-    graph::{AskedBuilder, FileLinks, Graphs, Resolver, SymbolEdge, is_type_container},
+    graph::{
+        AskedBuilder, EdgeRuns, FileLinks, Graphs, Resolver, SymbolEdge, encode_into,
+        is_type_container,
+    },
     rank::pagerank,
     resolve::{Manifest, ResolvedImport, resolve_imports, resolve_imports_of},
 };
@@ -372,38 +375,6 @@ pub(crate) fn update(
     }
     drop(resolver);
 
-    // The edges in file order: the kept files' streamed from the stored
-    // snapshot (in the same order), the others' fresh ones between them.
-    let fresh: usize = fresh_edges.iter().flatten().map(Vec::len).sum();
-    let mut edges = Vec::with_capacity(old_graphs.edge_count() + fresh);
-    let mut next = 0;
-    let mut emit_until = |upto: usize, edges: &mut Vec<SymbolEdge>| {
-        while next < upto {
-            if let Some(fresh) = fresh_edges[next].take() {
-                edges.extend(fresh);
-            }
-            next += 1;
-        }
-    };
-    // Everything a kept file's edges point at is still there: it looked up no
-    // changed name. Should that ever not hold, the update gives up rather than
-    // keep an edge to nothing.
-    let mut lost = false;
-    old_graphs.for_each_edge(|e| {
-        let Some(f) = renumber[e.from_file as usize] else { return };
-        if affected[f as usize] {
-            return;
-        }
-        emit_until(f as usize, &mut edges);
-        match renumber_edge(e) {
-            Some(e) => edges.push(e),
-            None => lost = true,
-        }
-    });
-    if lost {
-        return Ok(None);
-    }
-    emit_until(n, &mut edges);
     let mut builder = AskedBuilder::with_names(asked.names.clone());
     for (f, slot) in slots.iter().enumerate() {
         match (fresh_asked[f].take(), slot) {
@@ -412,8 +383,93 @@ pub(crate) fn update(
             (None, Slot::Read { .. }) => unreachable!("read files are affected"),
         }
     }
-    let asked = builder.finish();
-    let graphs = Graphs::assemble(imports, rows, file_imports, externals, edges, asked);
+    let new_asked = builder.finish();
+
+    // Nothing renumbered (no file came or went, no kept definition moved): the
+    // kept files' edges are the stored bytes, copied as they are.
+    let identity = removed.is_empty()
+        && slots.iter().all(|s| !matches!(s, Slot::Read { earlier: None, .. }))
+        && moved
+            .values()
+            .all(|m| m.iter().enumerate().all(|(a, b)| b.is_none_or(|b| b as usize == a)));
+    let stored = old_graphs.encoded_edges().filter(|(_, runs)| {
+        identity && runs.counts.len() == old_files.len() && runs.lens.len() == old_files.len()
+    });
+    let graphs = if let Some((bytes, runs)) = stored {
+        let Ok((_, rest)) = postcard::take_from_bytes::<usize>(bytes) else {
+            return Ok(None);
+        };
+        let mut at = bytes.len() - rest.len();
+        let mut starts = Vec::with_capacity(n);
+        for &len in &runs.lens {
+            starts.push(at);
+            at += len as usize;
+        }
+        if at != bytes.len() {
+            return Ok(None); // not the runs of these bytes
+        }
+        let total: usize = (0..n)
+            .map(|f| match &fresh_edges[f] {
+                Some(fresh) => fresh.len(),
+                None => runs.counts[f] as usize,
+            })
+            .sum();
+        let mut out = Vec::with_capacity(bytes.len() + (1 << 16));
+        encode_into(&mut out, &total);
+        let mut new_runs = EdgeRuns { counts: vec![0; n], lens: vec![0; n] };
+        for f in 0..n {
+            let before = out.len();
+            match fresh_edges[f].take() {
+                Some(fresh) => {
+                    for e in &fresh {
+                        encode_into(&mut out, e);
+                    }
+                    new_runs.counts[f] = fresh.len() as u32;
+                }
+                None => {
+                    out.extend_from_slice(&bytes[starts[f]..starts[f] + runs.lens[f] as usize]);
+                    new_runs.counts[f] = runs.counts[f];
+                }
+            }
+            new_runs.lens[f] = (out.len() - before) as u32;
+        }
+        Graphs::assemble_encoded(imports, rows, file_imports, externals, out, new_runs, new_asked)
+    } else {
+        // The edges in file order: the kept files' streamed from the stored
+        // snapshot (in the same order) and renumbered, the others' fresh ones
+        // between them.
+        let fresh: usize = fresh_edges.iter().flatten().map(Vec::len).sum();
+        let mut edges = Vec::with_capacity(old_graphs.edge_count() + fresh);
+        let mut next = 0;
+        let mut emit_until = |upto: usize, edges: &mut Vec<SymbolEdge>| {
+            while next < upto {
+                if let Some(fresh) = fresh_edges[next].take() {
+                    edges.extend(fresh);
+                }
+                next += 1;
+            }
+        };
+        // Everything a kept file's edges point at is still there: it looked
+        // up no changed name. Should that ever not hold, the update gives up
+        // rather than keep an edge to nothing.
+        let mut lost = false;
+        old_graphs.for_each_edge(|e| {
+            let Some(f) = renumber[e.from_file as usize] else { return };
+            if affected[f as usize] {
+                return;
+            }
+            emit_until(f as usize, &mut edges);
+            match renumber_edge(e) {
+                Some(e) => edges.push(e),
+                None => lost = true,
+            }
+        });
+        if lost {
+            return Ok(None);
+        }
+        emit_until(n, &mut edges);
+        Graphs::assemble(imports, rows, file_imports, externals, edges, new_asked)
+    };
     for f in &mut project.files {
         f.refs = Vec::new();
     }
