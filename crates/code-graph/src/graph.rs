@@ -288,8 +288,8 @@ const MAX_CANDIDATES: usize = 12;
 impl Graphs {
     pub fn build(project: &Project, manifests: &[Manifest]) -> Graphs {
         let imports = resolve_imports(project, manifests);
-        let resolver = Resolver::new(project, manifests);
         let n = project.files.len();
+        let resolver = Resolver::new(project, manifests, n);
         let mut file_imports = Vec::with_capacity(n);
         let mut externals = Vec::with_capacity(n);
         let mut rows = Vec::with_capacity(n);
@@ -638,9 +638,13 @@ pub(crate) struct Resolver<'p> {
     /// Definitions by name and language family (see [`family`]), in (file,
     /// ord) order: a reference never means a definition of another family
     /// outside its own file, and common names (`get`, `new`, `run`) have
-    /// thousands of definitions across languages.
-    by_family: HashMap<(NameId, u8), Vec<DefId>>,
+    /// thousands of definitions across languages. Not built for a handful of
+    /// files (an update): `reachable` refuses the others anyway.
+    by_family: Option<HashMap<(NameId, u8), Vec<DefId>>>,
 }
+
+/// Below this many files to resolve, candidates are not indexed by family.
+const FAMILY_INDEX_FROM: usize = 1024;
 
 /// Languages that link with each other share a family (`Language::links_with`).
 fn family(lang: Language) -> u8 {
@@ -656,17 +660,22 @@ fn family(lang: Language) -> u8 {
 }
 
 impl<'p> Resolver<'p> {
-    pub(crate) fn new(project: &'p Project, manifests: &[Manifest]) -> Resolver<'p> {
-        let mut by_family: HashMap<(NameId, u8), Vec<DefId>> = HashMap::default();
-        for (f, file) in project.files.iter().enumerate() {
-            let fam = family(file.language);
-            for (ord, d) in file.defs.iter().enumerate() {
-                by_family
-                    .entry((d.name, fam))
-                    .or_default()
-                    .push(DefId { file: f as FileId, ord: ord as u32 });
+    /// A resolver for `files` files of `project` (how many decides whether
+    /// candidates are indexed by family first).
+    pub(crate) fn new(project: &'p Project, manifests: &[Manifest], files: usize) -> Resolver<'p> {
+        let by_family = (files >= FAMILY_INDEX_FROM).then(|| {
+            let mut by_family: HashMap<(NameId, u8), Vec<DefId>> = HashMap::default();
+            for (f, file) in project.files.iter().enumerate() {
+                let fam = family(file.language);
+                for (ord, d) in file.defs.iter().enumerate() {
+                    by_family
+                        .entry((d.name, fam))
+                        .or_default()
+                        .push(DefId { file: f as FileId, ord: ord as u32 });
+                }
             }
-        }
+            by_family
+        });
         Resolver {
             project,
             crates: RustCrates::new(project, manifests),
@@ -685,8 +694,11 @@ impl<'p> Resolver<'p> {
         out: &mut Vec<SymbolEdge>,
     ) -> Vec<&'p str> {
         let project = self.project;
-        let look =
-            Lookups { project, by_family: Some(&self.by_family), asked: RefCell::new(Vec::new()) };
+        let look = Lookups {
+            project,
+            by_family: self.by_family.as_ref(),
+            asked: RefCell::new(Vec::new()),
+        };
         let file = project.file(f);
         // Resolution depends on (name, kind class, enclosing scope, receiver
         // type): cache it.
@@ -894,9 +906,20 @@ pub(crate) struct AskedBuilder {
 
 impl AskedBuilder {
     /// Starts from `names`, keeping their numbers (a stored table that files
-    /// kept as they were still point into).
-    pub(crate) fn with_names(names: Vec<String>) -> AskedBuilder {
-        let ids = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+    /// kept as they were still point into); only the names in `fresh` (what
+    /// the files resolved again looked up) are looked for in it, in one pass,
+    /// rather than the whole table hashed.
+    pub(crate) fn with_names<'a>(
+        names: Vec<String>,
+        fresh: impl IntoIterator<Item = &'a str>,
+    ) -> AskedBuilder {
+        let fresh: HashSet<&str> = fresh.into_iter().collect();
+        let ids = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| fresh.contains(n.as_str()))
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
         AskedBuilder { ids, names, starts: Vec::new(), list: Vec::new() }
     }
 

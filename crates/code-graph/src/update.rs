@@ -25,6 +25,8 @@
 //! them, edge for edge and rank for rank); when too much changed to be worth it,
 //! the caller builds from scratch.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use code_index::{Def, DefId, FileId, Index, Language, Project, ProjectFile, Result};
@@ -115,7 +117,7 @@ pub(crate) fn update(
     manifests: &[Manifest],
 ) -> Result<Option<(Snapshot, Derivation)>> {
     let listing = index.listing()?;
-    let Snapshot { project: old, graphs: old_graphs, file_rank: old_rank, .. } = earlier;
+    let Snapshot { project: old, graphs: mut old_graphs, file_rank: old_rank, .. } = earlier;
 
     // 1. Which files changed: a merge of two path-ordered lists.
     let mut slots = Vec::with_capacity(listing.len());
@@ -248,7 +250,8 @@ pub(crate) fn update(
     drop(read);
     let mut project = Project::from_parts(names, files);
 
-    // 3. Imports.
+    // 3. Imports (the stored ones moved out, not copied).
+    let mut old_imports = std::mem::take(&mut old_graphs.imports);
     let renumber_import = |imp: &ResolvedImport| -> Option<ResolvedImport> {
         let mut imp = imp.clone();
         if let crate::resolve::ImportTarget::Files(fs) = &mut imp.target {
@@ -272,7 +275,7 @@ pub(crate) fn update(
             .iter()
             .map(|s| match *s {
                 // Same numbers: no file came or went.
-                Slot::Kept(e) => old_graphs.imports[e as usize].clone(),
+                Slot::Kept(e) => std::mem::take(&mut old_imports[e as usize]),
                 Slot::Read { .. } => fresh.next().expect("one per read file"),
             })
             .collect();
@@ -281,7 +284,7 @@ pub(crate) fn update(
         for (f, slot) in slots.iter().enumerate() {
             if let Slot::Kept(e) = *slot {
                 let before: Option<Vec<ResolvedImport>> =
-                    old_graphs.imports[e as usize].iter().map(renumber_import).collect();
+                    old_imports[e as usize].iter().map(renumber_import).collect();
                 if before.as_ref() != Some(&imports[f]) {
                     affected[f] = true;
                 }
@@ -345,7 +348,7 @@ pub(crate) fn update(
     }
 
     // Resolve the affected files; the others keep their rows.
-    let resolver = Resolver::new(&project, manifests);
+    let resolver = Resolver::new(&project, manifests, affected.iter().filter(|&&a| a).count());
     let n = slots.len();
     let mut fresh_edges: Vec<Option<Vec<SymbolEdge>>> = (0..n).map(|_| None).collect();
     let mut fresh_asked: Vec<Option<Vec<&str>>> = (0..n).map(|_| None).collect();
@@ -375,7 +378,14 @@ pub(crate) fn update(
     }
     drop(resolver);
 
-    let mut builder = AskedBuilder::with_names(asked.names.clone());
+    // The table is the stored one's (decoded for this update alone: taken, not
+    // copied, when no one else holds it).
+    let (names, asked) = match Arc::try_unwrap(asked) {
+        Ok(mut a) => (std::mem::take(&mut a.names), Arc::new(a)),
+        Err(a) => (a.names.clone(), a),
+    };
+    let fresh_names = fresh_asked.iter().flatten().flatten().copied();
+    let mut builder = AskedBuilder::with_names(names, fresh_names);
     for (f, slot) in slots.iter().enumerate() {
         match (fresh_asked[f].take(), slot) {
             (Some(fresh), _) => builder.push(fresh),
