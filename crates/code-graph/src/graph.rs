@@ -174,15 +174,29 @@ impl<T: Default> Stored<T> {
         Stored { built: OnceLock::new(), encoded: Some((bytes, range)) }
     }
 
-    /// The value, decoded from its bytes on first use by `decode`.
-    fn get(&self, decode: impl FnOnce(&[u8]) -> T) -> &T {
+    /// The value, decoded from its bytes on first use by `decode`, once and
+    /// for good: the pages go back to the owner of the bytes as decoding moves
+    /// on, and all of them at the end.
+    fn get(&self, decode: impl FnOnce(Releasing<'_, '_>) -> T) -> &T {
         self.built.get_or_init(|| {
             // Neither built nor stored: graphs of nothing (`Graphs::default()`).
-            let Some((bytes, range)) = &self.encoded else {
+            let Some((stored, range)) = &self.encoded else {
                 return T::default();
             };
-            decode(&bytes.bytes()[range.clone()])
+            let release = |r| stored.release(r);
+            let value =
+                decode(Releasing::new(&stored.bytes()[range.clone()], range.start, &release));
+            stored.release(range.clone());
+            value
         })
+    }
+
+    /// The stored bytes, while the value is not decoded.
+    fn still_encoded(&self) -> Option<(&SharedBytes, &Range<usize>)> {
+        match (self.built.get(), &self.encoded) {
+            (None, Some((stored, range))) => Some((stored, range)),
+            _ => None,
+        }
     }
 }
 
@@ -317,12 +331,10 @@ impl Graphs {
         runs: EdgeRuns,
         asked: AskedNames,
     ) -> Graphs {
-        let mut g = Graphs::assemble(imports, file_out, file_imports, externals, Vec::new(), asked);
         let len = edges.len();
-        g.edges = Stored::encoded(Arc::new(edges), 0..len);
-        let asked = g.asked();
-        g.asked = std::sync::Mutex::new(Asked::Built(asked, Some(Arc::new(runs))));
-        g
+        let edges = Stored::encoded(Arc::new(edges), 0..len);
+        let asked = Asked::Built(Arc::new(asked), Some(Arc::new(runs)));
+        Graphs::from_parts(imports, file_out, file_imports, externals, edges, asked)
     }
 
     /// Graphs from their per-file parts: `file_in` is `file_out` turned around.
@@ -333,6 +345,19 @@ impl Graphs {
         externals: Vec<Vec<String>>,
         symbol_edges: Vec<SymbolEdge>,
         asked: AskedNames,
+    ) -> Graphs {
+        let edges = Stored::built(EdgeIndex::new(symbol_edges));
+        let asked = Asked::Built(Arc::new(asked), None);
+        Graphs::from_parts(imports, file_out, file_imports, externals, edges, asked)
+    }
+
+    fn from_parts(
+        imports: Vec<Vec<ResolvedImport>>,
+        file_out: Vec<Vec<(FileId, f64)>>,
+        file_imports: Vec<Vec<FileId>>,
+        externals: Vec<Vec<String>>,
+        edges: Stored<EdgeIndex>,
+        asked: Asked,
     ) -> Graphs {
         let mut file_in = vec![Vec::new(); file_out.len()];
         for (from, row) in file_out.iter().enumerate() {
@@ -346,8 +371,8 @@ impl Graphs {
             file_in,
             file_imports,
             externals,
-            edges: Stored::built(EdgeIndex::new(symbol_edges)),
-            asked: std::sync::Mutex::new(Asked::Built(Arc::new(asked), None)),
+            edges,
+            asked: std::sync::Mutex::new(asked),
         }
     }
 
@@ -357,25 +382,12 @@ impl Graphs {
     }
 
     fn edge_index(&self) -> &EdgeIndex {
-        if let (None, Some((stored, range))) = (self.edges.built.get(), &self.edges.encoded) {
-            // Decoded once, for good: the pages go back as decoding moves on.
-            return self.edges.built.get_or_init(|| {
-                let release = |r| stored.release(r);
-                let mut de = postcard::Deserializer::from_flavor(Releasing::new(
-                    &stored.bytes()[range.clone()],
-                    range.start,
-                    &release,
-                ));
-                let list = EdgeList::deserialize(&mut de).expect("stored edges decode").0;
-                stored.release(range.clone());
-                EdgeIndex::new(list)
-            });
-        }
         // The bytes were checked whole (length and CRC) before they were kept,
         // and written by `Snapshot::write_to` of this very build (the stored
         // snapshot's key names the build): failing here is a bug, not damage.
-        self.edges.get(|bytes| {
-            EdgeIndex::new(postcard::from_bytes::<EdgeList>(bytes).expect("stored edges decode").0)
+        self.edges.get(|flavor| {
+            let mut de = postcard::Deserializer::from_flavor(flavor);
+            EdgeIndex::new(EdgeList::deserialize(&mut de).expect("stored edges decode").0)
         })
     }
 
@@ -384,8 +396,8 @@ impl Graphs {
     /// without keeping them (a pass over all edges, in a one-shot process, would
     /// otherwise hold hundreds of MiB on a large tree for nothing).
     pub fn for_each_edge(&self, mut each: impl FnMut(&SymbolEdge)) {
-        match (self.edges.built.get(), &self.edges.encoded) {
-            (None, Some((stored, range))) => {
+        match self.edges.still_encoded() {
+            Some((stored, range)) => {
                 let bytes = &stored.bytes()[range.clone()];
                 let (n, mut rest) =
                     postcard::take_from_bytes::<usize>(bytes).expect("stored edges decode");
@@ -404,18 +416,15 @@ impl Graphs {
                 }
                 stored.release(range.start + released..range.end);
             }
-            _ => self.symbol_edges().iter().for_each(each),
+            None => self.symbol_edges().iter().for_each(each),
         }
     }
 
     /// How many reference edges there are, without decoding them.
     pub(crate) fn edge_count(&self) -> usize {
-        match (self.edges.built.get(), &self.edges.encoded) {
-            (None, Some((bytes, range))) => {
-                postcard::take_from_bytes::<usize>(&bytes.bytes()[range.clone()])
-                    .map_or(0, |(n, _)| n)
-            }
-            _ => self.symbol_edges().len(),
+        match self.encoded_edge_bytes() {
+            Some(bytes) => postcard::take_from_bytes::<usize>(bytes).map_or(0, |(n, _)| n),
+            None => self.symbol_edges().len(),
         }
     }
 
@@ -428,8 +437,10 @@ impl Graphs {
         }
     }
 
-    /// The lookups and, when known, the edge runs (see [`EdgeRuns`]).
-    fn aid(&self) -> (Arc<AskedNames>, Option<Arc<EdgeRuns>>) {
+    /// The lookups and, when known, the edge runs (see [`EdgeRuns`]): decoded
+    /// from stored bytes on every call (only an update, or storing, reads
+    /// them, once).
+    pub(crate) fn aid(&self) -> (Arc<AskedNames>, Option<Arc<EdgeRuns>>) {
         match &*self.asked.lock().unwrap_or_else(|p| p.into_inner()) {
             Asked::Gone => (Arc::default(), None),
             Asked::Built(a, runs) => (Arc::clone(a), runs.clone()),
@@ -441,14 +452,10 @@ impl Graphs {
         }
     }
 
-    /// The stored edge list's bytes (count, then edges) and where each file's
-    /// edges are in it, when the edges are still encoded.
-    pub(crate) fn encoded_edges(&self) -> Option<(&[u8], Arc<EdgeRuns>)> {
-        let (None, Some((stored, range))) = (self.edges.built.get(), &self.edges.encoded) else {
-            return None;
-        };
-        let runs = self.aid().1?;
-        Some((&stored.bytes()[range.clone()], runs))
+    /// The stored edge list's bytes (count, then edges), while the edges are
+    /// still encoded ([`Graphs::aid`] says where each file's are).
+    pub(crate) fn encoded_edge_bytes(&self) -> Option<&[u8]> {
+        self.edges.still_encoded().map(|(stored, range)| &stored.bytes()[range.clone()])
     }
 
     /// Writes the reference edges as postcard's `Vec<SymbolEdge>` (bytes
@@ -460,7 +467,7 @@ impl Graphs {
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<impl Serialize + use<>> {
         let (asked, runs) = self.aid();
-        if let (Some(runs), Some((bytes, _))) = (runs, self.encoded_edges()) {
+        if let (Some(runs), Some(bytes)) = (runs, self.encoded_edge_bytes()) {
             out.write_all(bytes)?;
             return Ok(UpdateAid { asked, runs });
         }
@@ -481,12 +488,6 @@ impl Graphs {
         }
         out.write_all(&buf)?;
         Ok(UpdateAid { asked, runs: Arc::new(runs) })
-    }
-
-    /// What each file's resolution looked up (decoded from stored bytes each
-    /// time: only an update, or storing, reads it, once).
-    pub(crate) fn asked(&self) -> Arc<AskedNames> {
-        self.aid().0
     }
 
     /// These graphs with their reference edges and lookups as

@@ -293,7 +293,7 @@ pub(crate) fn update(
     }
 
     // 4. Which files to resolve again.
-    let asked = old_graphs.asked();
+    let (asked, runs) = old_graphs.aid();
     let hit_ids: HashSet<u32> = asked
         .names
         .iter()
@@ -402,7 +402,7 @@ pub(crate) fn update(
         && moved
             .values()
             .all(|m| m.iter().enumerate().all(|(a, b)| b.is_none_or(|b| b as usize == a)));
-    let stored = old_graphs.encoded_edges().filter(|(_, runs)| {
+    let stored = old_graphs.encoded_edge_bytes().zip(runs).filter(|(_, runs)| {
         identity && runs.counts.len() == old_files.len() && runs.lens.len() == old_files.len()
     });
     let graphs = if let Some((bytes, runs)) = stored {

@@ -114,14 +114,7 @@ impl SnapshotStore {
         // Another process may have updated the index while this one read it:
         // then what was derived is not surely the key's, and is not stored.
         let unchanged = Snapshot::inputs(index).is_ok_and(|i| with_build_identity(&i.key) == key);
-        if !unchanged {
-            let duration_ms = started.elapsed().as_millis() as u64;
-            return Ok((
-                snap,
-                SnapshotReport { derivation, changed_files, resolved_files, duration_ms },
-            ));
-        }
-        if let Err(e) = self.store_in_background(Arc::clone(&snap), key, base) {
+        if unchanged && let Err(e) = self.store_in_background(Arc::clone(&snap), key, base) {
             call.progress.warning(
                 protocol::ErrorCode::Io.as_str(),
                 &format!(

@@ -122,7 +122,7 @@ fn render(s: &Snapshot) -> String {
         .unwrap();
         writeln!(out, "  out {:?}", s.graphs.file_out[f as usize]).unwrap();
         writeln!(out, "  in {:?}", s.graphs.file_in[f as usize]).unwrap();
-        let asked = s.graphs.asked();
+        let asked = s.graphs.aid().0;
         let mut names: Vec<&str> =
             asked.of(f).iter().map(|&i| asked.names[i as usize].as_str()).collect();
         names.sort_unstable();
