@@ -70,5 +70,5 @@ pub use crate::{
         project_instructions, scaffold,
     },
     error::{Error, Position, Result},
-    orchestrator::{Orchestrator, RUN_KIND, RunOutcome, parse_decision},
+    orchestrator::{Orchestrator, RUN_KIND, parse_decision},
 };

@@ -14,8 +14,8 @@
 //! goes to WAIT_HUMAN with its work so far.
 
 use llm::{CallOptions, Content, Message, Request, Role, StreamEvent, ToolDef};
-use protocol::CodingState;
-use serde_json::{Value, json};
+use protocol::{CodingState, RunEventKind};
+use serde_json::Value;
 use workflow::{NodeContext, NodeError};
 
 use crate::{
@@ -108,7 +108,7 @@ impl Turn<'_> {
                 let r = shared.rt.block_on(llm.stream(&req, &opts, &mut on_event));
                 if !pending.is_empty() {
                     let text = std::mem::take(&mut pending);
-                    cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
+                    cx.emit(RunEventKind::ModelDelta { agent: agent.clone(), round, text });
                 }
                 r
             };
@@ -145,20 +145,17 @@ impl Turn<'_> {
             spend.output_tokens += resp.usage.output_tokens;
             spend.cost_usd += resp.cost_usd.unwrap_or(0.0);
             spend.model_calls += 1;
-            cx.emit(
-                "modelCall",
-                json!({
-                    "agent": agent,
-                    "round": round,
-                    "provider": resp.provider,
-                    "model": resp.model,
-                    "usage": resp.usage,
-                    "costUsd": resp.cost_usd,
-                    "latencyMs": resp.latency_ms,
-                    "stopReason": resp.stop_reason,
-                    "toolCalls": resp.tool_calls().count(),
-                }),
-            );
+            cx.emit(RunEventKind::ModelCall {
+                agent: agent.clone(),
+                round,
+                provider: resp.provider.clone(),
+                model: resp.model.clone(),
+                usage: resp.usage,
+                cost_usd: resp.cost_usd,
+                latency_ms: resp.latency_ms,
+                stop_reason: resp.stop_reason,
+                tool_calls: resp.tool_calls().count() as u32,
+            });
             self.messages.push(Message::from_response(&resp));
             let calls: Vec<(String, String, Value)> = resp
                 .tool_calls()
@@ -173,36 +170,43 @@ impl Turn<'_> {
             let mut looped = None;
             for (id, name, input) in calls {
                 let args = input.to_string();
-                cx.emit(
-                    "toolCall",
-                    json!({"agent": agent, "round": round, "id": id, "name": name, "arguments": clip_json(&input)}),
-                );
+                cx.emit(RunEventKind::ToolCall {
+                    agent: agent.clone(),
+                    round,
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: clip_json(&input),
+                });
                 let cancel = cx.cancellation_token().clone();
                 let call = stdx::Call::new(&stdx::NoProgress, &cancel);
                 let answer = tools.call_in(&shared.session, &call, &name, input, &mut overlay);
                 state.spend.tool_calls += 1;
-                let (text, is_error, summary) = match answer {
+                let (text, is_error, summary, code) = match answer {
                     Ok(v) => {
                         let summary = v
                             .pointer("/guidance/contextSummary")
                             .and_then(Value::as_str)
                             .unwrap_or_default()
                             .to_owned();
-                        (v.to_string(), false, summary)
+                        (v.to_string(), false, summary, None)
                     }
                     Err(e) => (
                         serde_json::to_string(&e.to_body()).unwrap_or_default(),
                         true,
                         e.to_string(),
+                        Some(e.info.code.as_str().to_owned()),
                     ),
                 };
-                cx.emit(
-                    "toolResult",
-                    json!({
-                        "agent": agent, "round": round, "id": id, "name": name,
-                        "ok": !is_error, "summary": stdx::clip(&summary, 500), "bytes": text.len(),
-                    }),
-                );
+                cx.emit(RunEventKind::ToolResult {
+                    agent: agent.clone(),
+                    round,
+                    id: id.clone(),
+                    name: name.clone(),
+                    ok: !is_error,
+                    summary: stdx::clip(&summary, 500).into_owned(),
+                    bytes: text.len() as u64,
+                    code,
+                });
                 if looped.is_none() {
                     looped = loops.record(&name, &args, &text);
                 }
@@ -239,20 +243,26 @@ fn stream_event(
             pending.push_str(text);
             if pending.len() >= 256 || pending.ends_with('\n') {
                 let text = std::mem::take(pending);
-                cx.emit("modelDelta", json!({"agent": agent, "round": round, "text": text}));
+                cx.emit(RunEventKind::ModelDelta { agent: agent.to_owned(), round, text });
             }
         }
         StreamEvent::Reset { reason } => {
             pending.clear();
-            cx.emit("modelReset", json!({"agent": agent, "round": round, "reason": reason}));
+            cx.emit(RunEventKind::ModelReset {
+                agent: agent.to_owned(),
+                round,
+                reason: reason.clone(),
+            });
         }
-        StreamEvent::Retrying { provider, attempt, delay_ms, reason } => cx.emit(
-            "modelRetry",
-            json!({
-                "agent": agent, "provider": provider, "attempt": attempt,
-                "delayMs": delay_ms, "reason": reason,
-            }),
-        ),
+        StreamEvent::Retrying { provider, attempt, delay_ms, reason } => {
+            cx.emit(RunEventKind::ModelRetry {
+                agent: agent.to_owned(),
+                provider: provider.clone(),
+                attempt: *attempt,
+                delay_ms: *delay_ms,
+                reason: reason.clone(),
+            })
+        }
         _ => {}
     }
 }

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use llm::Message;
 use protocol::{
-    ApprovalDecision, BuildRequest, ChangeOptions, ChangeRequest, CheckLevel, CodingState,
-    ErrorCode, ExecutionPlan, HistoryRequest, PlannerAnswer, RepomapRequest, SandboxOptions,
-    TestRequest, TestResult, nodes,
+    ApprovalDecision, Approver, BuildRequest, ChangeOptions, ChangeRequest, CheckLevel,
+    CodingState, CommandKind, ErrorCode, ExecutionPlan, Gate, HistoryRequest, PlannerAnswer,
+    RepomapRequest, RunEventKind, SandboxOptions, TestRequest, TestResult, Validation, Verdict,
+    nodes,
 };
 use serde_json::{Value, json};
 use workflow::{NodeContext, NodeError, NodeOutcome};
@@ -58,13 +59,6 @@ pub(crate) fn run(
         Err(error) => NodeOutcome::Fail { state: RunState(state), error },
     })
 }
-
-/// Metadata keys the routers read (the seed keeps such flags in `metadata`).
-const DECISION: &str = "decision";
-const ROUTE: &str = "route";
-const ESCALATION: &str = "escalation";
-/// The overlay fingerprint VALIDATE last ran the build and tests on.
-const VALIDATED: &str = "validatedOverlay";
 
 type Outcome = Result<Step, NodeError>;
 
@@ -121,14 +115,17 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
         });
         match parsed {
             Ok(answer) => {
-                cx.emit("plan", json!({"spec": answer.spec, "plan": answer.plan}));
+                cx.emit(RunEventKind::Plan {
+                    spec: answer.spec.clone(),
+                    plan: answer.plan.clone(),
+                });
                 s.spec = Some(answer.spec);
                 s.plan = Some(answer.plan);
                 s.feedback = None;
                 return Ok(Step::Continue);
             }
             Err(e) if attempt == 1 => {
-                cx.emit("planRejected", json!({"error": e, "attempt": attempt}));
+                cx.emit(RunEventKind::PlanRejected { error: e.clone(), attempt });
                 turn.messages.push(Message::user(format!(
                     "Your answer is not a valid plan: {e}\n\nAnswer again with only the JSON \
                      object your instructions describe (`spec` and `plan` with numbered \
@@ -185,7 +182,7 @@ fn planner_context(shared: &Shared, s: &CodingState, cx: &mut NodeContext<'_>) -
             }
         }
     }
-    cx.emit("context", json!({"agent": "planner", "bytes": out.len()}));
+    cx.emit(RunEventKind::Context { agent: "planner".into(), bytes: out.len() as u64 });
     out
 }
 
@@ -275,8 +272,9 @@ pub(crate) fn wait_plan_approval(
 ) -> Outcome {
     let payload = |s: &CodingState, problem: Option<&str>| json!({"gate": "plan", "spec": s.spec, "plan": s.plan, "problem": problem});
     if s.settings.auto_approve {
-        s.metadata.insert(DECISION.into(), "approved".into());
-        cx.emit("approved", json!({"gate": "plan", "by": "settings (--yes)"}));
+        s.verdict = Some(Verdict::Approved);
+        let by = s.settings.auto_approved_by.unwrap_or(Approver::Flag);
+        cx.emit(RunEventKind::Approved { gate: Gate::Plan, by, feedback: None, edited: false });
         return Ok(Step::Continue);
     }
     let decision = match answer(cx) {
@@ -296,8 +294,13 @@ pub(crate) fn wait_plan_approval(
     let edited = decision.edited_content.as_deref().map(str::trim).filter(|e| !e.is_empty());
     match (decision.approved, edited) {
         (true, None) => {
-            s.metadata.insert(DECISION.into(), "approved".into());
-            cx.emit("approved", json!({"gate": "plan", "feedback": decision.feedback}));
+            s.verdict = Some(Verdict::Approved);
+            cx.emit(RunEventKind::Approved {
+                gate: Gate::Plan,
+                by: Approver::Human,
+                feedback: decision.feedback.clone(),
+                edited: false,
+            });
             s.feedback = decision.feedback;
         }
         // An edited plan that parses is the human's plan: approved as edited.
@@ -312,25 +315,30 @@ pub(crate) fn wait_plan_approval(
                 Err(_) => serde_json::from_str(text).unwrap_or_default(),
             };
             s.plan = Some(plan);
-            s.metadata.insert(DECISION.into(), "approved".into());
-            cx.emit("approved", json!({"gate": "plan", "edited": true}));
+            s.verdict = Some(Verdict::Approved);
+            cx.emit(RunEventKind::Approved {
+                gate: Gate::Plan,
+                by: Approver::Human,
+                feedback: None,
+                edited: true,
+            });
         }
         // Anything else sends the planner back with the human's words.
-        (approved, edited) => {
+        (_, edited) => {
             let words = edited.map(str::to_owned).or(decision.feedback).unwrap_or_else(|| {
                 "The reviewer rejected the plan without comment; reconsider it.".into()
             });
             s.feedback = Some(words.clone());
-            s.metadata.insert(DECISION.into(), "rejected".into());
-            cx.emit("rejected", json!({"gate": "plan", "feedback": words, "approved": approved}));
+            s.verdict = Some(Verdict::Rejected);
+            cx.emit(RunEventKind::Rejected { gate: Gate::Plan, feedback: words });
         }
     }
     Ok(Step::Continue)
 }
 
 pub(crate) fn after_plan_gate(s: &CodingState) -> &'static str {
-    match s.metadata.get(DECISION).map(String::as_str) {
-        Some("approved") => nodes::CODE,
+    match s.verdict {
+        Some(Verdict::Approved) => nodes::CODE,
         _ => nodes::PLAN,
     }
 }
@@ -345,7 +353,7 @@ pub(crate) fn wait_review(
         Ok(None) | Err(_) => {
             s.code_diffs = overlay::diffs(&s.overlay, shared);
             let p = json!({"gate": "review", "diffs": s.code_diffs, "tests": s.test_result});
-            let reason = if s.metadata.get("validation").map(String::as_str) == Some("none") {
+            let reason = if s.validation == Some(Validation::Unchecked) {
                 "nothing could validate this change (no build step ran, no test was found): \
                  review it before it is applied"
             } else {
@@ -355,29 +363,34 @@ pub(crate) fn wait_review(
         }
     };
     if decision.approved {
-        s.metadata.insert(DECISION.into(), "approved".into());
-        cx.emit("approved", json!({"gate": "review"}));
+        s.verdict = Some(Verdict::Approved);
+        cx.emit(RunEventKind::Approved {
+            gate: Gate::Review,
+            by: Approver::Human,
+            feedback: decision.feedback.clone(),
+            edited: false,
+        });
     } else {
         let words = decision.feedback.unwrap_or_else(|| "The reviewer rejected the change.".into());
         s.feedback = Some(words.clone());
-        s.metadata.insert(DECISION.into(), "rejected".into());
+        s.verdict = Some(Verdict::Rejected);
         // One more round for the reviewer's point, even at the limit.
         s.max_iterations = s.max_iterations.max(s.iteration_count + 1);
-        cx.emit("rejected", json!({"gate": "review", "feedback": words}));
+        cx.emit(RunEventKind::Rejected { gate: Gate::Review, feedback: words });
     }
     Ok(Step::Continue)
 }
 
 pub(crate) fn after_review(s: &CodingState) -> &'static str {
-    match s.metadata.get(DECISION).map(String::as_str) {
-        Some("approved") => nodes::SUCCESS,
+    match s.verdict {
+        Some(Verdict::Approved) => nodes::SUCCESS,
         _ => nodes::CODE,
     }
 }
 
 pub(crate) fn escalate(_: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
-    let reason = s.metadata.remove(ESCALATION).unwrap_or_else(|| "validation keeps failing".into());
-    cx.emit("escalated", json!({"reason": reason, "iteration": s.iteration_count}));
+    let reason = s.escalation.take().unwrap_or_else(|| "validation keeps failing".into());
+    cx.emit(RunEventKind::Escalated { reason: reason.clone(), iteration: s.iteration_count });
     s.pause_reason = Some(reason);
     Ok(Step::Continue)
 }
@@ -408,17 +421,27 @@ pub(crate) fn wait_human(
     s.recent.clear();
     s.max_iterations = s.iteration_count + s.settings.max_iterations;
     s.feedback = decision.feedback.clone().or(decision.edited_content.clone());
-    let verdict = if decision.approved { "approved" } else { "rejected" };
-    s.metadata.insert(DECISION.into(), verdict.into());
-    cx.emit(verdict, json!({"gate": "human", "feedback": s.feedback}));
+    if decision.approved {
+        s.verdict = Some(Verdict::Approved);
+        cx.emit(RunEventKind::Approved {
+            gate: Gate::Human,
+            by: Approver::Human,
+            feedback: s.feedback.clone(),
+            edited: false,
+        });
+    } else {
+        s.verdict = Some(Verdict::Rejected);
+        let feedback = s.feedback.clone().unwrap_or_default();
+        cx.emit(RunEventKind::Rejected { gate: Gate::Human, feedback });
+    }
     Ok(Step::Continue)
 }
 
 /// After a human: back to planning when there is no plan yet or they rejected
 /// it, else on coding with their words.
 pub(crate) fn after_human(s: &CodingState) -> &'static str {
-    match (s.plan.is_some(), s.metadata.get(DECISION).map(String::as_str)) {
-        (true, Some("approved")) => nodes::CODE,
+    match (s.plan.is_some(), s.verdict) {
+        (true, Some(Verdict::Approved)) => nodes::CODE,
         _ => nodes::PLAN,
     }
 }
@@ -457,10 +480,10 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     s.iteration_count += 1;
     s.feedback = None;
     s.code_diffs = overlay::diffs(&s.overlay, shared);
-    cx.emit(
-        "diff",
-        json!({"iteration": s.iteration_count, "files": s.code_diffs.iter().map(|d| &d.file_path).collect::<Vec<_>>()}),
-    );
+    cx.emit(RunEventKind::Diff {
+        iteration: s.iteration_count,
+        files: s.code_diffs.iter().map(|d| d.file_path.clone()).collect(),
+    });
     match end {
         TurnEnd::Answer { text, .. } => s.coder_summary = Some(text),
         TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
@@ -492,8 +515,8 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
     // building and testing the same files again would only cost time and a
     // validator call. It counts as the same failure again (the loop detector's).
     let fingerprint = overlay_fingerprint(&s.overlay);
-    if s.metadata.get("validation").map(String::as_str) == Some("failed")
-        && s.metadata.get(VALIDATED) == Some(&fingerprint)
+    if s.validation == Some(Validation::Failed)
+        && s.validated_overlay.as_ref() == Some(&fingerprint)
         && let Some(last) = s.recent.last().cloned()
     {
         s.recent.push(last);
@@ -502,19 +525,18 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
         {
             s.error_context = Some(format!("{CHANGED_NOTHING}\n\n{e}"));
         }
-        cx.emit(
-            "validationReused",
-            json!({"reason": "the run's files did not change since the last failure"}),
-        );
+        cx.emit(RunEventKind::ValidationReused {
+            reason: "the run's files did not change since the last failure".into(),
+        });
         return Ok(Step::Continue);
     }
-    s.metadata.insert(VALIDATED.into(), fingerprint);
+    s.validated_overlay = Some(fingerprint);
     let ws = workspace(shared, cx.run_id());
     let overlay = overlay::to_edit(&s.overlay);
     let report = ws.sync(&overlay).map_err(|e| {
         NodeError::new(e.code().as_str(), format!("preparing the run's workspace: {e}"))
     })?;
-    cx.emit("workspace", json!({"path": ws.path(), "sync": report}));
+    cx.emit(RunEventKind::Workspace { path: ws.path().display().to_string(), sync: report });
     let cancel = cx.cancellation_token().clone();
     let call = stdx::Call::new(&stdx::NoProgress, &cancel);
     let sandbox = SandboxOptions {
@@ -532,15 +554,16 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
             // Python and plain Node projects have no build step: nothing ran.
             if b.exec.is_some() {
                 checked = true;
-                let errors: Vec<String> = b.build.errors.iter().take(5).map(diagnostic).collect();
+                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
                 command_event(
                     cx,
-                    "build",
+                    CommandKind::Build,
                     &b.build.tool,
                     b.build.success,
                     b.build.duration_ms,
                     b.exec.as_ref(),
-                    &errors,
+                    errors,
+                    b.build.errors.len() as u32,
                 );
             }
             if !b.build.success {
@@ -575,16 +598,16 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                     && t.test.build_errors.is_empty()
                     && t.test.incomplete.is_none();
                 checked |= !ran_none;
-                let failed: Vec<String> =
-                    t.test.failures.iter().take(5).map(|f| f.name.clone()).collect();
+                let failed = bounded_names(t.test.failures.iter().map(|f| f.name.clone()));
                 command_event(
                     cx,
-                    "test",
+                    CommandKind::Test,
                     &t.test.tool,
                     t.test.success,
                     t.test.duration_ms,
                     Some(&t.exec),
-                    &failed,
+                    failed,
+                    t.test.failed.max(t.test.failures.len() as u32),
                 );
                 if !t.test.success && !ran_none {
                     failure = Some(test_failure(&t.test, &t.exec));
@@ -599,19 +622,19 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
     match failure {
         None if !checked => {
             s.error_context = None;
-            s.metadata.insert("validation".into(), "none".into());
-            cx.emit(
-                "validationSkipped",
-                json!({"reason": "no build step ran and no test was found: a human reviews the change"}),
-            );
+            s.validation = Some(Validation::Unchecked);
+            cx.emit(RunEventKind::ValidationSkipped {
+                reason: "no build step ran and no test was found: a human reviews the change"
+                    .into(),
+            });
         }
         None => {
             s.error_context = None;
-            s.metadata.insert("validation".into(), "passed".into());
+            s.validation = Some(Validation::Passed);
         }
         Some(text) => {
             s.recent.push(policy::failure_fingerprint(&text));
-            s.metadata.insert("validation".into(), "failed".into());
+            s.validation = Some(Validation::Failed);
             let diagnosis = diagnose(shared, s, &text, cx)?;
             s.error_context = Some(match diagnosis {
                 Some(d) => format!("{text}\n## Diagnosis\n\n{d}\n"),
@@ -642,7 +665,7 @@ fn diagnose(
         TurnEnd::Answer { text, .. } if !text.trim().is_empty() => Some(text),
         TurnEnd::Answer { .. } => None,
         TurnEnd::Paused(reason) => {
-            cx.emit("diagnosisSkipped", json!({"reason": reason}));
+            cx.emit(RunEventKind::DiagnosisSkipped { reason });
             None
         }
     })
@@ -691,56 +714,80 @@ fn tail(stderr: &str, stdout: &str) -> String {
     format!("\nOutput (end):\n```\n{}\n```\n", &trimmed[start..])
 }
 
+/// What a `command` event names: every failure, until the names add up to
+/// [`MAX_NAMED_BYTES`] (the event's `failed` keeps the exact count).
+const MAX_NAMED_BYTES: usize = 16 * 1024;
+
+fn bounded_names(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for name in names {
+        used += name.len();
+        if used > MAX_NAMED_BYTES {
+            break;
+        }
+        out.push(name);
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)] // one private helper, the event's fields
 fn command_event(
     cx: &mut NodeContext<'_>,
-    kind: &str,
+    kind: CommandKind,
     tool: &str,
     success: bool,
     duration_ms: u64,
     exec: Option<&protocol::ExecResult>,
-    failures: &[String],
+    failures: Vec<String>,
+    failed: u32,
 ) {
-    cx.emit(
-        "command",
-        json!({
-            "kind": kind, "tool": tool, "success": success, "durationMs": duration_ms,
-            // The tool's own figure can leave out its start-up; this is the wall time.
-            "wallMs": exec.map(|e| e.duration_ms),
-            "failures": failures,
-            "command": exec.map(|e| &e.command), "exitCode": exec.and_then(|e| e.exit_code),
-            "outputTail": exec.map(|e| stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned()),
-        }),
-    );
+    cx.emit(RunEventKind::Command {
+        kind,
+        tool: tool.to_owned(),
+        success,
+        duration_ms,
+        wall_ms: exec.map(|e| e.duration_ms),
+        failures,
+        failed,
+        command: exec.map(|e| e.command.clone()).unwrap_or_default(),
+        exit_code: exec.and_then(|e| e.exit_code),
+        output_tail: exec
+            .map(|e| stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned())
+            .unwrap_or_default(),
+    });
 }
 
 // --- DECIDE and SUCCESS -----------------------------------------------------------------
 
 pub(crate) fn decide(_: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
-    let validation = s.metadata.get("validation").map(String::as_str);
-    let passed = matches!(validation, Some("passed" | "none"));
+    let validation = s.validation;
+    let passed = matches!(validation, Some(Validation::Passed | Validation::Unchecked));
     let route = policy::decide(passed, s.iteration_count, s.max_iterations, &s.recent);
     let name = match &route {
         // Nothing validated the change: only a human can, before it is applied.
-        policy::Route::Pass if s.settings.review || validation == Some("none") => {
+        policy::Route::Pass if s.settings.review || validation == Some(Validation::Unchecked) => {
             nodes::WAIT_REVIEW
         }
         policy::Route::Pass => nodes::SUCCESS,
         policy::Route::Retry => nodes::CODE,
         policy::Route::Escalate(reason) => {
-            s.metadata.insert(ESCALATION.into(), reason.clone());
+            s.escalation = Some(reason.clone());
             nodes::ESCALATE
         }
     };
-    cx.emit(
-        "decision",
-        json!({"passed": passed, "iteration": s.iteration_count, "maxIterations": s.max_iterations, "next": name}),
-    );
-    s.metadata.insert(ROUTE.into(), name.into());
+    cx.emit(RunEventKind::Decision {
+        passed,
+        iteration: s.iteration_count,
+        max_iterations: s.max_iterations,
+        next: name.into(),
+    });
+    s.next_node = Some(name.into());
     Ok(Step::Continue)
 }
 
 pub(crate) fn after_decide(s: &CodingState) -> String {
-    s.metadata.get(ROUTE).cloned().unwrap_or_else(|| nodes::ESCALATE.to_owned())
+    s.next_node.clone().unwrap_or_else(|| nodes::ESCALATE.to_owned())
 }
 
 pub(crate) fn success(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
@@ -775,13 +822,10 @@ pub(crate) fn success(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext
         Ok(json!({"transactionId": resp.transaction_id, "found": false}))
     })?;
     s.transaction_id = applied["transactionId"].as_str().map(str::to_owned);
-    cx.emit(
-        "applied",
-        json!({
-            "transactionId": s.transaction_id,
-            "files": s.code_diffs.iter().map(|d| &d.file_path).collect::<Vec<_>>(),
-        }),
-    );
+    cx.emit(RunEventKind::Applied {
+        transaction_id: s.transaction_id.clone(),
+        files: s.code_diffs.iter().map(|d| d.file_path.clone()).collect(),
+    });
     remove_workspace(shared, cx.run_id());
     Ok(Step::Continue)
 }
@@ -862,12 +906,12 @@ mod tests {
     fn routers_follow_the_seed_graph() {
         let mut s = CodingState::new("r", "q", protocol::RunSettings::default());
         assert_eq!(after_plan_gate(&s), nodes::PLAN);
-        s.metadata.insert(DECISION.into(), "approved".into());
+        s.verdict = Some(Verdict::Approved);
         assert_eq!(after_plan_gate(&s), nodes::CODE);
         assert_eq!(after_human(&s), nodes::PLAN, "no plan yet: plan first");
         s.plan = Some(ExecutionPlan::default());
         assert_eq!(after_human(&s), nodes::CODE);
-        s.metadata.insert(DECISION.into(), "rejected".into());
+        s.verdict = Some(Verdict::Rejected);
         assert_eq!(after_human(&s), nodes::PLAN);
         assert_eq!(after_review(&s), nodes::CODE);
     }

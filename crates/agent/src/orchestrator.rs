@@ -7,8 +7,8 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use engine::{Registry, Session};
 use llm::Llm;
 use protocol::{
-    ApprovalDecision, CheckpointMeta, CodingState, RunEvent, RunSettings, RunStatus, RunSummary,
-    nodes,
+    ApprovalDecision, CheckpointMeta, CodingState, RunEvent, RunOutcome, RunSettings, RunStatus,
+    RunSummary, nodes,
 };
 use serde::{Deserialize, Serialize};
 use workflow::{
@@ -70,27 +70,6 @@ impl Shared {
                 format!("no agent named `{name}` (built-in agents can be overridden, not removed)"),
             )
         })
-    }
-}
-
-/// How an execution of a run ended: its status (waiting at a gate, succeeded,
-/// failed, cancelled) and its state.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunOutcome {
-    pub run_id: String,
-    pub status: RunStatus,
-    pub state: CodingState,
-}
-
-impl RunOutcome {
-    /// The gate the run waits at (`WAIT_PLAN_APPROVAL`, `WAIT_REVIEW`,
-    /// `WAIT_HUMAN`, or a node a limit paused before), if it waits.
-    pub fn waiting_at(&self) -> Option<&str> {
-        match &self.status {
-            RunStatus::Waiting { node, .. } => Some(node),
-            _ => None,
-        }
     }
 }
 

@@ -90,21 +90,8 @@ impl WorkspaceError {
     }
 }
 
-/// What one [`ShadowWorkspace::sync`] did, for a progress line or an event.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SyncReport {
-    /// Project files and symlinks copied (new, changed, or restored after the
-    /// overlay let go of them).
-    pub(crate) copied: usize,
-    /// Files and symlinks removed from the copy: gone from the project, deleted by
-    /// the overlay, or written by an earlier overlay and not by this one.
-    pub(crate) removed: usize,
-    /// Overlay files written because the copy did not already hold their bytes.
-    pub(crate) overlay_written: usize,
-    /// Dependency directories linked (or re-linked) by this sync.
-    pub(crate) linked: usize,
-}
+/// What one [`ShadowWorkspace::sync`] did: the `workspace` event's counts.
+pub(crate) type SyncReport = protocol::WorkspaceSync;
 
 /// A copy of the project that a run builds and tests in: the project's files with
 /// the run's overlay on top, kept up to date by [`ShadowWorkspace::sync`] and kept
@@ -258,7 +245,7 @@ impl ShadowWorkspace {
                     || project.linked.contains_key(rel)
                     || overlay.get(rel).is_some_and(Option::is_some)
             };
-            report.removed += sweep_strays(&dir, &keep)?;
+            report.removed += sweep_strays(&dir, &keep)? as u64;
         }
 
         let json = serde_json::to_vec_pretty(&next)
@@ -778,7 +765,7 @@ mod tests {
         entries.iter().map(|(p, t)| ((*p).to_owned(), t.map(|t| t.as_bytes().to_vec()))).collect()
     }
 
-    fn report(copied: usize, removed: usize, overlay_written: usize, linked: usize) -> SyncReport {
+    fn report(copied: u64, removed: u64, overlay_written: u64, linked: u64) -> SyncReport {
         SyncReport { copied, removed, overlay_written, linked }
     }
 

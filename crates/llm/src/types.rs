@@ -167,49 +167,9 @@ pub struct OutputSchema {
     pub schema: Value,
 }
 
-/// Why the model stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    EndTurn,
-    MaxTokens,
-    ToolUse,
-    StopSequence,
-    /// The provider filtered the output.
-    ContentFilter,
-    /// Anything else the server said, or nothing.
-    Other,
-}
-
-/// Tokens of one call (or a sum of calls). `input_tokens` excludes cached input:
-/// Anthropic reports it that way, and OpenAI's `prompt_tokens` is split accordingly,
-/// so costs add up the same for both.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Input read from the provider's prompt cache (cheaper).
-    pub cache_read_tokens: u64,
-    /// Input written to the provider's prompt cache (Anthropic; dearer once).
-    pub cache_write_tokens: u64,
-    /// The server reported no usage; these numbers are estimates (characters / 4).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub estimated: bool,
-}
-
-impl Usage {
-    pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
-    }
-
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.estimated |= other.estimated;
-    }
-}
+// The model's own vocabulary (why it stopped, the tokens) belongs to the
+// protocol: agent runs report it in their events, camelCase like every event.
+pub use protocol::{StopReason, Usage};
 
 /// The answer to a call.
 #[derive(Debug, Clone, PartialEq, Serialize)]

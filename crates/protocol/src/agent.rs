@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{BuildResult, TestResult};
+use crate::{BuildResult, RunStatus, TestResult};
 
 /// The nodes of the coding graph (seed 000 §3.1.3), by the names runs report.
 pub mod nodes {
@@ -23,6 +23,108 @@ pub mod nodes {
     pub const WAIT_REVIEW: &str = "WAIT_REVIEW";
     pub const ESCALATE: &str = "ESCALATE";
     pub const WAIT_HUMAN: &str = "WAIT_HUMAN";
+}
+
+/// Where a coding run waits for a human, by what the human is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Gate {
+    /// WAIT_PLAN_APPROVAL: approve, edit or reject the plan.
+    Plan,
+    /// WAIT_REVIEW: apply the validated (or unvalidatable) change, or send it back.
+    Review,
+    /// WAIT_HUMAN: a limit, an escalation or a pause; continue, re-plan or cancel.
+    Human,
+}
+
+impl Gate {
+    /// The node that waits at this gate.
+    pub fn node(self) -> &'static str {
+        match self {
+            Gate::Plan => nodes::WAIT_PLAN_APPROVAL,
+            Gate::Review => nodes::WAIT_REVIEW,
+            Gate::Human => nodes::WAIT_HUMAN,
+        }
+    }
+
+    /// The gate a node waits at, if it is one. A node a limit paused before (PLAN,
+    /// CODE, VALIDATE) is answered like WAIT_HUMAN.
+    pub fn of_node(node: &str) -> Option<Gate> {
+        match node {
+            nodes::WAIT_PLAN_APPROVAL => Some(Gate::Plan),
+            nodes::WAIT_REVIEW => Some(Gate::Review),
+            nodes::WAIT_HUMAN => Some(Gate::Human),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Plan => "plan",
+            Gate::Review => "review",
+            Gate::Human => "human",
+        }
+    }
+}
+
+/// Who answered a gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Approver {
+    /// A person, at a prompt, with `runs approve|reject`, or over the HTTP API.
+    Human,
+    /// `--yes` on the command line (or `autoApprove` in a request).
+    Flag,
+    /// The configuration: `agent.enableHumanInTheLoop: false`.
+    Configuration,
+}
+
+/// A gate's answer, as the routers read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    Approved,
+    Rejected,
+}
+
+/// What the last VALIDATE found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Validation {
+    /// The build and the tests passed (failures that existed before the run, found
+    /// by the baseline, do not count).
+    Passed,
+    /// The build or a test failed because of the change.
+    Failed,
+    /// Nothing could check the change: no build step ran and no test was found.
+    Unchecked,
+}
+
+/// Which project command a `command` event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum CommandKind {
+    Build,
+    Test,
+}
+
+/// What bringing a run's workspace copy up to date did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSync {
+    /// Project files and symlinks copied (new, changed, or restored after the
+    /// overlay let go of them).
+    pub copied: u64,
+    /// Files and symlinks removed from the copy.
+    pub removed: u64,
+    /// Overlay files written because the copy did not already hold their bytes.
+    pub overlay_written: u64,
+    /// Dependency directories linked (or re-linked).
+    pub linked: u64,
 }
 
 /// One step of a plan.
@@ -138,6 +240,10 @@ pub struct RunSettings {
     /// off).
     #[serde(default)]
     pub auto_approve: bool,
+    /// Who turned `auto_approve` on (the flag or the configuration), for the
+    /// event that reports the approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_approved_by: Option<Approver>,
     /// Stop at SUCCESS with the diff and wait for approval before applying.
     #[serde(default)]
     pub review: bool,
@@ -157,6 +263,7 @@ impl Default for RunSettings {
     fn default() -> Self {
         RunSettings {
             auto_approve: false,
+            auto_approved_by: None,
             review: false,
             max_iterations: 5,
             budget_usd: None,
@@ -227,6 +334,22 @@ pub struct CodingState {
     /// The coder's last summary of what it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coder_summary: Option<String>,
+    /// The answer of the gate the run passed last (the routers after a gate read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// What the last VALIDATE found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+    /// The overlay's fingerprint the last VALIDATE checked: a round that changed
+    /// nothing is not built and tested again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validated_overlay: Option<String>,
+    /// The node DECIDE (or an agent, seed 001's `NextNode`) chose to run next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_node: Option<String>,
+    /// Why DECIDE escalated, until ESCALATE reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
 }
 
 impl CodingState {
@@ -259,6 +382,32 @@ impl CodingState {
             recent: Vec::new(),
             settings,
             coder_summary: None,
+            verdict: None,
+            validation: None,
+            validated_overlay: None,
+            next_node: None,
+            escalation: None,
+        }
+    }
+}
+
+/// How an execution of a coding run ended: its status (waiting at a gate,
+/// succeeded, failed, cancelled) and its state. The last line of `run --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub state: CodingState,
+}
+
+impl RunOutcome {
+    /// The node the run waits at (a gate, or a node a limit paused before), if it
+    /// waits.
+    pub fn waiting_at(&self) -> Option<&str> {
+        match &self.status {
+            RunStatus::Waiting { node, .. } => Some(node),
+            _ => None,
         }
     }
 }

@@ -52,6 +52,7 @@ impl std::fmt::Display for LimitKind {
 /// here is a wish. `warnings` lists what was requested (or is normally on) but could
 /// not be provided on this machine.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Isolation {
     /// `namespaces` (ironbees' own helper), `bubblewrap`, `container` or `none`.
     pub backend: String,
@@ -102,6 +103,7 @@ pub struct Isolation {
 /// One captured output stream, bounded: when the command wrote more than the capture
 /// limit, `text` keeps the head and the tail with a marker line between them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct CapturedOutput {
     /// The retained bytes as UTF-8 (invalid sequences replaced).
     pub text: String,
@@ -112,6 +114,7 @@ pub struct CapturedOutput {
 
 /// What happened when a command ran in the sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ExecResult {
     pub command: Vec<String>,
     /// The exit status when the command exited normally.
@@ -174,6 +177,7 @@ pub enum Severity {
 
 /// A compiler or build-tool message with its location.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Diagnostic {
     pub severity: Severity,
     /// The tool's code (`E0308`, `CS0103`, `unused_variables`), if it has one.
@@ -192,6 +196,7 @@ pub struct Diagnostic {
 
 /// The outcome of a build.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BuildResult {
     pub success: bool,
     /// The build tool (`cargo`, `dotnet`, `go`, `tsc`, `command`).
@@ -203,6 +208,7 @@ pub struct BuildResult {
 
 /// One failed test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct TestFailure {
     /// The fully qualified test name as the tool prints it.
     pub name: String,
@@ -217,6 +223,7 @@ pub struct TestFailure {
 
 /// The outcome of a test run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct TestResult {
     /// Every test passed, at least one test ran, and the run was not cut short.
     pub success: bool,

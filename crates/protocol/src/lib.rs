@@ -24,14 +24,16 @@ mod error;
 mod exec;
 mod index;
 mod intel;
+mod model;
 mod ops;
 mod pillars;
 mod workflow;
 
 pub use crate::{
     agent::{
-        ApprovalDecision, CodingState, EditType, ExecutionPlan, FileEdit, OverlayFile, PlanStep,
-        PlannerAnswer, RunSettings, RunSpend, nodes,
+        ApprovalDecision, Approver, CodingState, CommandKind, EditType, ExecutionPlan, FileEdit,
+        Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome, RunSettings, RunSpend, Validation,
+        Verdict, WorkspaceSync, nodes,
     },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{
@@ -61,6 +63,7 @@ pub use crate::{
         ResolvedTarget, RoleCount, ScoreParts, SearchHit, SearchResults, Skeleton, SkipGroup,
         Staleness, SymbolDependent, SymbolHotspot, SymbolRef, UpdateReport,
     },
+    model::{StopReason, Usage},
     ops::{
         BuildRequest, BuildResponse, Effect, ExecRequest, GraphRequest, HistoryRequest,
         HistoryResponse, HistoryWindow, HotspotsRequest, ImpactRequest, IndexRequest,

@@ -614,6 +614,7 @@ pub struct TestRequest {
 
 /// What the build and test runners detected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ProjectInfo {
     pub root: String,
     /// `cargo`, `python`, `dotnet`, `go` or `node`.
@@ -629,6 +630,7 @@ pub struct ProjectInfo {
 
 /// The answer of `build`: the parsed result, and the run when something ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BuildResponse {
     pub project: ProjectInfo,
     pub build: BuildResult,
@@ -638,6 +640,7 @@ pub struct BuildResponse {
 
 /// The answer of `test`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct TestResponse {
     /// The detected project (absent when a command was given).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::{Approver, CommandKind, ExecutionPlan, Gate, StopReason, Usage, WorkspaceSync};
+
 /// Where a run stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -129,10 +131,112 @@ pub enum RunEventKind {
     Paused { node: String, reason: String },
     /// A policy sent the run to `to` instead of `from`.
     Diverted { from: String, to: String, reason: String },
-    /// A node's own event: model deltas, tool calls, command output.
-    Custom { kind: String, data: Value },
     /// The execution ended with a final status or a failure.
     RunFinished { status: RunStatus },
+
+    // --- what agent runs report (the coding graph's nodes and agents) -------------
+    /// Context gathered for an agent before its turn (Layer 0: repository map,
+    /// localized files, skeletons).
+    Context { agent: String, bytes: u64 },
+    /// A piece of a model's text as it streams: a line, or 256 bytes, at a time.
+    ModelDelta { agent: String, round: u32, text: String },
+    /// The stream of this round started over (a retry after partial output): the
+    /// text shown for it so far is void.
+    ModelReset { agent: String, round: u32, reason: String },
+    /// The model client tries a provider again after `delayMs`.
+    ModelRetry { agent: String, provider: String, attempt: u32, delay_ms: u64, reason: String },
+    /// A model call finished. `costUsd` is absent when the model has no known price.
+    ModelCall {
+        agent: String,
+        round: u32,
+        provider: String,
+        model: String,
+        usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        latency_ms: u64,
+        stop_reason: StopReason,
+        tool_calls: u32,
+    },
+    /// An agent calls a tool (long strings in the arguments cut short).
+    ToolCall { agent: String, round: u32, id: String, name: String, arguments: Value },
+    /// A tool's answer: `ok`, its summary (or the error), its size, and for an
+    /// error its machine code.
+    ToolResult {
+        agent: String,
+        round: u32,
+        id: String,
+        name: String,
+        ok: bool,
+        summary: String,
+        bytes: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    /// The planner's plan.
+    Plan { spec: String, plan: ExecutionPlan },
+    /// The planner's answer was not a plan; it is asked once more.
+    PlanRejected { error: String, attempt: u32 },
+    /// A gate was passed with yes: by whom, with what words, the plan edited.
+    Approved {
+        gate: Gate,
+        by: Approver,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        edited: bool,
+    },
+    /// A gate was answered with no (the plan is made again, the change reworked).
+    Rejected { gate: Gate, feedback: String },
+    /// DECIDE gave up on the loop: a human decides.
+    Escalated { reason: String, iteration: u32 },
+    /// A coding round ended: the files the run has changed so far.
+    Diff { iteration: u32, files: Vec<String> },
+    /// The run's workspace copy was brought up to date for VALIDATE.
+    Workspace { path: String, sync: WorkspaceSync },
+    /// A build or test command ran in the sandbox. `failures` names failing tests
+    /// (or build errors), bounded; `failed` counts them all.
+    Command {
+        kind: CommandKind,
+        tool: String,
+        success: bool,
+        /// The tool's own figure (it can leave out its start-up).
+        duration_ms: u64,
+        /// The wall time of the sandboxed command.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wall_ms: Option<u64>,
+        failures: Vec<String>,
+        #[serde(default)]
+        failed: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        command: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        output_tail: String,
+    },
+    /// Nothing could validate the change (no build step, no test found).
+    ValidationSkipped { reason: String },
+    /// VALIDATE did not run the build and tests again: the run's files did not
+    /// change since the last failure, which stands.
+    ValidationReused { reason: String },
+    /// The validator's diagnosis of a failure was skipped (budget, loop).
+    DiagnosisSkipped { reason: String },
+    /// DECIDE's choice after a validation.
+    Decision { passed: bool, iteration: u32, max_iterations: u32, next: String },
+    /// SUCCESS applied the run's change as one edit transaction (none when the run
+    /// changed nothing).
+    Applied {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transaction_id: Option<String>,
+        files: Vec<String>,
+    },
+    /// Something the user should know that does not stop the run (a budget that
+    /// cannot be enforced, a setting ignored), with a machine code.
+    Warning { code: String, message: String },
+
+    /// An extension's own event (not one of ironbees' kinds): a name and its data.
+    Custom { kind: String, data: Value },
 }
 
 #[cfg(test)]

@@ -125,15 +125,19 @@ impl NodeContext<'_> {
         self.cancel
     }
 
-    /// Emits a `custom` event (model deltas, tool calls, command output): stored,
-    /// then passed to the runner's sink. A store failure is logged, not returned:
-    /// a node's progress report is not worth failing the node for, and the next
-    /// checkpoint reports a broken store anyway.
-    pub fn emit(&mut self, kind: &str, data: Value) {
-        let kind = protocol::RunEventKind::Custom { kind: kind.to_owned(), data };
+    /// Emits an event (a model call, a tool call, a command's result: one of the
+    /// protocol's kinds): stored, then passed to the runner's sink. A store failure
+    /// is logged, not returned: a node's progress report is not worth failing the
+    /// node for, and the next checkpoint reports a broken store anyway.
+    pub fn emit(&mut self, kind: protocol::RunEventKind) {
         if let Err(e) = self.journal.write(None, vec![kind]) {
             tracing::warn!(run = %self.journal.run_id, error = %e, "workflow event not stored");
         }
+    }
+
+    /// Emits an extension's own event (`custom`, with a name and its data).
+    pub fn emit_custom(&mut self, kind: &str, data: Value) {
+        self.emit(protocol::RunEventKind::Custom { kind: kind.to_owned(), data });
     }
 
     /// Runs a side effect once per run and `key`: the first time, `f` runs and its

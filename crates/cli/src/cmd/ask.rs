@@ -46,6 +46,7 @@ pub struct AskArgs {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct AskOutput {
     answer: String,
     model: String,

@@ -27,6 +27,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Check {
     name: String,
     kind: &'static str,

@@ -167,8 +167,16 @@ fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<Ru
         Some(t) => engine::parse_duration(t)?.as_secs().max(1),
         None => sec.timeout_seconds.unwrap_or(d.timeout_seconds),
     };
+    let auto_approved_by = if yes {
+        Some(protocol::Approver::Flag)
+    } else if sec.enable_human_in_the_loop == Some(false) {
+        Some(protocol::Approver::Configuration)
+    } else {
+        None
+    };
     Ok(RunSettings {
-        auto_approve: yes || sec.enable_human_in_the_loop == Some(false),
+        auto_approve: auto_approved_by.is_some(),
+        auto_approved_by,
         review,
         max_iterations: limits.max_iterations.or(sec.max_iterations).unwrap_or(d.max_iterations),
         budget_usd: limits.budget_usd.or(sec.budget_usd),
@@ -339,7 +347,7 @@ pub fn drive(
     ctx: &Ctx,
     out: &Output,
     orch: &agent::Orchestrator,
-    mut outcome: agent::RunOutcome,
+    mut outcome: protocol::RunOutcome,
     started: Instant,
 ) -> Result<i32> {
     let interactive =
@@ -359,7 +367,7 @@ pub fn drive(
 }
 
 /// Prints how the run ended and picks the exit code.
-fn finish(out: &Output, o: &agent::RunOutcome, started: Instant) -> i32 {
+fn finish(out: &Output, o: &protocol::RunOutcome, started: Instant) -> i32 {
     let code = match &o.status {
         RunStatus::Succeeded => 0,
         RunStatus::Waiting { .. } => EXIT_WAITING,
@@ -599,11 +607,9 @@ impl Printer {
         let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
         match &ev.kind {
             RunEventKind::Checkpoint { iteration, .. } => tally.round = *iteration,
-            RunEventKind::Custom { kind, data } if kind == "modelCall" => {
-                let usage = &data["usage"];
-                tally.tokens += usage["input_tokens"].as_u64().unwrap_or(0)
-                    + usage["output_tokens"].as_u64().unwrap_or(0);
-                tally.cost += data["costUsd"].as_f64().unwrap_or(0.0);
+            RunEventKind::ModelCall { usage, cost_usd, .. } => {
+                tally.tokens += usage.input_tokens + usage.cache_read_tokens + usage.output_tokens;
+                tally.cost += cost_usd.unwrap_or(0.0);
             }
             _ => {}
         }
@@ -658,69 +664,74 @@ impl Printer {
             RunEventKind::RunFinished { status } => {
                 format!("{} {}", bold.apply_to("■"), status.name())
             }
-            RunEventKind::Custom { kind, data } => return self.custom(kind, data, &dim),
-            _ => return None,
-        })
-    }
-
-    fn custom(&self, kind: &str, d: &Value, dim: &console::Style) -> Option<String> {
-        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or_default();
-        Some(match kind {
-            "modelCall" => {
-                let usage = &d["usage"];
-                let tokens = usage["input_tokens"].as_u64().unwrap_or(0)
-                    + usage["output_tokens"].as_u64().unwrap_or(0);
-                let cost = d["costUsd"].as_f64().map(|c| format!(", ${c:.4}")).unwrap_or_default();
+            RunEventKind::ModelCall { agent, model, usage, cost_usd, latency_ms, .. } => {
+                let tokens = usage.input_tokens + usage.cache_read_tokens + usage.output_tokens;
+                let cost = cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
                 dim.apply_to(format!(
-                    "  {} → {} ({tokens} tokens{cost}, {} ms)",
-                    s("agent"),
-                    s("model"),
-                    n("latencyMs")
+                    "  {agent} → {model} ({tokens} tokens{cost}, {latency_ms} ms)"
                 ))
                 .to_string()
             }
-            "toolCall" => {
-                format!("  {} {} {}", s("agent"), s("name"), tool_target(&d["arguments"]))
+            RunEventKind::ToolCall { agent, name, arguments, .. } => {
+                format!("  {agent} {name} {}", tool_target(arguments))
             }
-            "toolResult" if d["ok"] == false => format!("    ✗ {}", stdx::clip(&s("summary"), 200)),
-            "plan" => format!("  plan: {}", d["plan"]["summary"].as_str().unwrap_or_default()),
-            "planRejected" => format!("  the plan did not parse, asking again: {}", s("error")),
-            "command" => {
-                let failures: Vec<&str> = d["failures"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+            RunEventKind::ToolResult { ok: false, summary, .. } => {
+                format!("    ✗ {}", stdx::clip(summary, 200))
+            }
+            RunEventKind::Plan { plan, .. } => format!("  plan: {}", plan.summary),
+            RunEventKind::PlanRejected { error, .. } => {
+                format!("  the plan did not parse, asking again: {error}")
+            }
+            RunEventKind::Command {
+                kind, tool, success, duration_ms, failures, failed, ..
+            } => {
+                let kind = match kind {
+                    protocol::CommandKind::Build => "build",
+                    protocol::CommandKind::Test => "test",
+                    _ => "command",
+                };
+                let named = if failures.is_empty() {
+                    String::new()
+                } else {
+                    let more = (*failed as usize).saturating_sub(failures.len());
+                    let shown: Vec<&str> = failures.iter().take(5).map(String::as_str).collect();
+                    let more = more + failures.len() - shown.len();
+                    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                    format!(": {}{more}", shown.join(", "))
+                };
                 format!(
-                    "  {} ({}): {} in {} ms{}",
-                    s("kind"),
-                    s("tool"),
-                    if d["success"] == true { "ok" } else { "FAILED" },
-                    n("durationMs"),
-                    if failures.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", failures.join(", "))
-                    }
+                    "  {kind} ({tool}): {} in {duration_ms} ms{named}",
+                    if *success { "ok" } else { "FAILED" }
                 )
             }
-            "diff" => format!(
-                "  round {}: {} file(s) changed in the run's workspace",
-                n("iteration"),
-                d["files"].as_array().map_or(0, Vec::len)
+            RunEventKind::Diff { iteration, files } => format!(
+                "  round {iteration}: {} file(s) changed in the run's workspace",
+                files.len()
             ),
-            "decision" => format!(
-                "  validation {} → {}",
-                if d["passed"] == true { "passed" } else { "failed" },
-                s("next")
-            ),
-            "escalated" => format!("  escalated: {}", s("reason")),
-            "approved" | "rejected" => format!("  {kind} ({})", s("gate")),
-            "applied" => match d["transactionId"].as_str() {
-                Some(tx) => format!("  applied as transaction {tx}"),
-                None => "  nothing to apply".into(),
-            },
-            "validationSkipped" => format!("  validation skipped: {}", s("reason")),
+            RunEventKind::Decision { passed, next, .. } => {
+                format!("  validation {} → {next}", if *passed { "passed" } else { "failed" })
+            }
+            RunEventKind::Escalated { reason, .. } => format!("  escalated: {reason}"),
+            RunEventKind::Approved { gate, by, .. } => {
+                let by = match by {
+                    protocol::Approver::Flag => " by --yes",
+                    protocol::Approver::Configuration => {
+                        " by the configuration (agent.enableHumanInTheLoop: false)"
+                    }
+                    _ => "",
+                };
+                format!("  approved ({}){by}", gate.as_str())
+            }
+            RunEventKind::Rejected { gate, .. } => format!("  rejected ({})", gate.as_str()),
+            RunEventKind::Applied { transaction_id: Some(tx), .. } => {
+                format!("  applied as transaction {tx}")
+            }
+            RunEventKind::Applied { transaction_id: None, .. } => "  nothing to apply".into(),
+            RunEventKind::ValidationSkipped { reason } => format!("  validation skipped: {reason}"),
+            RunEventKind::ValidationReused { reason } => {
+                format!("  validation not run again: {reason}")
+            }
+            RunEventKind::Warning { code, message } => format!("  warning [{code}]: {message}"),
             _ => return None,
         })
     }

@@ -133,12 +133,12 @@ impl Out {
         self.outcome()["runId"].as_str().unwrap_or_default().to_owned()
     }
 
-    /// The custom events of one kind (`toolCall`, `command`, ...).
-    fn custom(&self, kind: &str) -> Vec<Value> {
+    /// The events of one kind (`toolCall`, `command`, ...).
+    fn events(&self, kind: &str) -> Vec<Value> {
         self.lines()
             .into_iter()
-            .filter(|l| l["kind"]["type"] == "custom" && l["kind"]["kind"] == kind)
-            .map(|l| l["kind"]["data"].clone())
+            .filter(|l| l["kind"]["type"] == kind)
+            .map(|l| l["kind"].clone())
             .collect()
     }
 }
@@ -181,7 +181,7 @@ fn fixes_the_division_by_zero_bug_and_one_undo_restores_the_original() {
         CALC.replace(DIVISION, GUARDED),
         "the fix is in the working tree"
     );
-    let tests = o.custom("command");
+    let tests = o.events("command");
     assert!(
         tests.iter().any(|c| c["kind"] == "test" && c["tool"] == "pytest" && c["success"] == true),
         "{tests:?}"
@@ -251,7 +251,7 @@ fn adds_a_subtract_function_to_a_cargo_project_once_the_plan_is_approved() {
     let done = cli(&p, &mock, &["--json", "runs", "approve", &id]);
     ok(&done);
     let tests: Vec<Value> =
-        done.custom("command").into_iter().filter(|c| c["kind"] == "test").collect();
+        done.events("command").into_iter().filter(|c| c["kind"] == "test").collect();
     assert_eq!(tests.len(), 1, "{tests:?}");
     assert_eq!(tests[0]["tool"], "cargo");
     assert_eq!(tests[0]["success"], true);
@@ -283,7 +283,7 @@ fn a_wrong_first_fix_goes_back_to_the_coder_with_the_failing_test() {
     assert!(round2.contains("DID NOT RAISE"), "{round2}");
     assert!(round2.contains("returns None for b == 0"), "the validator's diagnosis: {round2}");
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
-    let decisions = o.custom("decision");
+    let decisions = o.events("decision");
     assert_eq!(
         decisions.iter().map(|d| d["next"].as_str().unwrap()).collect::<Vec<_>>(),
         ["CODE", "SUCCESS"]
@@ -322,8 +322,8 @@ fn a_bug_never_fixed_escalates_to_a_human_whose_feedback_reaches_the_coder() {
     assert_eq!(outcome["status"]["node"], "WAIT_HUMAN");
     assert_eq!(outcome["status"]["reason"], "2 rounds of coding did not make validation pass");
     // Round 2 changed nothing: its validation is the first one's, not run again.
-    assert_eq!(o.custom("validationReused").len(), 1);
-    assert_eq!(o.custom("command").iter().filter(|c| c["kind"] == "test").count(), 1);
+    assert_eq!(o.events("validationReused").len(), 1);
+    assert_eq!(o.events("command").iter().filter(|c| c["kind"] == "test").count(), 1);
     assert_eq!(outcome["state"]["iterationCount"], 2);
     assert_eq!(p.read("calc.py"), CALC);
     let id = o.run_id();
@@ -405,7 +405,7 @@ fn start_until_edited(p: &TempProject, mock: &MockLlm) -> (std::process::Child, 
     for line in lines.by_ref() {
         let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
         id = v["runId"].as_str().unwrap_or_default().to_owned();
-        if v["kind"]["type"] == "custom" && v["kind"]["kind"] == "toolResult" {
+        if v["kind"]["type"] == "toolResult" {
             break;
         }
     }
@@ -507,7 +507,7 @@ fn the_same_tool_call_with_the_same_answer_three_times_is_a_loop() {
         "{reason}"
     );
     assert_eq!(coder_requests(&mock).len(), 3, "stopped at the third identical call");
-    assert!(o.custom("command").is_empty(), "nothing was validated");
+    assert!(o.events("command").is_empty(), "nothing was validated");
 }
 
 // --- scenario 10: a malformed plan ------------------------------------------------------
@@ -546,7 +546,7 @@ fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
     let o = cli(&p, &mock, &["run", "--json", "Fix the division by zero bug"]);
     assert_eq!(o.code, 10, "{}", o.stderr);
     assert_eq!(o.outcome()["status"]["node"], "WAIT_PLAN_APPROVAL");
-    assert_eq!(o.custom("planRejected").len(), 1);
+    assert_eq!(o.events("planRejected").len(), 1);
 }
 
 // --- scenario 6: killed at every node boundary ------------------------------------------
@@ -568,8 +568,7 @@ fn run_and_kill(p: &TempProject, mock: &MockLlm, at: &str) -> String {
             id = r.to_owned();
         }
         let k = &v["kind"];
-        let hit = (k["type"] == "nodeStarted" && k["node"] == at)
-            || (k["type"] == "custom" && k["kind"] == at);
+        let hit = (k["type"] == "nodeStarted" && k["node"] == at) || k["type"] == at;
         if hit {
             child.kill().unwrap(); // SIGKILL
             killed = true;
@@ -661,31 +660,21 @@ fn event_log(o: &Out) -> String {
     for l in o.lines() {
         let Some(k) = l.get("kind") else { continue };
         let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let d = k;
         let line = match s(&k["type"]).as_str() {
-            "custom" => {
-                let d = &k["data"];
-                match s(&k["kind"]).as_str() {
-                    "modelDelta" | "context" | "workspace" => continue,
-                    "modelCall" => {
-                        format!("  modelCall {} tools={}", s(&d["agent"]), d["toolCalls"])
-                    }
-                    "toolCall" => format!("  toolCall {} {}", s(&d["agent"]), s(&d["name"])),
-                    "toolResult" => {
-                        format!("  toolResult {} {} ok={}", s(&d["agent"]), s(&d["name"]), d["ok"])
-                    }
-                    "command" => format!(
-                        "  command {} {} success={}",
-                        s(&d["kind"]),
-                        s(&d["tool"]),
-                        d["success"]
-                    ),
-                    "decision" => {
-                        format!("  decision passed={} next={}", d["passed"], s(&d["next"]))
-                    }
-                    "applied" => format!("  applied files={}", d["files"]),
-                    other => format!("  {other}"),
-                }
+            "modelDelta" | "context" | "workspace" => continue,
+            "modelCall" => format!("  modelCall {} tools={}", s(&d["agent"]), d["toolCalls"]),
+            "toolCall" => format!("  toolCall {} {}", s(&d["agent"]), s(&d["name"])),
+            "toolResult" => {
+                format!("  toolResult {} {} ok={}", s(&d["agent"]), s(&d["name"]), d["ok"])
             }
+            "command" => {
+                format!("  command {} {} success={}", s(&d["kind"]), s(&d["tool"]), d["success"])
+            }
+            "decision" => format!("  decision passed={} next={}", d["passed"], s(&d["next"])),
+            "applied" => format!("  applied files={}", d["files"]),
+            "approved" | "rejected" | "plan" | "diff" | "escalated" | "validationSkipped"
+            | "validationReused" | "planRejected" | "warning" => format!("  {}", s(&k["type"])),
             "checkpoint" => format!("checkpoint {} {}", s(&k["node"]), s(&k["status"]["type"])),
             "nodeStarted" => format!("nodeStarted {}", s(&k["node"])),
             "runStarted" => format!("runStarted {}", s(&k["entry"])),
@@ -789,7 +778,7 @@ fn the_demo_fixes_its_calculator_in_two_rounds_without_a_configured_model() {
     let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
     assert!(lib.contains("'/' if b == 0 => Err(\"division by zero\".to_owned()),"), "{lib}");
     let tests: Vec<Value> =
-        o.custom("command").into_iter().filter(|c| c["kind"] == "test").collect();
+        o.events("command").into_iter().filter(|c| c["kind"] == "test").collect();
     assert_eq!(
         tests.iter().map(|t| t["success"].as_bool().unwrap()).collect::<Vec<_>>(),
         [false, true],

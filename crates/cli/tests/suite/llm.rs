@@ -95,14 +95,14 @@ fn llm_check_calls_every_provider_from_the_standard_variables() {
     let ps = v["providers"].as_array().unwrap();
     assert_eq!(ps.len(), 2);
     assert_eq!(ps[0]["name"], "anthropic");
-    assert_eq!(ps[0]["chain_position"], 0);
+    assert_eq!(ps[0]["chainPosition"], 0);
     assert_eq!(ps[0]["ok"], true);
     assert_eq!(ps[0]["model"], "claude-sonnet-4-5-20250929", "the model the server named");
-    assert_eq!(ps[0]["usage"]["input_tokens"], 14);
-    assert!(ps[0]["cost_usd"].as_f64().unwrap() > 0.0);
-    assert!(ps[0]["latency_ms"].is_u64());
+    assert_eq!(ps[0]["usage"]["inputTokens"], 14);
+    assert!(ps[0]["costUsd"].as_f64().unwrap() > 0.0);
+    assert!(ps[0]["latencyMs"].is_u64());
     assert_eq!(ps[1]["name"], "openai");
-    assert_eq!(ps[1]["chain_position"], 1, "OpenAI is the fallback when both are set");
+    assert_eq!(ps[1]["chainPosition"], 1, "OpenAI is the fallback when both are set");
     assert_eq!(ps[1]["kind"], "openai-compatible", "a base URL that is not OpenAI's");
     assert_eq!(ps[1]["model"], "gpt-4o-mini");
     assert_eq!(a.requests()[0].header("x-api-key"), Some(A_KEY));
@@ -255,11 +255,11 @@ fn ask_without_an_index_sends_no_map_and_json_reports_usage_and_cost() {
     assert_eq!(v["answer"], "42");
     assert_eq!(v["provider"], "openai");
     assert_eq!(v["model"], "gpt-4o-mini");
-    assert_eq!(v["usage"]["input_tokens"], 1000);
-    assert_eq!(v["usage"]["output_tokens"], 10);
-    let cost = v["cost_usd"].as_f64().unwrap();
+    assert_eq!(v["usage"]["inputTokens"], 1000);
+    assert_eq!(v["usage"]["outputTokens"], 10);
+    let cost = v["costUsd"].as_f64().unwrap();
     assert!((cost - (1000.0 * 0.15 + 10.0 * 0.6) / 1e6).abs() < 1e-12, "{cost}");
-    assert!(v["latency_ms"].is_u64());
+    assert!(v["latencyMs"].is_u64());
     let system = o.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(!system.contains("Repository map"), "no index, no map: {system}");
 }

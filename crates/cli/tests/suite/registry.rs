@@ -97,14 +97,13 @@ fn ironbees(dir: &Path, args: &[&str]) -> (i32, String, String) {
 fn normalized(v: &Value) -> Value {
     const VOLATILE: &[&str] = &[
         "exec",
-        "duration_ms",
         "durationMs",
-        "cpu_time_ms",
-        "peak_memory_bytes",
-        "peak_memory_source",
+        "cpuTimeMs",
+        "peakMemoryBytes",
+        "peakMemorySource",
         "last_update",
         "update",
-        "leftover_processes_killed",
+        "leftoverProcessesKilled",
         "memory",
     ];
     match v {

@@ -44,7 +44,7 @@ fn exec_json_reports_isolation_and_limit() {
         .stdout
         .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["exitCode"], 0);
     assert_eq!(v["isolation"]["backend"], "namespaces");
     assert_eq!(v["isolation"]["network"], "off");
     assert_eq!(v["isolation"]["seccomp"], true);
@@ -76,7 +76,7 @@ fn exec_removes_secret_environment_variables() {
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["stdout"]["text"], "absent\n");
     assert!(
-        v["isolation"]["env_removed"].as_array().unwrap().contains(&Value::from("OPENAI_API_KEY"))
+        v["isolation"]["envRemoved"].as_array().unwrap().contains(&Value::from("OPENAI_API_KEY"))
     );
 }
 

@@ -31,8 +31,8 @@ fn events_are_stored_in_order_sent_to_the_sink_and_replayable() {
     let mut g = Graph::new();
     g.add_node("A", visit("A"))
         .add_node("TALK", |s: Task, cx: &mut NodeContext<'_>| {
-            cx.emit("delta", json!("Hel"));
-            cx.emit("delta", json!("lo"));
+            cx.emit_custom("delta", json!("Hel"));
+            cx.emit_custom("delta", json!("lo"));
             Ok(NodeOutcome::Continue(s))
         })
         .add_node("ASK", ask("ASK"))
