@@ -45,8 +45,10 @@
 //!
 //! # fn demo(session: Arc<engine::Session>, llm: Arc<llm::Llm>) -> agent::Result<()> {
 //! let dirs = agent::AgentDirs::conventional(None, Path::new("."));
-//! let orchestrator = agent::Orchestrator::open(session, Some(llm), agent::AgentSet::load(&dirs)?)?;
-//! let run = orchestrator.start("Fix the division by zero in calculate()", Default::default(), None)?;
+//! let rt = tokio::runtime::Runtime::new().unwrap();
+//! let agents = agent::AgentSet::load(&dirs)?;
+//! let orchestrator = agent::Orchestrator::open(session, Some(llm), agents, rt.handle().clone())?;
+//! let run = orchestrator.start("Fix the division by zero in calculate()", Default::default(), Default::default())?;
 //! if run.waiting_at() == Some("WAIT_PLAN_APPROVAL") {
 //!     let yes = protocol::ApprovalDecision { approved: true, ..Default::default() };
 //!     orchestrator.resume(&run.run_id, Some(&yes), None)?;
@@ -70,5 +72,5 @@ pub use crate::{
         project_instructions, scaffold,
     },
     error::{Error, Position, Result},
-    orchestrator::{Orchestrator, RUN_KIND, parse_decision},
+    orchestrator::{Drive, Orchestrator, RUN_KIND, parse_decision},
 };

@@ -38,16 +38,16 @@ impl WorkflowState for RunState {
 }
 
 /// What every node shares: the project's session, the model, the agents, the
-/// tools, and a runtime to wait on the model with (nodes are blocking functions;
-/// the runtime is this orchestrator's, current-thread, so a run uses the thread
-/// it was started on and nothing else).
+/// tools, and the runtime to wait on the model with (nodes are blocking
+/// functions: they wait with `Handle::block_on` on the driver's runtime, from the
+/// thread that drives the run, which must not be one of the runtime's own).
 pub(crate) struct Shared {
     pub(crate) session: Arc<Session>,
     /// `None` for an orchestrator that only reads, cancels or lists runs.
     pub(crate) llm: Option<Arc<Llm>>,
     pub(crate) agents: AgentSet,
     pub(crate) registry: Registry,
-    pub(crate) rt: tokio::runtime::Runtime,
+    pub(crate) rt: tokio::runtime::Handle,
     /// Where runs build and test their overlays (`runs/work/<run-id>`).
     pub(crate) work_dir: PathBuf,
 }
@@ -84,10 +84,13 @@ impl Orchestrator {
     /// `.ironbees/runs/`. Checks that every agent the graph needs exists and asks
     /// only for tools the registry has. Without a model (`None`) it lists, shows
     /// and cancels runs; a node that needs the model fails with `LLM_UNAVAILABLE`.
+    /// `rt`: the runtime model calls are awaited on (drive runs from threads
+    /// outside it: the CLI's main thread, a server's blocking pool).
     pub fn open(
         session: Arc<Session>,
         llm: Option<Arc<Llm>>,
         agents: AgentSet,
+        rt: tokio::runtime::Handle,
     ) -> Result<Orchestrator> {
         let registry = Registry::new();
         let known = registry.names();
@@ -98,24 +101,23 @@ impl Orchestrator {
         }
         let runs = session.layout().runs_dir();
         let store = Arc::new(SqliteStore::open(&runs)?);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|source| Error::Io { path: PathBuf::from("<tokio runtime>"), source })?;
         let shared =
             Arc::new(Shared { session, llm, agents, registry, rt, work_dir: runs.join("work") });
         let graph = Arc::new(graph(&shared).build()?);
-        let runner =
-            Runner::new(graph, store).with_policy(|node: &str, s: &RunState, run: &RunInfo<'_>| {
-                match policy::pause_before(node, &s.0, run.elapsed) {
-                    None => PolicyDecision::Proceed,
-                    Some(reason) => {
-                        let mut state = s.clone();
-                        state.0.pause_reason = Some(reason.clone());
-                        PolicyDecision::Divert { to: nodes::WAIT_HUMAN.to_owned(), state, reason }
-                    }
+        let runner = Runner::new(graph, store).with_kind(RUN_KIND).with_policy(
+            |node: &str, s: &RunState, run: &RunInfo<'_>| match policy::pause_before(
+                node,
+                &s.0,
+                run.elapsed,
+            ) {
+                None => PolicyDecision::Proceed,
+                Some(reason) => {
+                    let mut state = s.clone();
+                    state.0.pause_reason = Some(reason.clone());
+                    PolicyDecision::Divert { to: nodes::WAIT_HUMAN.to_owned(), state, reason }
                 }
-            });
+            },
+        );
         Ok(Orchestrator { shared, runner })
     }
 
@@ -128,40 +130,59 @@ impl Orchestrator {
 
     /// Starts a run for `request` and executes it until it ends or waits for a
     /// human. `cancel` (a Ctrl-C) ends it `cancelled`, nothing applied.
-    pub fn start(
-        &self,
-        request: &str,
-        settings: RunSettings,
-        cancel: Option<stdx::CancellationToken>,
-    ) -> Result<RunOutcome> {
-        let request = request.trim();
-        if request.is_empty() {
-            return Err(Error::InvalidRequest(
-                "the request is empty: say what to do, e.g. \"Fix the division by zero in calculate()\"".into(),
-            ));
-        }
-        if settings.max_iterations == 0 {
-            return Err(Error::InvalidRequest("max iterations must be at least 1".into()));
-        }
-        let state = CodingState::new(String::new(), request, settings.clone());
-        let metadata = serde_json::json!({ "request": stdx::clip(request, 200) });
-        let opts = RunOptions { metadata, cancel, ..options() };
+    pub fn start(&self, request: &str, settings: RunSettings, drive: Drive) -> Result<RunOutcome> {
+        let state = initial_state(request, &settings)?;
+        let metadata = serde_json::json!({ "request": stdx::clip(request.trim(), 200) });
+        let opts = RunOptions { metadata, ..drive.options() };
         let report = self.runner.start(None, RUN_KIND, RunState(state), opts)?;
         Ok(outcome(report))
     }
 
-    /// Continues a run: with `decision`, the answer to the gate it waits at; without,
-    /// after a crash, a failure or a pause (a waiting gate asks again).
+    /// Creates a run for `request` without executing it: it is `queued` until
+    /// [`drive`](Self::drive) runs it (here, in another thread, or in another
+    /// process). Returns its summary (the id to drive, answer and follow it by).
+    pub fn create(&self, request: &str, settings: RunSettings) -> Result<RunSummary> {
+        let state = initial_state(request, &settings)?;
+        let metadata = serde_json::json!({ "request": stdx::clip(request.trim(), 200) });
+        Ok(self.runner.create(None, RUN_KIND, RunState(state), metadata)?)
+    }
+
+    /// Executes a run from where it stands until it ends or waits for a human:
+    /// a queued run from its start; with `decision`, the answer to the gate it
+    /// waits at; without, after a crash, a failure or a pause (a waiting gate
+    /// asks again). A finished run is `INVALID_STATE`; one another execution
+    /// holds is `BUSY`.
+    pub fn drive(
+        &self,
+        run_id: &str,
+        decision: Option<&ApprovalDecision>,
+        drive: Drive,
+    ) -> Result<RunOutcome> {
+        let input = decision.map(|d| serde_json::to_value(d).unwrap_or_default());
+        let report = self.runner.resume_with(run_id, input, drive.options())?;
+        Ok(outcome(report))
+    }
+
+    /// [`drive`](Self::drive) with only a cancellation token.
     pub fn resume(
         &self,
         run_id: &str,
         decision: Option<&ApprovalDecision>,
         cancel: Option<stdx::CancellationToken>,
     ) -> Result<RunOutcome> {
-        let input = decision.map(|d| serde_json::to_value(d).unwrap_or_default());
-        let opts = RunOptions { cancel, ..options() };
-        let report = self.runner.resume_with(run_id, input, opts)?;
-        Ok(outcome(report))
+        self.drive(run_id, decision, Drive { cancel, sink: None })
+    }
+
+    /// The run a person's word names: a run id, a unique prefix of one, or a
+    /// checkpoint's `stateId`.
+    pub fn resolve(&self, word: &str) -> Result<String> {
+        Ok(self.runner.resolve(word)?)
+    }
+
+    /// Follows a run's events after `after_seq`: the stored ones, then new ones as
+    /// any process writes them.
+    pub fn subscribe(&self, run_id: &str, after_seq: u64) -> workflow::Subscription {
+        self.runner.subscribe(run_id, after_seq)
     }
 
     /// Cancels a run: one waiting or left by a crash ends now; one another process
@@ -200,6 +221,35 @@ impl Orchestrator {
     pub fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
         Ok(self.runner.history(run_id)?)
     }
+}
+
+/// How one execution of a run is driven: the caller's cancellation (a Ctrl-C, a
+/// server shutting down) and where its events go as they are stored, besides
+/// the orchestrator's own listener.
+#[derive(Default, Clone)]
+pub struct Drive {
+    pub cancel: Option<stdx::CancellationToken>,
+    pub sink: Option<EventSink>,
+}
+
+impl Drive {
+    fn options(self) -> RunOptions {
+        RunOptions { cancel: self.cancel, sink: self.sink, ..options() }
+    }
+}
+
+fn initial_state(request: &str, settings: &RunSettings) -> Result<CodingState> {
+    let request = request.trim();
+    if request.is_empty() {
+        return Err(Error::InvalidRequest(
+            "the request is empty: say what to do, e.g. \"Fix the division by zero in calculate()\""
+                .into(),
+        ));
+    }
+    if settings.max_iterations == 0 {
+        return Err(Error::InvalidRequest("max iterations must be at least 1".into()));
+    }
+    Ok(CodingState::new(String::new(), request, settings.clone()))
 }
 
 /// How every execution runs. The time limit is a policy (a pause in WAIT_HUMAN

@@ -8,7 +8,6 @@
 
 mod alloc;
 mod cmd;
-mod config;
 mod exit;
 mod output;
 mod repo_context;

@@ -17,6 +17,9 @@ use crate::{Approver, CommandKind, ExecutionPlan, Gate, StopReason, Usage, Works
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum RunStatus {
+    /// Created and not yet driven: the first execution starts it at its entry node
+    /// (a server's worker, or the process that created it).
+    Queued,
     /// Between two nodes or inside one. A run that shows `running` while no process
     /// executes it was interrupted by a crash; `resume` continues it.
     Running,
@@ -34,9 +37,11 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    /// The `type` tag: `running`, `waiting`, `succeeded`, `failed`, `cancelled`.
+    /// The `type` tag: `queued`, `running`, `waiting`, `succeeded`, `failed`,
+    /// `cancelled`.
     pub fn name(&self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Waiting { .. } => "waiting",
             RunStatus::Succeeded => "succeeded",

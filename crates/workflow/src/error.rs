@@ -20,6 +20,9 @@ pub enum Error {
     /// No run with this id in the store.
     #[error("no workflow run {run_id:?}")]
     RunNotFound { run_id: String },
+    /// A word that names more than one run (a short id prefix).
+    #[error("{word:?} names several runs: {}; give more of the id", candidates.join(", "))]
+    Ambiguous { word: String, candidates: Vec<String> },
     /// `start` with the id of a run that exists.
     #[error("workflow run {run_id:?} exists already; resume it or pick another id")]
     RunExists { run_id: String },
@@ -46,6 +49,7 @@ impl Error {
         match self {
             Error::InvalidGraph { .. } | Error::InvalidRunId { .. } => ErrorCode::InvalidArgument,
             Error::RunNotFound { .. } => ErrorCode::StateNotFound,
+            Error::Ambiguous { .. } => ErrorCode::InvalidArgument,
             Error::RunExists { .. } => ErrorCode::AlreadyExists,
             Error::Busy { .. } => ErrorCode::Busy,
             Error::InvalidState { .. } | Error::State { .. } => ErrorCode::InvalidState,

@@ -72,6 +72,7 @@
 mod error;
 mod failpoint;
 mod graph;
+mod hub;
 mod node;
 mod policy;
 mod runner;
@@ -84,6 +85,7 @@ mod crash_tests;
 pub use crate::{
     error::{Error, Result},
     graph::{CompiledGraph, END, Graph},
+    hub::{EventHub, Subscription},
     node::{Node, NodeContext, NodeError, NodeOutcome, WorkflowState},
     policy::{Policy, PolicyDecision, RunInfo},
     runner::{EventSink, RunOptions, RunReport, Runner},

@@ -87,6 +87,7 @@ pub struct NodeContext<'a> {
     pub(crate) attempt: u32,
     pub(crate) input: Option<&'a Value>,
     pub(crate) cancel: &'a CancellationToken,
+    pub(crate) started: std::time::Instant,
 }
 
 impl NodeContext<'_> {
@@ -117,6 +118,12 @@ impl NodeContext<'_> {
     /// `cancelled` at the next node.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// When this execution (the `start` or `resume` call) began: a node bounds
+    /// what it waits for by the execution's time limit from here.
+    pub fn execution_started(&self) -> std::time::Instant {
+        self.started
     }
 
     /// The token behind [`is_cancelled`](Self::is_cancelled), for a node that

@@ -15,6 +15,7 @@ use crate::{
     error::{Error, Result},
     failpoint,
     graph::{CompiledGraph, END},
+    hub::{EventHub, Subscription},
     node::{NodeContext, NodeError, NodeOutcome, WorkflowState},
     policy::{Policy, PolicyDecision, RunInfo, limits},
     store::{Checkpoint, CheckpointStore, RunFilter, RunLock, validate_run_id},
@@ -25,7 +26,7 @@ use crate::{
 pub type EventSink = Arc<dyn Fn(&RunEvent) + Send + Sync>;
 
 /// How one execution (a `start` or `resume` call) runs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// The caller's data about the run, stored with it at `start` (ignored by
     /// `resume`).
@@ -43,6 +44,22 @@ pub struct RunOptions {
     pub node_retries: u32,
     /// Wait before the first retry; doubled for each next one.
     pub retry_backoff: Duration,
+    /// This execution's own listener (a CLI drawing the run it drives), besides
+    /// the runner's.
+    pub sink: Option<EventSink>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("metadata", &self.metadata)
+            .field("timeout", &self.timeout)
+            .field("max_steps", &self.max_steps)
+            .field("node_retries", &self.node_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .field("sink", &self.sink.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RunOptions {
@@ -54,6 +71,7 @@ impl Default for RunOptions {
             cancel: None,
             node_retries: 2,
             retry_backoff: Duration::from_millis(200),
+            sink: None,
         }
     }
 }
@@ -73,8 +91,11 @@ pub struct RunReport<S> {
 pub struct Runner<S> {
     graph: Arc<CompiledGraph<S>>,
     store: Arc<dyn CheckpointStore>,
+    /// The kind of run this graph drives; others in the store are refused.
+    kind: Option<String>,
     policies: Vec<Arc<dyn Policy<S>>>,
     sink: Option<EventSink>,
+    hub: Arc<EventHub>,
     cancel_poll: Duration,
 }
 
@@ -83,10 +104,28 @@ impl<S: WorkflowState> Runner<S> {
         Runner {
             graph,
             store,
+            kind: None,
             policies: Vec::new(),
             sink: None,
+            hub: Arc::new(EventHub::default()),
             cancel_poll: Duration::from_millis(100),
         }
+    }
+
+    /// Drives only runs of `kind`: `start` and `create` give new runs this kind,
+    /// and `resume` and `cancel` refuse a run of another kind (another graph's:
+    /// its state is not this graph's state, and its nodes are not these nodes)
+    /// with `InvalidState`.
+    pub fn with_kind(mut self, kind: &str) -> Runner<S> {
+        self.kind = Some(kind.to_owned());
+        self
+    }
+
+    /// Shares `hub` with other runners of this process, so a subscription made
+    /// through any of them wakes at once on the events of all.
+    pub fn with_hub(mut self, hub: Arc<EventHub>) -> Runner<S> {
+        self.hub = hub;
+        self
     }
 
     /// Adds a policy, asked before every node after the ones added earlier.
@@ -120,6 +159,37 @@ impl<S: WorkflowState> Runner<S> {
         initial: S,
         opts: RunOptions,
     ) -> Result<RunReport<S>> {
+        let (mut exec, entry) = self.new_run(run_id, kind, &initial, opts, RunStatus::Running)?;
+        self.drive(&mut exec, entry, initial, None)
+    }
+
+    /// Creates a run (`run_id`, or a fresh id) at the graph's entry without
+    /// executing it: it is `queued` until an execution (`resume`, in this process
+    /// or another) drives it. Fails with `RunExists` if the id is taken.
+    pub fn create(
+        &self,
+        run_id: Option<&str>,
+        kind: &str,
+        initial: S,
+        metadata: Value,
+    ) -> Result<RunSummary> {
+        let opts = RunOptions { metadata, ..RunOptions::default() };
+        let (exec, _) = self.new_run(run_id, kind, &initial, opts, RunStatus::Queued)?;
+        self.store
+            .run(&exec.journal.run_id)?
+            .ok_or_else(|| Error::RunNotFound { run_id: exec.journal.run_id.clone() })
+    }
+
+    /// Writes a new run with its first checkpoint (`status` at the entry node);
+    /// the execution that holds its lock, and the entry.
+    fn new_run(
+        &self,
+        run_id: Option<&str>,
+        kind: &str,
+        initial: &S,
+        opts: RunOptions,
+        status: RunStatus,
+    ) -> Result<(Exec, String)> {
         let run_id = match run_id {
             Some(id) => {
                 validate_run_id(id)?;
@@ -127,17 +197,18 @@ impl<S: WorkflowState> Runner<S> {
             }
             None => new_run_id(),
         };
+        let kind = self.kind.as_deref().unwrap_or(kind);
         let lock = self.store.try_lock_run(&run_id)?;
         let now = now_ms();
         let entry = self.graph.entry().to_owned();
         let mut exec = self.exec(lock, &run_id, kind, now, 1, 1, opts);
-        let cp = exec.row(&entry, &initial, RunStatus::Running, None)?;
+        let cp = exec.row(&entry, initial, status.clone(), None)?;
         let summary = RunSummary {
             id: run_id.clone(),
             kind: kind.to_owned(),
             created_ms: now,
             updated_ms: now,
-            status: RunStatus::Running,
+            status,
             node: entry.clone(),
             seq: 1,
             cancel_requested: false,
@@ -151,8 +222,45 @@ impl<S: WorkflowState> Runner<S> {
         exec.journal.commit_events(&events);
         exec.next_cp += 1;
         failpoint::hit("run created");
-        tracing::debug!(run = %run_id, kind, "workflow run started");
-        self.drive(&mut exec, entry, initial, None)
+        tracing::debug!(run = %run_id, kind, "workflow run created");
+        Ok((exec, entry))
+    }
+
+    /// The run ids `word` may mean (a run id, a unique prefix of one, or a
+    /// checkpoint's `stateId`): exactly one, or `RunNotFound`, or `InvalidState`
+    /// listing the candidates.
+    pub fn resolve(&self, word: &str) -> Result<String> {
+        let mut found = self.store.find_runs(word, 6)?;
+        match found.len() {
+            0 => Err(Error::RunNotFound { run_id: word.to_owned() }),
+            1 => Ok(found.remove(0)),
+            _ => Err(Error::Ambiguous { word: word.to_owned(), candidates: found }),
+        }
+    }
+
+    /// Follows the run's events after `after_seq`: stored ones first, then new
+    /// ones as any process writes them.
+    pub fn subscribe(&self, run_id: &str, after_seq: u64) -> Subscription {
+        Subscription {
+            store: self.store.clone(),
+            hub: self.hub.clone(),
+            run_id: run_id.to_owned(),
+            cursor: after_seq,
+            poll: Duration::from_millis(200),
+        }
+    }
+
+    fn check_kind(&self, summary: &RunSummary) -> Result<()> {
+        match &self.kind {
+            Some(k) if *k != summary.kind => Err(Error::InvalidState {
+                run_id: summary.id.clone(),
+                message: format!(
+                    "it is a {} run, and this drives {k} runs only (see its own commands)",
+                    summary.kind
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// [`resume_with`](Self::resume_with) with default options.
@@ -175,11 +283,15 @@ impl<S: WorkflowState> Runner<S> {
         let lock = self.store.try_lock_run(run_id)?;
         let not_found = || Error::RunNotFound { run_id: run_id.to_owned() };
         let summary = self.store.run(run_id)?.ok_or_else(not_found)?;
+        self.check_kind(&summary)?;
         let latest = self.store.latest_checkpoint(run_id)?.ok_or_else(not_found)?;
         if latest.meta.status.is_finished() {
             return Err(Error::InvalidState {
                 run_id: run_id.to_owned(),
-                message: format!("the run is {}; it cannot be resumed", latest.meta.status.name()),
+                message: match latest.meta.status {
+                    RunStatus::Cancelled => "the run was cancelled; it cannot be resumed".into(),
+                    _ => "the run has succeeded; it cannot be resumed".into(),
+                },
             });
         }
         if self.graph.node(&latest.meta.node).is_none() {
@@ -207,9 +319,16 @@ impl<S: WorkflowState> Runner<S> {
             opts,
         );
         let node = latest.meta.node;
-        let resumed = RunEventKind::RunResumed { node: node.clone(), input: input.clone() };
-        exec.checkpoint(&node, &state, RunStatus::Running, input.clone(), vec![resumed], vec![])?;
-        tracing::debug!(run = %run_id, node, "workflow run resumed");
+        if latest.meta.status == RunStatus::Queued && input.is_none() {
+            // A run's first execution: it starts where `create` left it.
+            exec.checkpoint(&node, &state, RunStatus::Running, None, vec![], vec![])?;
+            tracing::debug!(run = %run_id, node, "workflow run started");
+        } else {
+            let resumed = RunEventKind::RunResumed { node: node.clone(), input: input.clone() };
+            let (i, before) = (input.clone(), vec![resumed]);
+            exec.checkpoint(&node, &state, RunStatus::Running, i, before, vec![])?;
+            tracing::debug!(run = %run_id, node, "workflow run resumed");
+        }
         self.drive(&mut exec, node, state, input)
     }
 
@@ -223,6 +342,7 @@ impl<S: WorkflowState> Runner<S> {
             .store
             .run(run_id)?
             .ok_or_else(|| Error::RunNotFound { run_id: run_id.to_owned() })?;
+        self.check_kind(&summary)?;
         if summary.status.is_finished() {
             return Ok(summary.status);
         }
@@ -307,11 +427,13 @@ impl<S: WorkflowState> Runner<S> {
         opts: RunOptions,
     ) -> Exec {
         let cancel = opts.cancel.as_ref().map(CancellationToken::child_token).unwrap_or_default();
+        let sinks = self.sink.iter().chain(opts.sink.iter()).cloned().collect();
         Exec {
             _lock: lock,
             journal: Journal {
                 store: self.store.clone(),
-                sink: self.sink.clone(),
+                sinks,
+                hub: self.hub.clone(),
                 run_id: run_id.to_owned(),
                 next_event,
             },
@@ -502,6 +624,7 @@ impl<S: WorkflowState> Runner<S> {
                 attempt,
                 input,
                 cancel: &exec.cancel,
+                started: exec.started,
             };
             let result = catch_unwind(AssertUnwindSafe(|| node.run(state.clone(), &mut cx)))
                 .unwrap_or_else(|panic| {
@@ -652,7 +775,8 @@ impl Exec {
 /// holder of the run's lock has one, so the counter in memory is the truth.
 pub(crate) struct Journal {
     pub(crate) store: Arc<dyn CheckpointStore>,
-    sink: Option<EventSink>,
+    sinks: Vec<EventSink>,
+    hub: Arc<EventHub>,
     pub(crate) run_id: String,
     next_event: u64,
 }
@@ -668,11 +792,15 @@ impl Journal {
             .collect()
     }
 
-    /// After the store committed `events`: takes their numbers, tells the sink.
+    /// After the store committed `events`: takes their numbers, tells the sinks
+    /// and the subscribers.
     fn commit_events(&mut self, events: &[RunEvent]) {
         self.next_event += events.len() as u64;
-        if let Some(sink) = &self.sink {
+        for sink in &self.sinks {
             events.iter().for_each(|e| sink(e));
+        }
+        if let Some(last) = events.last() {
+            self.hub.published(&self.run_id, last.seq);
         }
     }
 

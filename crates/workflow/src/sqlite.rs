@@ -346,6 +346,34 @@ impl CheckpointStore for SqliteStore {
             .map_err(self.err("reading", run_id))
     }
 
+    fn find_runs(&self, word: &str, limit: usize) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let err = self.err("looking up", word);
+        let by_state: Option<String> = conn
+            .query_row("SELECT run_id FROM checkpoints WHERE state_id = ?1", [word], |r| r.get(0))
+            .optional()
+            .map_err(&err)?;
+        if let Some(id) = by_state {
+            return Ok(vec![id]);
+        }
+        let exact: Option<String> = conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [word], |r| r.get(0))
+            .optional()
+            .map_err(&err)?;
+        if let Some(id) = exact {
+            return Ok(vec![id]);
+        }
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2",
+            )
+            .map_err(&err)?;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        stmt.query_map(params![word, limit], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(&err)
+    }
+
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         let conn = self.conn();
         let limit = filter.limit.map_or(-1, |l| l.min(i64::MAX as usize) as i64);

@@ -59,6 +59,11 @@ pub trait CheckpointStore: Send + Sync {
 
     fn run(&self, run_id: &str) -> Result<Option<RunSummary>>;
 
+    /// The ids of runs a person's word may mean: the run whose checkpoint has this
+    /// `stateId`, the run with this id, or the runs whose ids start with it (at
+    /// most `limit`).
+    fn find_runs(&self, word: &str, limit: usize) -> Result<Vec<String>>;
+
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>>;
 
     fn latest_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>>;

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use protocol::{ChangeOptions, ChangeRequest, EditOp};
 
-use super::{Ctx, run::agent_dirs, session};
+use super::{Ctx, session};
 use crate::{exit::cli_error, output::Output};
 
 pub const AFTER_HELP: &str = "\
@@ -34,7 +34,7 @@ pub enum AgentsCommand {
 pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
     match cmd {
         AgentsCommand::List => {
-            let set = agent::AgentSet::load(&agent_dirs(ctx))?;
+            let set = ctx.host.agents()?;
             if out.json {
                 out.json(&set.iter().collect::<Vec<_>>())?;
                 return Ok(0);
@@ -51,7 +51,7 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
             Ok(0)
         }
         AgentsCommand::Show { name } => {
-            let set = agent::AgentSet::load(&agent_dirs(ctx))?;
+            let set = ctx.host.agents()?;
             let a = set.get(name).ok_or_else(|| {
                 cli_error(
                     protocol::ErrorCode::NotFound,

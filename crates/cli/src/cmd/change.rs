@@ -5,16 +5,14 @@ use std::{
     io::Read,
     path::{Path, PathBuf},
     sync::Arc,
-    time::Duration,
 };
 
 use anyhow::{Context, Result};
-use edit::{Engine, EngineOptions};
+use edit::Engine;
 use protocol::{
     ChangeOptions, ChangeRequest, CheckLevel, EditOp, EditRequest, EditResult, ErrorCode,
     ErrorInfo, LineRange,
 };
-use serde::Deserialize;
 
 use super::{
     Ctx,
@@ -84,27 +82,10 @@ pub struct ChangeArgs {
     pub check: String,
 }
 
-/// The `edit:` configuration section.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EditSection {
-    pub max_file_size: Option<u64>,
-    pub history_limit: Option<usize>,
-    pub history_max_bytes: Option<u64>,
-    pub lock_timeout_secs: Option<u64>,
-}
-
 /// Opens the engine with the configured limits and the code-index locator, and
 /// reports what recovery did (an earlier run was killed mid-transaction).
 pub fn open_engine(ctx: &Ctx, out: &Output) -> Result<Engine> {
-    let section: EditSection = ctx.config.section("edit")?;
-    let d = EngineOptions::default();
-    let options = EngineOptions {
-        max_file_size: section.max_file_size.unwrap_or(d.max_file_size),
-        history_limit: section.history_limit.unwrap_or(d.history_limit),
-        history_max_bytes: section.history_max_bytes.unwrap_or(d.history_max_bytes),
-        lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
-    };
+    let options = ctx.host.edit_options()?;
     let mut engine = Engine::open(&ctx.root, options)?;
     engine.set_symbol_locator(Arc::new(engine::IndexLocator));
     let rec = engine.recovery();

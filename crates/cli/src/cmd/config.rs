@@ -4,8 +4,8 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{Ctx, env_pairs};
-use crate::{config, output::Output};
+use super::Ctx;
+use crate::output::Output;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
@@ -16,10 +16,12 @@ pub enum ConfigCommand {
 
 pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
     let ConfigCommand::Show = cmd;
-    let env = env_pairs();
-    let value = config::masked(&ctx.config.value, &env);
+    let env = &ctx.host.env().vars;
+    let config = ctx.host.config();
+    let value = host::masked(&config.value, env);
     // The providers as the `llm` crate sees them (keys: only whether one is set).
-    let llm = config::llm_settings(&ctx.config, &env).and_then(|s| Ok(llm::Llm::new(&s)?));
+    let llm =
+        ctx.host.llm_settings().map_err(anyhow::Error::from).and_then(|s| Ok(llm::Llm::new(&s)?));
     let (providers, llm_error) = match &llm {
         Ok(l) => (Some(l.providers()), None),
         Err(e) => (None, Some(crate::exit::error_info(e))),
@@ -39,7 +41,7 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
     model_vars.sort_unstable();
     if out.json {
         out.json(&json!({
-            "sources": ctx.config.sources,
+            "sources": config.sources,
             "modelVariables": model_vars,
             "config": value,
             "llm": {"providers": providers, "error": llm_error},
@@ -47,11 +49,11 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
         return Ok(0);
     }
     let dim = out.style_out().dim();
-    if ctx.config.sources.is_empty() && model_vars.is_empty() {
+    if config.sources.is_empty() && model_vars.is_empty() {
         out.line(dim.apply_to("# sources: none (built-in defaults)").to_string());
     } else {
         out.line(dim.apply_to("# sources, later wins:").to_string());
-        for s in &ctx.config.sources {
+        for s in &config.sources {
             out.line(dim.apply_to(format!("#   {s}")).to_string());
         }
         if !model_vars.is_empty() {

@@ -17,7 +17,6 @@
 use std::{path::PathBuf, sync::Arc, time::Instant};
 
 use anyhow::{Context, Result};
-use protocol::{RunEvent, RunSettings};
 use serde_json::{Value, json};
 use test_support::mock_llm::{MockLlm, MockUsage, Reply};
 
@@ -96,19 +95,20 @@ pub fn run(ctx: &Ctx, out: &Output, args: &DemoArgs) -> Result<i32> {
         std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
     }
     let dir = dir.canonicalize()?;
-    let config = crate::config::Config::load(&dir)?;
-    let ctx = Ctx { cwd: dir.clone(), root: dir.clone(), config, cancel: ctx.cancel.clone() };
+    let host = host::Host::load(&dir, ctx.host.env().clone())?;
+    let ctx = Ctx { cwd: dir.clone(), root: dir.clone(), host, cancel: ctx.cancel.clone() };
     out.note(format!(
         "demo project: {} (a calculator whose division by zero panics)",
         dir.display()
     ));
 
-    let settings = crate::config::llm_settings(&ctx.config, &super::env_pairs())?;
+    let settings = ctx.host.llm_settings()?;
     let real = !args.scripted && settings.chain().is_ok();
     let mut mock = None;
+    let rt = runtime()?;
     let llm = if real {
         out.note("using the configured model");
-        chat_client(&ctx, out, &runtime()?, None)?
+        chat_client(&ctx, out, &rt, None)?
     } else {
         out.note(
             "no model is configured: a scripted model answers (set ANTHROPIC_API_KEY, or \
@@ -136,14 +136,14 @@ pub fn run(ctx: &Ctx, out: &Output, args: &DemoArgs) -> Result<i32> {
         llm::Llm::new(&s)?
     };
     let session = session::open_session(&ctx, out, false)?;
-    let agents = agent::AgentSet::load(&super::run::agent_dirs(&ctx))?;
-    let printer = Arc::new(super::run::Printer::new(out));
-    let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    let orch = agent::Orchestrator::open(session, Some(Arc::new(llm)), agents)?.with_events(sink);
+    let agents = ctx.host.agents()?;
+    let orch =
+        agent::Orchestrator::open(session, Some(Arc::new(llm)), agents, rt.handle().clone())?;
     out.note(format!("ironbees run --yes {REQUEST:?}"));
     let started = Instant::now();
-    let settings = RunSettings { auto_approve: true, ..RunSettings::default() };
-    let outcome = orch.start(REQUEST, settings, Some(ctx.cancel.clone()))?;
+    let settings =
+        ctx.host.run_settings(&host::RunOverrides { yes: true, ..Default::default() })?;
+    let outcome = orch.start(REQUEST, settings, super::run::drive_here(&ctx, out))?;
     let code = super::run::drive(&ctx, out, &orch, outcome.clone(), started)?;
     drop(mock);
     if !out.json {

@@ -7,7 +7,6 @@ use anyhow::Result;
 use engine::{Session, Trust};
 use protocol::{ExecRequest, ExecResult, LimitKind, SandboxOptions};
 use sandbox::StdinMode;
-use serde::Deserialize;
 
 use super::{
     Ctx,
@@ -58,41 +57,6 @@ pub struct SandboxArgs {
     /// Kill the command when it has written this much output (default 256M).
     #[arg(long, value_name = "SIZE")]
     pub max_output: Option<String>,
-}
-
-/// The `sandbox:` section of the configuration file. Scalars may arrive as numbers
-/// or booleans (YAML `timeout: 300`, `network: off`); they are read as text.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SandboxSection {
-    #[serde(deserialize_with = "scalar")]
-    pub timeout: Option<String>,
-    #[serde(deserialize_with = "scalar")]
-    pub memory: Option<String>,
-    #[serde(deserialize_with = "scalar")]
-    pub cpu: Option<String>,
-    pub processes: Option<u32>,
-    #[serde(deserialize_with = "scalar")]
-    pub network: Option<String>,
-    pub writable: Vec<PathBuf>,
-    pub hide: Vec<PathBuf>,
-    pub backend: Option<String>,
-    pub image: Option<String>,
-    pub strict: bool,
-    #[serde(deserialize_with = "scalar")]
-    pub max_output: Option<String>,
-}
-
-fn scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(match Option::<serde_json::Value>::deserialize(d)? {
-        None | Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::String(s)) => Some(s),
-        Some(serde_json::Value::Bool(b)) => Some(if b { "on" } else { "off" }.to_owned()),
-        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
-        Some(other) => {
-            return Err(serde::de::Error::custom(format!("expected a scalar, got {other}")));
-        }
-    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,26 +121,6 @@ pub fn warn_plan(out: &Output, session: &Session, opts: &SandboxOptions) -> Resu
         out.warn(format!("sandbox: {w}"));
     }
     Ok(())
-}
-
-/// `$XDG_RUNTIME_DIR/ironbees/probe.json` (per user, per boot), else
-/// `~/.cache/ironbees/sandbox-probe.json`.
-pub fn probe_cache_path() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d).join("ironbees/sandbox-probe.json"));
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(cache.join("ironbees/sandbox-probe.json"))
-}
-
-/// The environment for the command: ours, minus anything that looks like a secret.
-pub fn command_env() -> (Vec<(String, String)>, Vec<String>) {
-    let vars = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    sandbox::filter_env(vars)
 }
 
 /// Exit code for a finished command (see `EXEC_HELP`).
@@ -279,27 +223,6 @@ pub fn report_limit(out: &Output, r: &ExecResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn config_scalars_from_yaml() {
-        let v: serde_json::Value =
-            yaml_serde::from_str("timeout: 300\nnetwork: off\nmemory: 2G\nprocesses: 64\n")
-                .unwrap();
-        let s: SandboxSection = serde_json::from_value(v).unwrap();
-        assert_eq!(s.timeout.as_deref(), Some("300"));
-        assert_eq!(
-            engine::parse_duration(s.timeout.as_deref().unwrap()).unwrap(),
-            std::time::Duration::from_secs(300)
-        );
-        assert_eq!(s.network.as_deref(), Some("off"));
-        assert_eq!(s.memory.as_deref(), Some("2G"));
-        assert_eq!(s.processes, Some(64));
-        let v: serde_json::Value = yaml_serde::from_str("network: true\n").unwrap();
-        let s: SandboxSection = serde_json::from_value(v).unwrap();
-        assert_eq!(s.network.as_deref(), Some("on"));
-        let v: serde_json::Value = yaml_serde::from_str("memroy: 2G\n").unwrap();
-        assert!(serde_json::from_value::<SandboxSection>(v).is_err(), "typos are errors");
-    }
 
     #[test]
     fn exit_codes() {

@@ -1,5 +1,5 @@
 use anyhow::Result;
-use code_index::{IndexConfig, Progress};
+use code_index::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use protocol::IndexRequest;
 
@@ -7,7 +7,7 @@ use super::{
     Ctx,
     session::{open_session_with, with_call},
 };
-use crate::{config::IndexSection, output::Output};
+use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
@@ -20,25 +20,6 @@ pub struct IndexArgs {
     /// Delete the index database and index everything again (for a damaged index).
     #[arg(long)]
     pub rebuild: bool,
-}
-
-/// The index configuration from the config file, then the command line.
-pub fn index_config(
-    ctx: &Ctx,
-    extra_exclude: &[String],
-    max_file_size: Option<u64>,
-) -> Result<IndexConfig> {
-    let section: IndexSection = ctx.config.section("index")?;
-    let mut cfg = IndexConfig {
-        exclude: section.exclude,
-        include_minified: section.include_minified,
-        ..IndexConfig::default()
-    };
-    cfg.exclude.extend(extra_exclude.iter().cloned());
-    if let Some(n) = max_file_size.or(section.max_file_size) {
-        cfg.max_file_size = n;
-    }
-    Ok(cfg)
 }
 
 /// Says why an answer is empty when nothing is indexed: an empty list alone reads

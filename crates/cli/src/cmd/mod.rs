@@ -32,15 +32,15 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use engine::CancellationToken;
 
-use crate::{Cli, Command, config::Config, output::Output};
+use crate::{Cli, Command, output::Output};
 
-/// What every command needs: where it runs, the project root, the configuration and
-/// the cancellation token that Ctrl-C fires.
+/// What every command needs: where it runs, the project root, the configuration
+/// and environment (the host) and the cancellation token that Ctrl-C fires.
 pub struct Ctx {
     /// The directory the command runs in (`-C DIR` or the current directory).
     pub cwd: PathBuf,
     pub root: PathBuf,
-    pub config: Config,
+    pub host: host::Host,
     pub cancel: CancellationToken,
 }
 
@@ -54,8 +54,8 @@ impl Ctx {
             None => std::env::current_dir().context("reading the current directory")?,
         };
         let root = code_index::discover_root(&cwd)?;
-        let config = Config::load(&root)?;
-        Ok(Ctx { cwd, root, config, cancel: install_ctrl_c() })
+        let host = host::Host::load(&root, host::Environment::capture())?;
+        Ok(Ctx { cwd, root, host, cancel: install_ctrl_c() })
     }
 }
 
@@ -75,13 +75,21 @@ fn install_ctrl_c() -> CancellationToken {
     token
 }
 
-/// A runtime for the async `llm` client. The CLI stays synchronous; commands that
-/// talk to models block on one current-thread runtime.
+/// A runtime for the async `llm` client. The CLI stays synchronous: commands that
+/// talk to models wait on it from the main thread (the host's small
+/// multi-threaded runtime, so a blocking agent node can wait on it too).
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
+    host::Host::runtime().context("starting the async runtime")
+}
+
+/// Shows the host's notices: warnings and notes on stderr.
+pub fn show_notices(out: &Output, notices: Vec<host::Notice>) {
+    for n in notices {
+        match n {
+            host::Notice::Warning(w) => out.warn(w),
+            host::Notice::Note(n) => out.note(n),
+        }
+    }
 }
 
 /// The token Ctrl-C fires (the model client awaits it, blocking code polls it).
@@ -89,37 +97,17 @@ pub fn cancel_token(ctx: &Ctx) -> CancellationToken {
     ctx.cancel.clone()
 }
 
-/// A model client for commands that chat. A provider configured without a model
-/// (`OPENAI_BASE_URL` alone) gets the one its server offers, and a note on stderr
-/// says so; `model` (a `--model` flag) fills it in without asking. Runs inside `rt`.
+/// A model client for commands that chat (see `Host::chat_client`); its notes
+/// go to stderr.
 pub fn chat_client(
     ctx: &Ctx,
     out: &Output,
     rt: &tokio::runtime::Runtime,
     model: Option<&str>,
 ) -> Result<::llm::Llm> {
-    let mut settings = crate::config::llm_settings(&ctx.config, &env_pairs())?;
-    if let Some(m) = model {
-        for p in settings.providers.values_mut() {
-            p.model.get_or_insert_with(|| m.to_owned());
-        }
-    }
-    let found = rt.block_on(async {
-        let cancel = cancel_token(ctx);
-        ::llm::discover_models(&mut settings, &cancel).await
-    })?;
-    for d in found {
-        out.note(format!(
-            "using model {} for provider {}: the only one {} serves (set OPENAI_MODEL or              llm.providers.{}.model to choose)",
-            d.model, d.provider, d.base_url, d.provider
-        ));
-    }
-    Ok(::llm::Llm::new(&settings)?)
-}
-
-/// The environment as pairs (config substitution and the LLM variables).
-pub fn env_pairs() -> Vec<(String, String)> {
-    std::env::vars().collect()
+    let (llm, notices) = ctx.host.chat_client(rt.handle(), model, &ctx.cancel)?;
+    show_notices(out, notices);
+    Ok(llm)
 }
 
 /// Runs the parsed command and returns the exit code.

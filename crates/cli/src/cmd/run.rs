@@ -16,7 +16,6 @@ use std::{
 
 use anyhow::{Context, Result};
 use protocol::{ApprovalDecision, RunEvent, RunEventKind, RunSettings, RunStatus};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Ctx, chat_client, runtime, session::open_session};
@@ -52,9 +51,13 @@ and waits: answer it with `ironbees runs approve ID` or `runs reject ID
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// What to do, in plain words.
-    #[arg(value_name = "REQUEST")]
-    pub request: String,
+    /// What to do, in plain words (`-`: read it from standard input).
+    #[arg(value_name = "REQUEST", required_unless_present = "request_file")]
+    pub request: Option<String>,
+    /// Read the request from this file (`-`: standard input), for requests too
+    /// long for an argument.
+    #[arg(long, value_name = "FILE")]
+    pub request_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
     /// Approve the plan without asking (the run still stops when it needs help).
@@ -149,73 +152,94 @@ Examples:
   ironbees runs reject 5f3a9c2e --feedback \"also handle negative numbers\"
   ironbees runs log 5f3a9c2e --json";
 
-/// The `agent:` section of the configuration (seed 001 §5.1).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct AgentSection {
-    max_iterations: Option<u32>,
-    timeout_seconds: Option<u64>,
-    enable_human_in_the_loop: Option<bool>,
-    budget_usd: Option<f64>,
-    budget_tokens: Option<u64>,
-}
-
 fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<RunSettings> {
-    let sec: AgentSection = ctx.config.section("agent")?;
-    let d = RunSettings::default();
-    let timeout_seconds = match &limits.timeout {
-        Some(t) => engine::parse_duration(t)?.as_secs().max(1),
-        None => sec.timeout_seconds.unwrap_or(d.timeout_seconds),
-    };
-    let auto_approved_by = if yes {
-        Some(protocol::Approver::Flag)
-    } else if sec.enable_human_in_the_loop == Some(false) {
-        Some(protocol::Approver::Configuration)
-    } else {
-        None
-    };
-    Ok(RunSettings {
-        auto_approve: auto_approved_by.is_some(),
-        auto_approved_by,
+    let timeout = limits.timeout.as_deref().map(engine::parse_duration).transpose()?;
+    Ok(ctx.host.run_settings(&host::RunOverrides {
+        yes,
         review,
-        max_iterations: limits.max_iterations.or(sec.max_iterations).unwrap_or(d.max_iterations),
-        budget_usd: limits.budget_usd.or(sec.budget_usd),
-        budget_tokens: limits.budget_tokens.or(sec.budget_tokens),
-        timeout_seconds,
-    })
+        max_iterations: limits.max_iterations,
+        budget_usd: limits.budget_usd,
+        budget_tokens: limits.budget_tokens,
+        timeout,
+    })?)
 }
 
-/// The orchestrator over this project, with events drawn on `out`.
-fn orchestrator(ctx: &Ctx, out: &Output, model: Option<&str>) -> Result<agent::Orchestrator> {
-    let rt = runtime()?;
-    let llm = chat_client(ctx, out, &rt, model)?;
+/// The orchestrator over this project with a model; it waits on `rt`.
+fn orchestrator(
+    ctx: &Ctx,
+    out: &Output,
+    rt: &tokio::runtime::Runtime,
+    model: Option<&str>,
+) -> Result<agent::Orchestrator> {
+    let llm = chat_client(ctx, out, rt, model)?;
     let session = open_session(ctx, out, false)?;
-    let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
-    let printer = Arc::new(Printer::new(out));
-    let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    Ok(agent::Orchestrator::open(session, Some(Arc::new(llm)), agents)?.with_events(sink))
+    let agents = ctx.host.agents()?;
+    Ok(agent::Orchestrator::open(session, Some(Arc::new(llm)), agents, rt.handle().clone())?)
 }
 
 /// The orchestrator without a model, for commands that only read runs.
-fn reader(ctx: &Ctx, out: &Output) -> Result<agent::Orchestrator> {
+fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent::Orchestrator> {
     let session = open_session(ctx, out, false)?;
-    let agents = agent::AgentSet::load(&agent_dirs(ctx))?;
+    let agents = ctx.host.agents()?;
     // Listing, showing and cancelling runs needs no model.
-    Ok(agent::Orchestrator::open(session, None, agents)?)
+    Ok(agent::Orchestrator::open(session, None, agents, rt.handle().clone())?)
 }
 
-pub fn agent_dirs(ctx: &Ctx) -> agent::AgentDirs {
-    agent::AgentDirs::conventional(
-        crate::config::user_config_dir().map(|d| d.join("agents")),
-        &ctx.root,
-    )
+/// How a run the CLI drives is drawn: its events go to the printer.
+pub fn drive_here(ctx: &Ctx, out: &Output) -> agent::Drive {
+    let printer = Arc::new(Printer::new(out));
+    let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
+    agent::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink) }
+}
+
+/// The request: the argument, a file, or standard input (`-`).
+fn request_text(ctx: &Ctx, args: &RunArgs) -> Result<String> {
+    let text = match (&args.request, &args.request_file) {
+        (Some(r), None) if r == "-" => read_stdin()?,
+        (Some(r), None) => r.clone(),
+        (None, Some(f)) if f.as_os_str() == "-" => read_stdin()?,
+        (None, Some(f)) => {
+            let path = ctx.cwd.join(f);
+            std::fs::read_to_string(&path).map_err(|e| {
+                let code = if e.kind() == std::io::ErrorKind::NotFound {
+                    protocol::ErrorCode::NotFound
+                } else {
+                    protocol::ErrorCode::Io
+                };
+                cli_error(code, format!("reading the request from {}: {e}", path.display()))
+            })?
+        }
+        (Some(_), Some(_)) => {
+            return Err(cli_error(
+                protocol::ErrorCode::InvalidArgument,
+                "give the request as an argument or with --request-file, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(cli_error(
+                protocol::ErrorCode::InvalidArgument,
+                "say what to do: `ironbees run \"REQUEST\"`, `--request-file FILE`, or `-` to \
+                 read it from standard input",
+            ));
+        }
+    };
+    Ok(text)
+}
+
+fn read_stdin() -> Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+        .context("reading the request from standard input")?;
+    Ok(text)
 }
 
 pub fn run(ctx: &Ctx, out: &Output, args: &RunArgs) -> Result<i32> {
+    let request = request_text(ctx, args)?;
     let settings = settings(ctx, &args.limits, args.yes, args.review)?;
-    let orch = orchestrator(ctx, out, args.model.as_deref())?;
+    let rt = runtime()?;
+    let orch = orchestrator(ctx, out, &rt, args.model.as_deref())?;
     let started = Instant::now();
-    let outcome = orch.start(&args.request, settings, Some(ctx.cancel.clone()))?;
+    let outcome = orch.start(&request, settings, drive_here(ctx, out))?;
     if !out.json {
         out.note(format!("run {} started", outcome.run_id));
     }
@@ -223,9 +247,10 @@ pub fn run(ctx: &Ctx, out: &Output, args: &RunArgs) -> Result<i32> {
 }
 
 pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
+    let rt = runtime()?;
     match cmd {
         RunsCommand::List { limit } => {
-            let runs = reader(ctx, out)?.list(Some(*limit))?;
+            let runs = reader(ctx, out, &rt)?.list(Some(*limit))?;
             if out.json {
                 out.json(&runs)?;
                 return Ok(0);
@@ -248,14 +273,18 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
             Ok(0)
         }
         RunsCommand::Show { id } => {
-            let orch = reader(ctx, out)?;
-            let (meta, state) = orch.state(id)?.ok_or_else(|| not_found(id))?;
+            let orch = reader(ctx, out, &rt)?;
+            let id = &orch.resolve(id)?;
+            let (meta, mut state) = orch.state(id)?.ok_or_else(|| not_found(id))?;
             let summary = orch.summary(id)?.ok_or_else(|| not_found(id))?;
+            // The state names the node that last ran; where the run *is* is the
+            // checkpoint's (the next node to run, or the gate it waits at).
+            state.state_id = meta.state_id.clone();
             if out.json {
                 out.json(&serde_json::json!({"run": summary, "checkpoint": meta, "state": state}))?;
                 return Ok(0);
             }
-            show(out, &summary.status, &state);
+            show(out, &summary.status, &meta.node, &state);
             Ok(0)
         }
         RunsCommand::Approve { id, feedback, budget_usd, plan_file, yes, model } => {
@@ -272,7 +301,7 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
                 feedback: feedback.clone(),
                 budget_usd: *budget_usd,
             };
-            answer(ctx, out, id, Some(d), *yes, model.as_deref())
+            answer(ctx, out, &rt, id, Some(d), *yes, model.as_deref())
         }
         RunsCommand::Reject { id, feedback, yes, model } => {
             let d = ApprovalDecision {
@@ -280,13 +309,15 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
                 feedback: Some(feedback.clone()),
                 ..ApprovalDecision::default()
             };
-            answer(ctx, out, id, Some(d), *yes, model.as_deref())
+            answer(ctx, out, &rt, id, Some(d), *yes, model.as_deref())
         }
         RunsCommand::Resume { id, yes, model } => {
-            answer(ctx, out, id, None, *yes, model.as_deref())
+            answer(ctx, out, &rt, id, None, *yes, model.as_deref())
         }
         RunsCommand::Cancel { id } => {
-            let status = reader(ctx, out)?.cancel(id)?;
+            let orch = reader(ctx, out, &rt)?;
+            let id = &orch.resolve(id)?;
+            let status = orch.cancel(id)?;
             if out.json {
                 out.json(&serde_json::json!({"runId": id, "status": status}))?;
             } else if status == RunStatus::Running {
@@ -294,15 +325,13 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
                     "run {id}: cancel requested; the process running it stops at its next step"
                 ));
             } else {
-                out.line(format!("run {id}: {}", status.name()));
+                out.line(format!("run {id}: {}", status_words(&status)));
             }
             Ok(0)
         }
         RunsCommand::Log { id, after } => {
-            let orch = reader(ctx, out)?;
-            if orch.summary(id)?.is_none() {
-                return Err(not_found(id));
-            }
+            let orch = reader(ctx, out, &rt)?;
+            let id = &orch.resolve(id)?;
             let events = orch.events(id, *after)?;
             let printer = Printer::new(out);
             let mut stdout = std::io::stdout().lock();
@@ -319,6 +348,17 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
     }
 }
 
+/// A status in words ("succeeded", "was cancelled", ...).
+fn status_words(status: &RunStatus) -> String {
+    match status {
+        RunStatus::Cancelled => "was cancelled".into(),
+        RunStatus::Succeeded => "has succeeded".into(),
+        RunStatus::Waiting { node, .. } => format!("waits at {node}"),
+        RunStatus::Failed { code, .. } => format!("failed [{code}]"),
+        other => other.name().into(),
+    }
+}
+
 fn not_found(id: &str) -> anyhow::Error {
     cli_error(
         protocol::ErrorCode::StateNotFound,
@@ -326,19 +366,38 @@ fn not_found(id: &str) -> anyhow::Error {
     )
 }
 
-/// Answers a run's gate (or resumes it) and drives it on.
+/// Answers a run's gate (or resumes it) and drives it on. The run's state is
+/// checked before a model client is made: a finished run says so, whether or
+/// not a model is configured.
 fn answer(
     ctx: &Ctx,
     out: &Output,
+    rt: &tokio::runtime::Runtime,
     id: &str,
     decision: Option<ApprovalDecision>,
     yes: bool,
     model: Option<&str>,
 ) -> Result<i32> {
-    let orch = orchestrator(ctx, out, model)?;
     let _ = yes;
+    let id = {
+        let reader = reader(ctx, out, rt)?;
+        let id = reader.resolve(id)?;
+        let summary = reader.summary(&id)?.ok_or_else(|| not_found(&id))?;
+        if summary.status.is_finished() {
+            return Err(cli_error(
+                protocol::ErrorCode::InvalidState,
+                format!(
+                    "run {id} {}; there is nothing to {} (`ironbees runs show {id}`)",
+                    status_words(&summary.status),
+                    if decision.is_some() { "answer" } else { "resume" }
+                ),
+            ));
+        }
+        id
+    };
+    let orch = orchestrator(ctx, out, rt, model)?;
     let started = Instant::now();
-    let outcome = orch.resume(id, decision.as_ref(), Some(ctx.cancel.clone()))?;
+    let outcome = orch.drive(&id, decision.as_ref(), drive_here(ctx, out))?;
     drive(ctx, out, &orch, outcome, started)
 }
 
@@ -358,8 +417,7 @@ pub fn drive(
                 let Some(decision) = prompt(out, node, reason, &outcome.state)? else {
                     return Ok(finish(out, &outcome, started));
                 };
-                outcome =
-                    orch.resume(&outcome.run_id, Some(&decision), Some(ctx.cancel.clone()))?;
+                outcome = orch.drive(&outcome.run_id, Some(&decision), drive_here(ctx, out))?;
             }
             _ => return Ok(finish(out, &outcome, started)),
         }
@@ -535,9 +593,11 @@ fn show_plan(out: &Output, s: &protocol::CodingState) {
     }
 }
 
-fn show(out: &Output, status: &RunStatus, s: &protocol::CodingState) {
+fn show(out: &Output, status: &RunStatus, node: &str, s: &protocol::CodingState) {
     out.line(format!("request:   {}", s.user_request));
-    out.line(format!("status:    {} at {}", status.name(), s.current_node));
+    let at = if node == workflow::END { String::new() } else { format!(" at {node}") };
+    out.line(format!("status:    {}{at}", status.name()));
+    out.line(format!("state:     {}", s.state_id));
     if let RunStatus::Waiting { reason, .. } = status {
         out.line(format!("waiting:   {reason}"));
     }

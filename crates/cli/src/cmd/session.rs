@@ -3,85 +3,13 @@
 //! the project (the pillars, edits, builds and tests, `ironbees mcp`) gets its
 //! session and its `Call` (progress bar + Ctrl-C) from this module.
 
-use std::{
-    io::Write,
-    path::{Path, PathBuf},
-    sync::Arc,
-    time::Duration,
-};
+use std::{io::Write, path::Path, sync::Arc};
 
-use anyhow::{Context, Result};
-use engine::{OutputStream, Progress, SandboxSetup, Session, SessionOptions, Trust};
-use protocol::SandboxOptions;
+use anyhow::Result;
+use engine::{OutputStream, Progress, Session};
 
-use super::{
-    Ctx,
-    change::EditSection,
-    exec::{SandboxSection, command_env, probe_cache_path},
-    index::{Bar, index_config},
-};
+use super::{Ctx, index::Bar};
 use crate::output::Output;
-
-/// The edit engine's limits from the `edit:` section.
-pub fn edit_options(ctx: &Ctx) -> Result<edit::EngineOptions> {
-    let section: EditSection = ctx.config.section("edit")?;
-    let d = edit::EngineOptions::default();
-    Ok(edit::EngineOptions {
-        max_file_size: section.max_file_size.unwrap_or(d.max_file_size),
-        history_limit: section.history_limit.unwrap_or(d.history_limit),
-        history_max_bytes: section.history_max_bytes.unwrap_or(d.history_max_bytes),
-        lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
-    })
-}
-
-/// The `sandbox:` section as request options (relative paths from the root).
-pub fn sandbox_section(ctx: &Ctx) -> Result<SandboxOptions> {
-    let sec: SandboxSection = ctx.config.section("sandbox")?;
-    let path = |p: &PathBuf| p.display().to_string();
-    Ok(SandboxOptions {
-        timeout: sec.timeout,
-        memory: sec.memory,
-        cpu: sec.cpu,
-        processes: sec.processes,
-        network: sec.network,
-        writable: sec.writable.iter().map(path).collect(),
-        hide: sec.hide.iter().map(path).collect(),
-        throwaway: false,
-        workspace: None,
-        backend: sec.backend,
-        image: sec.image,
-        strict: sec.strict,
-        max_output: sec.max_output,
-    })
-}
-
-/// How project commands run: the configured policy, this binary as the helper,
-/// and the environment minus secrets.
-pub fn sandbox_setup(ctx: &Ctx) -> Result<SandboxSetup> {
-    let section = sandbox_section(ctx)?;
-    let policy = engine::apply_sandbox_options(
-        &sandbox::Policy::default(),
-        &section,
-        &ctx.root,
-        Trust::User,
-    )?;
-    let helper = std::env::current_exe().context("locating the ironbees binary")?;
-    let (env, env_removed) = command_env();
-    Ok(SandboxSetup {
-        config: sandbox::SandboxConfig {
-            helper,
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            temp_dir: std::env::temp_dir(),
-            search_path: std::env::var_os("PATH"),
-            probe_container: policy.backend == sandbox::BackendChoice::Container,
-            probe_bubblewrap: policy.backend == sandbox::BackendChoice::Bubblewrap,
-            probe_cache: probe_cache_path(),
-        },
-        policy,
-        env,
-        env_removed,
-    })
-}
 
 /// Opens the project's session with the configured index, edit, sandbox and model
 /// settings. Invalid sandbox settings are a warning (the rest still works);
@@ -98,27 +26,9 @@ pub fn open_session_with(
     watch: bool,
     rebuild_index: bool,
 ) -> Result<Arc<Session>> {
-    let sandbox = match sandbox_setup(ctx) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            out.warn(format!("sandbox settings are invalid, builds and tests cannot run: {e:#}"));
-            None
-        }
-    };
-    let llm = crate::config::llm_settings(&ctx.config, &super::env_pairs()).ok();
-    let options = SessionOptions {
-        index: index_config(ctx, &[], None)?,
-        edit: edit_options(ctx)?,
-        watch,
-        sandbox,
-        llm,
-        rebuild_index,
-    };
-    let session = Session::open(&ctx.root, options)?;
-    for id in &session.recovery().rolled_back {
-        out.warn(format!("an interrupted edit ({id}) was rolled back; its files are as before it"));
-    }
-    Ok(Arc::new(session))
+    let (session, notices) = ctx.host.open_session(watch, rebuild_index)?;
+    super::show_notices(out, notices);
+    Ok(session)
 }
 
 /// A progress bar on a terminal that can also pass a command's output through.

@@ -601,7 +601,7 @@ fn a_run_killed_at_any_node_boundary_resumes_to_the_same_end_without_applying_tw
         calculator_model(&mock, GUARDED);
         let id = run_and_kill(&p, &mock, at);
         let resumed = cli(&p, &mock, &["--json", "runs", "resume", &id]);
-        let state = if resumed.stderr.contains("the run is succeeded") {
+        let state = if resumed.stderr.contains("has succeeded") {
             // The kill came after the run's last checkpoint (a busy machine can
             // take that long to deliver it after SUCCESS): nothing to resume.
             let shown = cli(&p, &mock, &["--json", "runs", "show", &id]);
@@ -976,4 +976,64 @@ fn a_change_nothing_can_validate_waits_for_a_human_even_with_yes() {
     assert_eq!(p.read("greet.py"), greet);
     ok(&cli(&p, &mock, &["--json", "runs", "approve", &o.run_id()]));
     assert_eq!(p.read("greet.py"), greet.replace("'Hello '", "'Hello, '"));
+}
+
+// --- naming runs, reading them after a crash, requests from files -------------------------
+
+#[test]
+fn runs_are_named_by_prefix_or_state_id_and_show_agrees_with_list_after_a_crash() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let id = run_and_kill(&p, &mock, "VALIDATE");
+    let list = cli(&p, &mock, &["--json", "runs", "list"]);
+    ok(&list);
+    let listed: Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(listed[0]["node"], "VALIDATE", "{listed}");
+    // By a unique prefix: where the run is, as `runs list` says, and its stateId.
+    let shown = cli(&p, &mock, &["--json", "runs", "show", &id[..6]]);
+    ok(&shown);
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(shown["checkpoint"]["node"], "VALIDATE");
+    let state_id = shown["state"]["stateId"].as_str().unwrap().to_owned();
+    assert_eq!(state_id, shown["checkpoint"]["stateId"].as_str().unwrap());
+    assert!(state_id.starts_with(&id), "{state_id}");
+    let text = cli(&p, &mock, &["runs", "show", &state_id]);
+    ok(&text);
+    assert!(text.stdout.contains("status:    running at VALIDATE"), "{}", text.stdout);
+    // Finished: answering or resuming it again is an invalid state, said as such
+    // even with no model configured.
+    ok(&cli(&p, &mock, &["--json", "runs", "resume", &id]));
+    let mut c = ironbees(p.root(), &mock);
+    c.env_remove("ANTHROPIC_API_KEY").env_remove("ANTHROPIC_BASE_URL");
+    c.args(["runs", "approve", &id[..6]]);
+    let again = run(c);
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    assert!(again.stderr.contains("INVALID_STATE"), "{}", again.stderr);
+    assert!(again.stderr.contains("has succeeded; there is nothing to answer"), "{}", again.stderr);
+}
+
+#[test]
+fn a_long_request_comes_from_a_file_or_standard_input() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    // Past what one argument may hold (128 KiB on Linux).
+    let long = format!(
+        "Fix the division by zero bug in calculate().\n{}",
+        "Context line.\n".repeat(15_000)
+    );
+    p.write("request.md", &long);
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "--request-file", "request.md"]);
+    ok(&o);
+    assert_eq!(o.outcome()["state"]["userRequest"], long.trim());
+    let mut c = ironbees(p.root(), &mock);
+    c.args(["run", "--yes", "--json", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"Fix the division by zero bug")
+        .unwrap();
+    let o = Out::from(child.wait_with_output().unwrap());
+    assert_eq!(o.outcome()["state"]["userRequest"], "Fix the division by zero bug", "{}", o.stderr);
+    let both = cli(&p, &mock, &["run", "x", "--request-file", "request.md"]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
 }

@@ -10,6 +10,7 @@ mod interrupts;
 mod limits;
 mod policies;
 mod routing;
+mod submissions;
 
 use std::{path::Path, sync::Arc};
 

@@ -9,12 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use protocol::ErrorCode;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::exit::cli_error;
+use crate::error::{Error, Result};
 
 /// The merged configuration, before any section is typed.
 #[derive(Debug, Clone, Default)]
@@ -34,14 +32,18 @@ pub struct IndexSection {
 }
 
 impl Config {
-    pub fn load(project_root: &Path) -> Result<Config> {
-        let env: Vec<(String, String)> = std::env::vars().collect();
+    /// The user's file (in `user_dir`), the project's, then `env`.
+    pub fn load(
+        project_root: &Path,
+        user_dir: Option<&Path>,
+        env: &[(String, String)],
+    ) -> Result<Config> {
         let mut files = Vec::new();
-        if let Some(user) = user_config_path() {
-            files.push(user);
+        if let Some(dir) = user_dir {
+            files.push(dir.join("config.yaml"));
         }
         files.push(project_root.join(code_index::STATE_DIR).join("config.yaml"));
-        Config::from_layers(&files, &env)
+        Config::from_layers(&files, env)
     }
 
     /// The layered load, with the environment passed in (so tests need not set it).
@@ -52,22 +54,21 @@ impl Config {
             let text = match std::fs::read_to_string(path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("reading config {}", path.display()));
+                Err(source) => {
+                    return Err(Error::Io { path: path.clone(), source });
                 }
             };
             let layer: Value = if text.trim().is_empty() {
                 Value::Object(Map::new())
             } else {
-                yaml_serde::from_str(&text).map_err(|e| {
-                    cli_error(ErrorCode::InvalidArgument, format!("config {}: {e}", path.display()))
-                })?
+                yaml_serde::from_str(&text)
+                    .map_err(|e| Error::Config(format!("config {}: {e}", path.display())))?
             };
             if !layer.is_object() {
-                return Err(cli_error(
-                    ErrorCode::InvalidArgument,
-                    format!("config {}: the top level must be a map", path.display()),
-                ));
+                return Err(Error::Config(format!(
+                    "config {}: the top level must be a map",
+                    path.display()
+                )));
             }
             merge(&mut merged, layer);
             sources.push(path.display().to_string());
@@ -99,9 +100,8 @@ impl Config {
     pub fn section<T: for<'de> Deserialize<'de> + Default>(&self, name: &str) -> Result<T> {
         match self.value.get(name) {
             None | Some(Value::Null) => Ok(T::default()),
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
-                cli_error(ErrorCode::InvalidArgument, format!("config section `{name}`: {e}"))
-            }),
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| Error::Config(format!("config section `{name}`: {e}"))),
         }
     }
 }
@@ -183,17 +183,13 @@ pub fn masked(value: &Value, env: &[(String, String)]) -> Value {
     walk(value, &secrets, false)
 }
 
-fn user_config_path() -> Option<PathBuf> {
-    Some(user_config_dir()?.join("config.yaml"))
-}
-
 /// The user's ironbees directory: `$XDG_CONFIG_HOME/ironbees`, else
 /// `~/.config/ironbees` (the configuration file, the user's agents).
-pub fn user_config_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
+pub fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    let get = |name: &str| env.iter().find(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v);
+    let base = get("XDG_CONFIG_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        .or_else(|| get("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     Some(base.join("ironbees"))
 }
 
@@ -244,9 +240,9 @@ fn expand(s: &str, env: &[(String, String)]) -> Result<String> {
         }
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
-        let end = after.find('}').ok_or_else(|| {
-            cli_error(ErrorCode::InvalidArgument, format!("config: unterminated `${{` in {s:?}"))
-        })?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| Error::Config(format!("config: unterminated `${{` in {s:?}")))?;
         let expr = &after[..end];
         let (name, default) = match expr.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
@@ -256,10 +252,9 @@ fn expand(s: &str, env: &[(String, String)]) -> Result<String> {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
             (None, None) => {
-                return Err(cli_error(
-                    ErrorCode::InvalidArgument,
-                    format!("config: environment variable {name} is not set (used as ${{{name}}})"),
-                ));
+                return Err(Error::Config(format!(
+                    "config: environment variable {name} is not set (used as ${{{name}}})"
+                )));
             }
         }
         rest = &after[end + 1..];
@@ -300,7 +295,7 @@ mod tests {
         assert_eq!(expand("${PORT:-8080}", &e).unwrap(), "8080");
         assert_eq!(expand("$${HOST}", &e).unwrap(), "${HOST}");
         let err = expand("${NOPE}", &e).unwrap_err();
-        assert!(format!("{err:#}").contains("NOPE is not set"), "{err:#}");
+        assert!(err.to_string().contains("NOPE is not set"), "{err}");
     }
 
     #[test]
@@ -309,7 +304,7 @@ mod tests {
         let p = dir.path().join("c.yaml");
         std::fs::write(&p, "index: [unclosed\n").unwrap();
         let err = Config::from_layers(std::slice::from_ref(&p), &[]).unwrap_err();
-        assert!(format!("{err:#}").contains(&p.display().to_string()));
+        assert!(err.to_string().contains(&p.display().to_string()));
     }
 
     #[test]
@@ -382,8 +377,8 @@ mod tests {
         std::fs::write(&p, "llm:\n  fallbak: [openai]\n").unwrap();
         let cfg = Config::from_layers(&[p], &[]).unwrap();
         let err = llm_settings(&cfg, &[]).unwrap_err();
-        assert!(format!("{err:#}").contains("fallbak"), "{err:#}");
-        assert_eq!(crate::exit::error_info(&err).code, ErrorCode::InvalidArgument);
+        assert!(err.to_string().contains("fallbak"), "{err:#}");
+        assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
     }
 
     #[test]
@@ -393,6 +388,6 @@ mod tests {
         std::fs::write(&p, "index:\n  exclud: [x]\n").unwrap();
         let cfg = Config::from_layers(&[p], &[]).unwrap();
         let err = cfg.section::<IndexSection>("index").unwrap_err();
-        assert!(format!("{err:#}").contains("exclud"), "{err:#}");
+        assert!(err.to_string().contains("exclud"), "{err:#}");
     }
 }

@@ -1,0 +1,413 @@
+//! [`Host`]: the configuration and the environment, mapped to what the engine,
+//! the model client and the agents take.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use engine::{SandboxSetup, Session, SessionOptions, Trust};
+use protocol::{Approver, RunSettings, SandboxOptions};
+
+use crate::{
+    config::{Config, IndexSection, llm_settings, user_config_dir},
+    error::Result,
+    sections::{AgentSection, EditSection, SandboxSection},
+};
+
+/// The process environment as the host reads it: captured once by the driver,
+/// passed in (tests make one up).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    pub vars: Vec<(String, String)>,
+    /// This binary: the sandbox re-executes it as its helper.
+    pub current_exe: Option<PathBuf>,
+    pub temp_dir: PathBuf,
+}
+
+impl Environment {
+    /// The environment of this process.
+    pub fn capture() -> Environment {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        Environment {
+            vars,
+            current_exe: std::env::current_exe().ok(),
+            temp_dir: std::env::temp_dir(),
+        }
+    }
+
+    /// A variable's value, when set and not empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.iter().find(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Something a driver should tell the user: a setting that is ignored, a
+/// recovery that happened, a model chosen for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    Warning(String),
+    Note(String),
+}
+
+/// A driver's flags for a run, over the `agent:` section.
+#[derive(Debug, Clone, Default)]
+pub struct RunOverrides {
+    /// Approve the plan without asking (`--yes`).
+    pub yes: bool,
+    /// Stop for a review of the validated diff before applying.
+    pub review: bool,
+    pub max_iterations: Option<u32>,
+    pub budget_usd: Option<f64>,
+    pub budget_tokens: Option<u64>,
+    pub timeout: Option<Duration>,
+}
+
+/// One project's configuration and environment.
+#[derive(Debug, Clone)]
+pub struct Host {
+    root: PathBuf,
+    config: Config,
+    env: Environment,
+}
+
+impl Host {
+    /// Loads the configuration layers of the project at `root`.
+    pub fn load(root: &Path, env: Environment) -> Result<Host> {
+        let user = user_config_dir(&env.vars);
+        let config = Config::load(root, user.as_deref(), &env.vars)?;
+        Ok(Host { root: root.to_owned(), config, env })
+    }
+
+    /// A host over a given configuration (a demo project, tests).
+    pub fn with_config(root: &Path, config: Config, env: Environment) -> Host {
+        Host { root: root.to_owned(), config, env }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// The user's ironbees directory (`$XDG_CONFIG_HOME/ironbees`, else
+    /// `~/.config/ironbees`).
+    pub fn user_dir(&self) -> Option<PathBuf> {
+        user_config_dir(&self.env.vars)
+    }
+
+    /// `index:` with a command's own excludes and size limit on top.
+    pub fn index_config(
+        &self,
+        extra_exclude: &[String],
+        max_file_size: Option<u64>,
+    ) -> Result<code_index::IndexConfig> {
+        let section: IndexSection = self.config.section("index")?;
+        let mut cfg = code_index::IndexConfig {
+            exclude: section.exclude,
+            include_minified: section.include_minified,
+            ..code_index::IndexConfig::default()
+        };
+        cfg.exclude.extend(extra_exclude.iter().cloned());
+        if let Some(n) = max_file_size.or(section.max_file_size) {
+            cfg.max_file_size = n;
+        }
+        Ok(cfg)
+    }
+
+    /// `edit:` as the edit engine's limits.
+    pub fn edit_options(&self) -> Result<edit::EngineOptions> {
+        let section: EditSection = self.config.section("edit")?;
+        let d = edit::EngineOptions::default();
+        Ok(edit::EngineOptions {
+            max_file_size: section.max_file_size.unwrap_or(d.max_file_size),
+            history_limit: section.history_limit.unwrap_or(d.history_limit),
+            history_max_bytes: section.history_max_bytes.unwrap_or(d.history_max_bytes),
+            lock_timeout: section.lock_timeout_secs.map_or(d.lock_timeout, Duration::from_secs),
+        })
+    }
+
+    /// `sandbox:` as request options (relative paths from the root).
+    pub fn sandbox_options(&self) -> Result<SandboxOptions> {
+        let sec: SandboxSection = self.config.section("sandbox")?;
+        let path = |p: &PathBuf| p.display().to_string();
+        Ok(SandboxOptions {
+            timeout: sec.timeout,
+            memory: sec.memory,
+            cpu: sec.cpu,
+            processes: sec.processes,
+            network: sec.network,
+            writable: sec.writable.iter().map(path).collect(),
+            hide: sec.hide.iter().map(path).collect(),
+            throwaway: false,
+            workspace: None,
+            backend: sec.backend,
+            image: sec.image,
+            strict: sec.strict,
+            max_output: sec.max_output,
+        })
+    }
+
+    /// How project commands run: the configured policy, this binary as the
+    /// helper, and the environment minus secrets.
+    pub fn sandbox_setup(&self) -> Result<SandboxSetup> {
+        let options = self.sandbox_options()?;
+        let policy = engine::apply_sandbox_options(
+            &sandbox::Policy::default(),
+            &options,
+            &self.root,
+            Trust::User,
+        )?;
+        let helper = self.env.current_exe.clone().ok_or_else(|| {
+            crate::Error::Config("cannot locate the ironbees binary (the sandbox's helper)".into())
+        })?;
+        let (env, env_removed) = sandbox::filter_env(self.env.vars.iter().cloned());
+        Ok(SandboxSetup {
+            config: sandbox::SandboxConfig {
+                helper,
+                home: self.env.get("HOME").map(PathBuf::from),
+                temp_dir: self.env.temp_dir.clone(),
+                search_path: self.env.get("PATH").map(Into::into),
+                probe_container: policy.backend == sandbox::BackendChoice::Container,
+                probe_bubblewrap: policy.backend == sandbox::BackendChoice::Bubblewrap,
+                probe_cache: self.probe_cache_path(),
+            },
+            policy,
+            env,
+            env_removed,
+        })
+    }
+
+    /// Where the sandbox caches what it probed of this machine: the user's
+    /// runtime directory, else their cache directory.
+    fn probe_cache_path(&self) -> Option<PathBuf> {
+        if let Some(d) = self.env.get("XDG_RUNTIME_DIR") {
+            return Some(PathBuf::from(d).join("ironbees/sandbox-probe.json"));
+        }
+        let cache = self
+            .env
+            .get("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| self.env.get("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+        Some(cache.join("ironbees/sandbox-probe.json"))
+    }
+
+    /// The session's options. Invalid sandbox settings are a warning (the rest
+    /// works; commands that run something say so when they need the sandbox).
+    pub fn session_options(
+        &self,
+        watch: bool,
+        rebuild_index: bool,
+    ) -> Result<(SessionOptions, Vec<Notice>)> {
+        let mut notices = Vec::new();
+        let sandbox = match self.sandbox_setup() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notices.push(Notice::Warning(format!(
+                    "sandbox settings are invalid, builds and tests cannot run: {e}"
+                )));
+                None
+            }
+        };
+        let options = SessionOptions {
+            index: self.index_config(&[], None)?,
+            edit: self.edit_options()?,
+            watch,
+            sandbox,
+            llm: self.llm_settings().ok(),
+            rebuild_index,
+        };
+        Ok((options, notices))
+    }
+
+    /// Opens the project's session; notices say what the caller should show
+    /// (invalid sandbox settings, an interrupted edit rolled back).
+    pub fn open_session(
+        &self,
+        watch: bool,
+        rebuild_index: bool,
+    ) -> Result<(Arc<Session>, Vec<Notice>)> {
+        let (options, mut notices) = self.session_options(watch, rebuild_index)?;
+        let session = Session::open(&self.root, options)?;
+        for id in &session.recovery().rolled_back {
+            notices.push(Notice::Warning(format!(
+                "an interrupted edit ({id}) was rolled back; its files are as before it"
+            )));
+        }
+        Ok((Arc::new(session), notices))
+    }
+
+    /// The `llm:` section completed by the standard variables.
+    pub fn llm_settings(&self) -> Result<llm::Settings> {
+        llm_settings(&self.config, &self.env.vars)
+    }
+
+    /// A model client for commands that chat. A provider configured without a
+    /// model (`OPENAI_BASE_URL` alone) gets the one its server offers, and a note
+    /// says so; `model` (a `--model` flag) fills it in without asking.
+    pub fn chat_client(
+        &self,
+        rt: &tokio::runtime::Handle,
+        model: Option<&str>,
+        cancel: &stdx::CancellationToken,
+    ) -> Result<(llm::Llm, Vec<Notice>)> {
+        let mut settings = self.llm_settings()?;
+        if let Some(m) = model {
+            for p in settings.providers.values_mut() {
+                p.model.get_or_insert_with(|| m.to_owned());
+            }
+        }
+        let found = rt.block_on(llm::discover_models(&mut settings, cancel))?;
+        let notices = found
+            .into_iter()
+            .map(|d| {
+                Notice::Note(format!(
+                    "using model {} for provider {}: the only one {} serves (set OPENAI_MODEL \
+                     or llm.providers.{}.model to choose)",
+                    d.model, d.provider, d.base_url, d.provider
+                ))
+            })
+            .collect();
+        Ok((llm::Llm::new(&settings)?, notices))
+    }
+
+    /// Where agents are found: the built-ins, the user's directory, the project's
+    /// `agents/` and `.ironbees/agents/`.
+    pub fn agent_dirs(&self) -> agent::AgentDirs {
+        agent::AgentDirs::conventional(self.user_dir().map(|d| d.join("agents")), &self.root)
+    }
+
+    pub fn agents(&self) -> Result<agent::AgentSet> {
+        Ok(agent::AgentSet::load(&self.agent_dirs())?)
+    }
+
+    /// A run's settings: the driver's flags over the `agent:` section over the
+    /// seed's defaults.
+    pub fn run_settings(&self, o: &RunOverrides) -> Result<RunSettings> {
+        let sec: AgentSection = self.config.section("agent")?;
+        let d = RunSettings::default();
+        let auto_approved_by = if o.yes {
+            Some(Approver::Flag)
+        } else if sec.enable_human_in_the_loop == Some(false) {
+            Some(Approver::Configuration)
+        } else {
+            None
+        };
+        let timeout_seconds = match o.timeout {
+            Some(t) => t.as_secs().max(1),
+            None => sec.timeout_seconds.unwrap_or(d.timeout_seconds),
+        };
+        Ok(RunSettings {
+            auto_approve: auto_approved_by.is_some(),
+            auto_approved_by,
+            review: o.review,
+            max_iterations: o.max_iterations.or(sec.max_iterations).unwrap_or(d.max_iterations),
+            budget_usd: o.budget_usd.or(sec.budget_usd),
+            budget_tokens: o.budget_tokens.or(sec.budget_tokens),
+            timeout_seconds,
+        })
+    }
+
+    /// The runtime model calls wait on: a small multi-threaded one, so that a
+    /// blocking node (any thread outside it) can wait on it with
+    /// `Handle::block_on` and a server can share it.
+    pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(config: &str, vars: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join(".ironbees");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::write(state.join("config.yaml"), config).unwrap();
+        let env = Environment {
+            vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            current_exe: Some("/bin/ironbees".into()),
+            temp_dir: "/tmp".into(),
+        };
+        let h = Host::load(dir.path(), env).unwrap();
+        (dir, h)
+    }
+
+    #[test]
+    fn run_settings_are_flags_over_the_agent_section_over_the_defaults() {
+        let section =
+            "agent:\n  maxIterations: 7\n  enableHumanInTheLoop: false\n  budgetUsd: 2.5\n";
+        // (auto-approve, by whom, max iterations, USD budget, timeout seconds)
+        type Want = (bool, Option<Approver>, u32, Option<f64>, u64);
+        let cases: Vec<(&str, RunOverrides, Want)> = vec![
+            ("", RunOverrides::default(), (false, None, 5, None, 300)),
+            (
+                section,
+                RunOverrides::default(),
+                (true, Some(Approver::Configuration), 7, Some(2.5), 300),
+            ),
+            (
+                section,
+                RunOverrides {
+                    yes: true,
+                    max_iterations: Some(2),
+                    budget_usd: Some(0.1),
+                    timeout: Some(Duration::from_millis(10)),
+                    ..RunOverrides::default()
+                },
+                (true, Some(Approver::Flag), 2, Some(0.1), 1),
+            ),
+        ];
+        for (config, o, want) in cases {
+            let (_dir, h) = host(config, &[]);
+            let s = h.run_settings(&o).unwrap();
+            let got = (
+                s.auto_approve,
+                s.auto_approved_by,
+                s.max_iterations,
+                s.budget_usd,
+                s.timeout_seconds,
+            );
+            assert_eq!(got, want, "{config:?} {o:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_agent_key_is_a_config_error() {
+        let (_dir, h) = host("agent:\n  maxIteration: 3\n", &[]);
+        let err = h.run_settings(&RunOverrides::default()).unwrap_err();
+        assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
+        assert!(err.to_string().contains("maxIteration"), "{err}");
+    }
+
+    #[test]
+    fn the_sandbox_gets_the_environment_without_secrets_and_a_bad_section_is_a_notice() {
+        let (_dir, h) = host(
+            "sandbox:\n  timeout: 90\n  network: off\n",
+            &[("HOME", "/home/u"), ("OPENAI_API_KEY", "sk-x"), ("PATH", "/usr/bin")],
+        );
+        let setup = h.sandbox_setup().unwrap();
+        assert_eq!(setup.policy.timeout, Some(Duration::from_secs(90)));
+        assert!(setup.env.iter().all(|(k, _)| k != "OPENAI_API_KEY"));
+        assert_eq!(setup.env_removed, vec!["OPENAI_API_KEY"]);
+        assert_eq!(setup.config.home.as_deref(), Some(Path::new("/home/u")));
+
+        let (_dir, h) = host("sandbox:\n  timeout: forever\n", &[]);
+        let (options, notices) = h.session_options(false, false).unwrap();
+        assert!(options.sandbox.is_none());
+        assert!(
+            matches!(&notices[..], [Notice::Warning(w)] if w.contains("forever")),
+            "{notices:?}"
+        );
+    }
+}
