@@ -59,11 +59,13 @@
 
 mod defs;
 mod error;
+mod limit;
 mod model;
 mod nodes;
 mod orchestrator;
 mod overlay;
 mod policy;
+mod validate;
 mod workspace;
 
 pub use crate::{

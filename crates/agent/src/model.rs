@@ -75,6 +75,7 @@ impl Turn<'_> {
             })
             .collect();
         let llm = shared.llm()?;
+        let limit = crate::limit::Limit::of(state, cx);
         let mut overlay = crate::overlay::to_edit(&state.overlay);
         let mut loops = LoopDetector::default();
         let agent = self.agent.name.clone();
@@ -84,6 +85,9 @@ impl Turn<'_> {
             }
             if cx.is_cancelled() {
                 return Err(NodeError::new("CANCELLED", "the run was cancelled"));
+            }
+            if limit.passed() {
+                return Ok(TurnEnd::Paused(limit.reason(&format!("agent `{agent}`'s turn"))));
             }
             let mut req = Request {
                 system: Some(self.system.clone()),
@@ -96,11 +100,10 @@ impl Turn<'_> {
                 req.max_tokens = c.max_tokens;
                 req.temperature = c.temperature.map(|t| t as f32);
             }
-            let opts = CallOptions {
-                cancel: cx.cancellation_token().clone(),
-                workflow: Some(cx.run_id().to_owned()),
-                provider: None,
-            };
+            // The deadline cancels a call under way (a server that never answers).
+            let (cancel, timer) = limit.token(cx.cancellation_token(), &shared.rt);
+            let opts =
+                CallOptions { cancel, workflow: Some(cx.run_id().to_owned()), provider: None };
             let resp = {
                 let mut pending = String::new();
                 let mut on_event =
@@ -112,10 +115,16 @@ impl Turn<'_> {
                 }
                 r
             };
+            drop(timer);
             let resp = match resp {
                 Ok(r) => r,
                 Err(llm::Error::BudgetExceeded { scope, what }) => {
                     return Ok(TurnEnd::Paused(format!("budget exceeded ({scope}): {what}")));
+                }
+                Err(llm::Error::Cancelled) if !cx.is_cancelled() && limit.passed() => {
+                    return Ok(TurnEnd::Paused(
+                        limit.reason(&format!("a model call of `{agent}`")),
+                    ));
                 }
                 Err(llm::Error::Cancelled) => {
                     return Err(NodeError::new("CANCELLED", "the run was cancelled"));
@@ -145,6 +154,20 @@ impl Turn<'_> {
             spend.output_tokens += resp.usage.output_tokens;
             spend.cost_usd += resp.cost_usd.unwrap_or(0.0);
             spend.model_calls += 1;
+            if resp.cost_usd.is_none() {
+                spend.unpriced_calls += 1;
+                // The default model's missing price was reported at the start; a
+                // fallback without one is news.
+                if spend.unpriced_calls == 1
+                    && let Some(usd) = state.settings.budget_usd
+                    && crate::nodes::unpriced_default(shared).is_none()
+                {
+                    let model = format!("{} ({})", resp.model, resp.provider);
+                    let message =
+                        crate::nodes::budget_warning(usd, &model, state.settings.budget_tokens);
+                    cx.emit(RunEventKind::Warning { code: "BUDGET_UNENFORCEABLE".into(), message });
+                }
+            }
             cx.emit(RunEventKind::ModelCall {
                 agent: agent.clone(),
                 round,
@@ -177,10 +200,17 @@ impl Turn<'_> {
                     name: name.clone(),
                     arguments: clip_json(&input),
                 });
-                let cancel = cx.cancellation_token().clone();
+                let (cancel, timer) = limit.token(cx.cancellation_token(), &shared.rt);
                 let call = stdx::Call::new(&stdx::NoProgress, &cancel);
                 let answer = tools.call_in(&shared.session, &call, &name, input, &mut overlay);
+                drop(timer);
                 state.spend.tool_calls += 1;
+                if !cx.is_cancelled() && limit.passed() && answer.is_err() {
+                    // Cut by the deadline: what the tool did is not known to the
+                    // model; the turn resumes from the last answered call.
+                    state.overlay = crate::overlay::from_edit(&overlay, &state.overlay, shared);
+                    return Ok(TurnEnd::Paused(limit.reason(&format!("the `{name}` tool call"))));
+                }
                 let (text, is_error, summary, code) = match answer {
                     Ok(v) => {
                         let summary = v

@@ -10,10 +10,9 @@ use std::sync::Arc;
 
 use llm::Message;
 use protocol::{
-    ApprovalDecision, Approver, BuildRequest, ChangeOptions, ChangeRequest, CheckLevel,
-    CodingState, CommandKind, ErrorCode, ExecutionPlan, Gate, HistoryRequest, PlannerAnswer,
-    RepomapRequest, RunEventKind, SandboxOptions, TestRequest, TestResult, Validation, Verdict,
-    nodes,
+    ApprovalDecision, Approver, ChangeOptions, ChangeRequest, CheckLevel, CodingState, ErrorCode,
+    ExecutionPlan, Gate, HistoryRequest, PlannerAnswer, RepomapRequest, RunEventKind, Validation,
+    Verdict, nodes,
 };
 use serde_json::{Value, json};
 use workflow::{NodeContext, NodeError, NodeOutcome};
@@ -60,15 +59,40 @@ pub(crate) fn run(
     })
 }
 
-type Outcome = Result<Step, NodeError>;
+pub(crate) type Outcome = Result<Step, NodeError>;
 
-fn call_err(e: engine::Error) -> NodeError {
+pub(crate) fn call_err(e: engine::Error) -> NodeError {
     let info = e.to_info();
     NodeError::new(info.code.as_str(), info.message)
 }
 
-pub(crate) fn init(_: &Shared, _: &mut CodingState, _: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn init(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    if let (Some(usd), Some(model)) = (s.settings.budget_usd, unpriced_default(shared)) {
+        cx.emit(RunEventKind::Warning {
+            code: "BUDGET_UNENFORCEABLE".into(),
+            message: budget_warning(usd, &model, s.settings.budget_tokens),
+        });
+    }
     Ok(Step::Continue)
+}
+
+/// The default model, when it has no known price (a local server, a model the
+/// price table does not know).
+pub(crate) fn unpriced_default(shared: &Shared) -> Option<String> {
+    let llm = shared.llm.as_ref()?;
+    let default = llm.providers().into_iter().find(|p| p.chain_position == Some(0))?;
+    default.price.is_none().then(|| format!("{} ({})", default.model, default.name))
+}
+
+/// Why a USD budget cannot hold, and what still does.
+pub(crate) fn budget_warning(usd: f64, model: &str, tokens: Option<u64>) -> String {
+    let tokens = match tokens {
+        Some(t) => format!("the token budget ({t} tokens) is enforced"),
+        None => "no token budget is set (--budget-tokens N)".into(),
+    };
+    format!(
+        "the model {model} has no known price, so the ${usd:.2} budget cannot be enforced;          {tokens}; set a price with `llm.prices` or `llm.providers.NAME.price` in the          configuration"
+    )
 }
 
 // --- PLAN ---------------------------------------------------------------------------
@@ -187,7 +211,7 @@ fn planner_context(shared: &Shared, s: &CodingState, cx: &mut NodeContext<'_>) -
 }
 
 /// The project's AGENTS.md files that apply to `paths` (all the root's when none).
-fn instructions(shared: &Shared, paths: &[&str]) -> crate::Instructions {
+pub(crate) fn instructions(shared: &Shared, paths: &[&str]) -> crate::Instructions {
     crate::project_instructions(shared.session.root(), paths, 16 * 1024)
 }
 
@@ -338,6 +362,8 @@ pub(crate) fn wait_plan_approval(
 
 pub(crate) fn after_plan_gate(s: &CodingState) -> &'static str {
     match s.verdict {
+        // The baseline first, once: a project that does not build stops here.
+        Some(Verdict::Approved) if s.settings.baseline && s.baseline.is_none() => nodes::BASELINE,
         Some(Verdict::Approved) => nodes::CODE,
         _ => nodes::PLAN,
     }
@@ -491,282 +517,19 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     Ok(Step::Continue)
 }
 
-// --- VALIDATE ---------------------------------------------------------------------------
-
-/// Output kept for the coder when a failure has no structured message.
-const OUTPUT_TAIL: usize = 3000;
-
-/// The overlay's fingerprint: what VALIDATE last checked.
-fn overlay_fingerprint(files: &[protocol::OverlayFile]) -> String {
-    let mut h = stdx::ContentHasher::new();
-    for f in files {
-        h.update(f.path.as_bytes());
-        h.update(&[0]);
-        h.update(f.content.as_deref().unwrap_or("\u{0}deleted").as_bytes());
-        h.update(&[0]);
-    }
-    h.finish_hex()
-}
-
-const CHANGED_NOTHING: &str = "You changed nothing since this failure; it stands.";
-
-pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
-    // A coder round that changed nothing after a failure gets the same failure:
-    // building and testing the same files again would only cost time and a
-    // validator call. It counts as the same failure again (the loop detector's).
-    let fingerprint = overlay_fingerprint(&s.overlay);
-    if s.validation == Some(Validation::Failed)
-        && s.validated_overlay.as_ref() == Some(&fingerprint)
-        && let Some(last) = s.recent.last().cloned()
-    {
-        s.recent.push(last);
-        if let Some(e) = &s.error_context
-            && !e.starts_with(CHANGED_NOTHING)
-        {
-            s.error_context = Some(format!("{CHANGED_NOTHING}\n\n{e}"));
-        }
-        cx.emit(RunEventKind::ValidationReused {
-            reason: "the run's files did not change since the last failure".into(),
-        });
-        return Ok(Step::Continue);
-    }
-    s.validated_overlay = Some(fingerprint);
-    let ws = workspace(shared, cx.run_id());
-    let overlay = overlay::to_edit(&s.overlay);
-    let report = ws.sync(&overlay).map_err(|e| {
-        NodeError::new(e.code().as_str(), format!("preparing the run's workspace: {e}"))
-    })?;
-    cx.emit(RunEventKind::Workspace { path: ws.path().display().to_string(), sync: report });
-    let cancel = cx.cancellation_token().clone();
-    let call = stdx::Call::new(&stdx::NoProgress, &cancel);
-    let sandbox = SandboxOptions {
-        workspace: Some(ws.path().display().to_string()),
-        ..SandboxOptions::default()
-    };
-    let session = &shared.session;
-    let mut failure = None;
-    // Whether a command actually checked the change (a build that ran, tests that
-    // ran): a project with neither has not been validated, whatever passed.
-    let mut checked = false;
-    // Build first: its errors say more than a test run that could not compile.
-    match session.build_as(&BuildRequest { sandbox: sandbox.clone() }, engine::Trust::User, &call) {
-        Ok(b) => {
-            // Python and plain Node projects have no build step: nothing ran.
-            if b.exec.is_some() {
-                checked = true;
-                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
-                command_event(
-                    cx,
-                    CommandKind::Build,
-                    &b.build.tool,
-                    b.build.success,
-                    b.build.duration_ms,
-                    b.exec.as_ref(),
-                    errors,
-                    b.build.errors.len() as u32,
-                );
-            }
-            if !b.build.success {
-                let mut text = format!("The build ({}) failed:\n", b.build.tool);
-                for d in b.build.errors.iter().take(20) {
-                    text.push_str(&format!("- {}\n", diagnostic(d)));
-                }
-                if b.build.errors.is_empty()
-                    && let Some(e) = &b.exec
-                {
-                    text.push_str(&tail(&e.stderr.text, &e.stdout.text));
-                }
-                failure = Some(text);
-            }
-            s.build_result = Some(b.build);
-        }
-        Err(e) if e.to_info().code == ErrorCode::UnknownProject => {}
-        Err(engine::Error::Cancelled) => return Err(NodeError::new("CANCELLED", "cancelled")),
-        Err(e) => return Err(call_err(e)),
-    }
-    if failure.is_none() {
-        match session.test_as(
-            &TestRequest { sandbox, ..TestRequest::default() },
-            engine::Trust::User,
-            &call,
-        ) {
-            Ok(t) => {
-                // A test tool that found no test (pytest's "no tests ran") checked
-                // nothing; it is not a failure for the coder to fix either.
-                let ran_none = t.test.total == 0
-                    && t.test.failures.is_empty()
-                    && t.test.build_errors.is_empty()
-                    && t.test.incomplete.is_none();
-                checked |= !ran_none;
-                let failed = bounded_names(t.test.failures.iter().map(|f| f.name.clone()));
-                command_event(
-                    cx,
-                    CommandKind::Test,
-                    &t.test.tool,
-                    t.test.success,
-                    t.test.duration_ms,
-                    Some(&t.exec),
-                    failed,
-                    t.test.failed.max(t.test.failures.len() as u32),
-                );
-                if !t.test.success && !ran_none {
-                    failure = Some(test_failure(&t.test, &t.exec));
-                }
-                s.test_result = Some(t.test);
-            }
-            Err(e) if e.to_info().code == ErrorCode::UnknownProject => {}
-            Err(engine::Error::Cancelled) => return Err(NodeError::new("CANCELLED", "cancelled")),
-            Err(e) => return Err(call_err(e)),
-        }
-    }
-    match failure {
-        None if !checked => {
-            s.error_context = None;
-            s.validation = Some(Validation::Unchecked);
-            cx.emit(RunEventKind::ValidationSkipped {
-                reason: "no build step ran and no test was found: a human reviews the change"
-                    .into(),
-            });
-        }
-        None => {
-            s.error_context = None;
-            s.validation = Some(Validation::Passed);
-        }
-        Some(text) => {
-            s.recent.push(policy::failure_fingerprint(&text));
-            s.validation = Some(Validation::Failed);
-            let diagnosis = diagnose(shared, s, &text, cx)?;
-            s.error_context = Some(match diagnosis {
-                Some(d) => format!("{text}\n## Diagnosis\n\n{d}\n"),
-                None => text,
-            });
-        }
-    }
-    Ok(Step::Continue)
-}
-
-/// The validator's explanation of a failure, when there is a validator and the
-/// budget allows; its absence only makes the coder's context thinner.
-fn diagnose(
-    shared: &Shared,
-    s: &mut CodingState,
-    failure: &str,
-    cx: &mut NodeContext<'_>,
-) -> Result<Option<String>, NodeError> {
-    let Some(validator) = shared.agents.get("validator") else { return Ok(None) };
-    let user = format!(
-        "## The plan\n\n{}\n\n## What the coder says it changed\n\n{}\n\n## The failed validation\n\n{failure}\n",
-        serde_json::to_string_pretty(&s.plan).unwrap_or_default(),
-        s.coder_summary.as_deref().unwrap_or("(no summary)")
-    );
-    let system = instructions(shared, &[]).append_to(&validator.prompt);
-    let mut turn = Turn { agent: validator, system, messages: vec![Message::user(user)] };
-    Ok(match turn.run(shared, s, cx)? {
-        TurnEnd::Answer { text, .. } if !text.trim().is_empty() => Some(text),
-        TurnEnd::Answer { .. } => None,
-        TurnEnd::Paused(reason) => {
-            cx.emit(RunEventKind::DiagnosisSkipped { reason });
-            None
-        }
-    })
-}
-
-fn diagnostic(d: &protocol::Diagnostic) -> String {
-    let at = match (&d.file, d.line) {
-        (Some(f), Some(l)) => format!("{f}:{l}: "),
-        (Some(f), None) => format!("{f}: "),
-        _ => String::new(),
-    };
-    format!("{at}{}", d.message)
-}
-
-/// The failing tests with their messages (what the coder needs first), or the
-/// output's end when the tool reported none.
-fn test_failure(t: &TestResult, exec: &protocol::ExecResult) -> String {
-    let mut text = format!(
-        "The tests ({}) failed: {} passed, {} failed of {}.\n",
-        t.tool, t.passed, t.failed, t.total
-    );
-    if let Some(why) = &t.incomplete {
-        text.push_str(&format!("The run was incomplete: {why}\n"));
-    }
-    for d in t.build_errors.iter().take(20) {
-        text.push_str(&format!("- {}\n", diagnostic(d)));
-    }
-    for f in t.failures.iter().take(10) {
-        let at = match (&f.file, f.line) {
-            (Some(file), Some(l)) => format!(" ({file}:{l})"),
-            _ => String::new(),
-        };
-        text.push_str(&format!("\n### {}{at}\n{}\n", f.name, stdx::clip(&f.message, 2000)));
-    }
-    if t.failures.is_empty() && t.build_errors.is_empty() {
-        text.push_str(&tail(&exec.stderr.text, &exec.stdout.text));
-    }
-    text
-}
-
-fn tail(stderr: &str, stdout: &str) -> String {
-    let both = format!("{stdout}\n{stderr}");
-    let trimmed = both.trim();
-    let start = trimmed.len().saturating_sub(OUTPUT_TAIL);
-    let start = (start..trimmed.len()).find(|i| trimmed.is_char_boundary(*i)).unwrap_or(0);
-    format!("\nOutput (end):\n```\n{}\n```\n", &trimmed[start..])
-}
-
-/// What a `command` event names: every failure, until the names add up to
-/// [`MAX_NAMED_BYTES`] (the event's `failed` keeps the exact count).
-const MAX_NAMED_BYTES: usize = 16 * 1024;
-
-fn bounded_names(names: impl Iterator<Item = String>) -> Vec<String> {
-    let mut used = 0;
-    let mut out = Vec::new();
-    for name in names {
-        used += name.len();
-        if used > MAX_NAMED_BYTES {
-            break;
-        }
-        out.push(name);
-    }
-    out
-}
-
-#[allow(clippy::too_many_arguments)] // one private helper, the event's fields
-fn command_event(
-    cx: &mut NodeContext<'_>,
-    kind: CommandKind,
-    tool: &str,
-    success: bool,
-    duration_ms: u64,
-    exec: Option<&protocol::ExecResult>,
-    failures: Vec<String>,
-    failed: u32,
-) {
-    cx.emit(RunEventKind::Command {
-        kind,
-        tool: tool.to_owned(),
-        success,
-        duration_ms,
-        wall_ms: exec.map(|e| e.duration_ms),
-        failures,
-        failed,
-        command: exec.map(|e| e.command.clone()).unwrap_or_default(),
-        exit_code: exec.and_then(|e| e.exit_code),
-        output_tail: exec
-            .map(|e| stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned())
-            .unwrap_or_default(),
-    });
-}
-
 // --- DECIDE and SUCCESS -----------------------------------------------------------------
 
-pub(crate) fn decide(_: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+pub(crate) fn decide(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let validation = s.validation;
     let passed = matches!(validation, Some(Validation::Passed | Validation::Unchecked));
     let route = policy::decide(passed, s.iteration_count, s.max_iterations, &s.recent);
+    let changed = !overlay::apply_ops(&s.overlay, shared).is_empty();
     let name = match &route {
         // Nothing validated the change: only a human can, before it is applied.
-        policy::Route::Pass if s.settings.review || validation == Some(Validation::Unchecked) => {
+        // A run that changed nothing has nothing to review: it ends as no change.
+        policy::Route::Pass
+            if changed && (s.settings.review || validation == Some(Validation::Unchecked)) =>
+        {
             nodes::WAIT_REVIEW
         }
         policy::Route::Pass => nodes::SUCCESS,
@@ -791,6 +554,7 @@ pub(crate) fn after_decide(s: &CodingState) -> String {
 }
 
 pub(crate) fn success(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    s.next_node = None;
     // `code_diffs` stay as CODE left them: after the apply, the working tree
     // equals the overlay and a diff computed now would be empty.
     let ops = overlay::apply_ops(&s.overlay, shared);
@@ -820,14 +584,103 @@ pub(crate) fn success(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext
         };
         let resp = session.change(&req, &call).map_err(call_err)?;
         Ok(json!({"transactionId": resp.transaction_id, "found": false}))
-    })?;
+    });
+    let applied = match applied {
+        // A file changed in the working tree since the run read it: the run's
+        // change is merged onto it and validated again, or goes back to the
+        // coder where it cannot be. Never a dead end that resume repeats.
+        Err(e) if e.code == ErrorCode::HashMismatch.as_str() => return rebase(shared, s, cx),
+        other => other?,
+    };
     s.transaction_id = applied["transactionId"].as_str().map(str::to_owned);
+    s.no_change = s.transaction_id.is_none();
     cx.emit(RunEventKind::Applied {
         transaction_id: s.transaction_id.clone(),
         files: s.code_diffs.iter().map(|d| d.file_path.clone()).collect(),
     });
     remove_workspace(shared, cx.run_id());
     Ok(Step::Continue)
+}
+
+/// After the working tree changed under the run: each file the run changed and
+/// someone else changed too is merged (the run's change onto the new version);
+/// a merged run is validated again, a file whose changes meet goes back to the
+/// coder with the new version and the run's earlier diff of it.
+fn rebase(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    let root = shared.session.root().to_owned();
+    let mut merged = Vec::new();
+    let mut conflicts = Vec::new();
+    for f in &mut s.overlay {
+        let disk = std::fs::read(root.join(&f.path)).ok();
+        let disk_hash = disk.as_ref().map(|b| stdx::sha256_hex(b));
+        if disk_hash == f.base_hash {
+            continue;
+        }
+        let theirs = disk.and_then(|b| String::from_utf8(b).ok());
+        let outcome = match (&f.base, &f.content, &theirs) {
+            (Some(base), Some(ours), Some(theirs)) => {
+                edit::merge3(base, ours, theirs).map_err(|c| {
+                    format!("lines {}-{} changed on both sides", c.base_lines.0, c.base_lines.1)
+                })
+            }
+            (_, None, _) => Err("the run deletes it, and it was changed meanwhile".to_owned()),
+            (_, _, None) => Err("it was deleted (or is no longer text) meanwhile".to_owned()),
+            (None, _, _) => Err("the run created it, and it was created meanwhile".to_owned()),
+        };
+        match outcome {
+            Ok(text) => {
+                f.content = Some(text);
+                merged.push(f.path.clone());
+            }
+            Err(why) => {
+                // The coder starts this file again from the new version.
+                f.content = theirs.clone();
+                conflicts.push((f.path.clone(), why));
+            }
+        }
+        f.base = theirs;
+        f.base_hash = disk_hash;
+    }
+    let mut message = String::from("the working tree changed while the run worked");
+    if !merged.is_empty() {
+        message.push_str(&format!("; merged the run's change onto {}", merged.join(", ")));
+    }
+    if !conflicts.is_empty() {
+        let list: Vec<String> = conflicts.iter().map(|(p, why)| format!("{p} ({why})")).collect();
+        message.push_str(&format!("; back to the coder for {}", list.join(", ")));
+    }
+    cx.emit(RunEventKind::Warning { code: "WORKTREE_CHANGED".into(), message: message.clone() });
+    s.validation = None;
+    s.validated_overlay = None;
+    if conflicts.is_empty() {
+        s.next_node = Some(nodes::VALIDATE.into());
+        return Ok(Step::Continue);
+    }
+    let mut context = format!(
+        "Before your change could be applied, someone changed these files in the working \
+         tree: {}. Your earlier edits to them could not be merged and are undone in the run; \
+         `read` them as they are now and make your change again. Your earlier diff of each:\n",
+        conflicts.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    for (path, _) in &conflicts {
+        if let Some(d) = s.code_diffs.iter().find(|d| &d.file_path == path) {
+            context.push_str(&format!("\n```diff\n{}\n```\n", stdx::clip(&d.diff, 4000)));
+        }
+    }
+    s.error_context = Some(context);
+    // One more round for this, even at the limit.
+    s.max_iterations = s.max_iterations.max(s.iteration_count + 1);
+    s.next_node = Some(nodes::CODE.into());
+    Ok(Step::Continue)
+}
+
+/// After SUCCESS: the end, or, when the working tree changed under the run,
+/// VALIDATE (merged) or CODE (conflicts).
+pub(crate) fn after_success(s: &CodingState) -> String {
+    match s.next_node.as_deref() {
+        Some(n @ (nodes::VALIDATE | nodes::CODE)) => n.to_owned(),
+        _ => workflow::END.to_owned(),
+    }
 }
 
 fn applied_before(
@@ -839,7 +692,7 @@ fn applied_before(
     h.transactions.into_iter().find(|t| t.description == description).map(|t| t.id)
 }
 
-fn workspace(shared: &Shared, run_id: &str) -> ShadowWorkspace {
+pub(crate) fn workspace(shared: &Shared, run_id: &str) -> ShadowWorkspace {
     ShadowWorkspace::new(shared.session.root(), &shared.work_dir.join(run_id))
 }
 
@@ -907,6 +760,8 @@ mod tests {
         let mut s = CodingState::new("r", "q", protocol::RunSettings::default());
         assert_eq!(after_plan_gate(&s), nodes::PLAN);
         s.verdict = Some(Verdict::Approved);
+        assert_eq!(after_plan_gate(&s), nodes::BASELINE, "the baseline before the first change");
+        s.baseline = Some(protocol::Baseline::default());
         assert_eq!(after_plan_gate(&s), nodes::CODE);
         assert_eq!(after_human(&s), nodes::PLAN, "no plan yet: plan first");
         s.plan = Some(ExecutionPlan::default());

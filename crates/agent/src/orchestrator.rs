@@ -280,7 +280,8 @@ fn graph(shared: &Arc<Shared>) -> Graph<RunState> {
         .add_node(nodes::PLAN, node(n::plan))
         .add_node(nodes::WAIT_PLAN_APPROVAL, node(n::wait_plan_approval))
         .add_node(nodes::CODE, node(n::code))
-        .add_node(nodes::VALIDATE, node(n::validate))
+        .add_node(nodes::BASELINE, node(crate::validate::baseline))
+        .add_node(nodes::VALIDATE, node(crate::validate::validate))
         .add_node(nodes::DECIDE, node(n::decide))
         .add_node(nodes::WAIT_REVIEW, node(n::wait_review))
         .add_node(nodes::SUCCESS, node(n::success))
@@ -292,9 +293,10 @@ fn graph(shared: &Arc<Shared>) -> Graph<RunState> {
         .add_edge(nodes::PLAN, nodes::WAIT_PLAN_APPROVAL)
         .add_conditional_edges(
             nodes::WAIT_PLAN_APPROVAL,
-            &[nodes::CODE, nodes::PLAN],
+            &[nodes::BASELINE, nodes::CODE, nodes::PLAN],
             |s: &RunState| n::after_plan_gate(&s.0),
         )
+        .add_edge(nodes::BASELINE, nodes::CODE)
         .add_edge(nodes::CODE, nodes::VALIDATE)
         .add_edge(nodes::VALIDATE, nodes::DECIDE)
         .add_conditional_edges(
@@ -307,7 +309,11 @@ fn graph(shared: &Arc<Shared>) -> Graph<RunState> {
             &[nodes::SUCCESS, nodes::CODE],
             |s: &RunState| n::after_review(&s.0),
         )
-        .add_edge(nodes::SUCCESS, END)
+        .add_conditional_edges(
+            nodes::SUCCESS,
+            &[END, nodes::VALIDATE, nodes::CODE],
+            |s: &RunState| n::after_success(&s.0),
+        )
         .add_edge(nodes::ESCALATE, nodes::WAIT_HUMAN)
         .add_conditional_edges(nodes::WAIT_HUMAN, &[nodes::PLAN, nodes::CODE], |s: &RunState| {
             n::after_human(&s.0)

@@ -26,21 +26,22 @@ pub(crate) fn from_edit(
     overlay
         .iter()
         .map(|(path, content)| {
-            let base_hash = match before.iter().find(|f| &f.path == path) {
-                Some(f) => f.base_hash.clone(),
-                None => disk_hash(shared, path),
+            let (base_hash, base) = match before.iter().find(|f| &f.path == path) {
+                Some(f) => (f.base_hash.clone(), f.base.clone()),
+                None => {
+                    let bytes = std::fs::read(shared.session.root().join(path)).ok();
+                    let hash = bytes.as_ref().map(|b| stdx::sha256_hex(b));
+                    (hash, bytes.and_then(|b| String::from_utf8(b).ok()))
+                }
             };
             OverlayFile {
                 path: path.clone(),
                 content: content.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
                 base_hash,
+                base,
             }
         })
         .collect()
-}
-
-fn disk_hash(shared: &Shared, path: &str) -> Option<String> {
-    std::fs::read(shared.session.root().join(path)).ok().map(|b| stdx::sha256_hex(&b))
 }
 
 fn disk_text(shared: &Shared, path: &str) -> Option<String> {

@@ -57,15 +57,21 @@ pub(crate) fn decide(
 }
 
 /// Why the run must stop for a human before `node`, if it must: a pause a node
-/// asked for (a loop, a budget hit mid-call), the USD or token budget spent, or
-/// the execution's time limit passed. Asked before the nodes that spend money or
-/// time; the gates and the final apply always run.
+/// asked for (a loop, a budget hit mid-call, a call the time limit cut), the USD
+/// or token budget spent, or the execution's time limit passed. Asked before the
+/// nodes that spend money or time (and DECIDE, for a node's pause); the gates and
+/// the final apply always run.
 pub(crate) fn pause_before(node: &str, state: &CodingState, elapsed: Duration) -> Option<String> {
-    if ![nodes::PLAN, nodes::CODE, nodes::VALIDATE].contains(&node) {
-        return None;
-    }
-    if let Some(r) = &state.pause_reason {
+    // A pause a node asked for (its call was cut by the time limit, a loop) also
+    // stops DECIDE, which would otherwise judge a validation that did not finish.
+    if let Some(r) = &state.pause_reason
+        && [nodes::PLAN, nodes::BASELINE, nodes::CODE, nodes::VALIDATE, nodes::DECIDE]
+            .contains(&node)
+    {
         return Some(r.clone());
+    }
+    if ![nodes::PLAN, nodes::BASELINE, nodes::CODE, nodes::VALIDATE].contains(&node) {
+        return None;
     }
     over_budget(state).or_else(|| {
         let limit = state.settings.timeout_seconds;
@@ -248,6 +254,18 @@ mod tests {
                 Some("time limit reached: this execution ran 300s (limit 300s); resume to go on"),
             ),
             (nodes::DECIDE, state(None, None, 0.0, 0, None), secs(301), None),
+            (
+                nodes::DECIDE,
+                state(None, None, 0.0, 0, Some("time limit reached")),
+                secs(1),
+                Some("time limit reached"),
+            ),
+            (
+                nodes::BASELINE,
+                state(None, None, 0.0, 0, None),
+                secs(300),
+                Some("time limit reached: this execution ran 300s (limit 300s); resume to go on"),
+            ),
         ];
         for (node, s, elapsed, want) in cases {
             assert_eq!(pause_before(node, &s, elapsed).as_deref(), want, "{node} {elapsed:?}");

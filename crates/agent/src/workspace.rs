@@ -14,8 +14,14 @@
 //! Why some directories are linked, not copied: the files a build needs that git
 //! ignores are mostly installed dependencies (`node_modules`, a virtualenv), large
 //! and slow to copy, and read-only to a build. Those are symlinked to the original
-//! (see [`LINKED_DIRS`]). Other ignored directories are build outputs; they are left
+//! (see [`LINKED_DIRS`]), and so is the metadata of an installed package in the
+//! tree (`*.egg-info`, `*.dist-info`: `importlib.metadata` finds a package's
+//! version there). Other ignored directories are build outputs; they are left
 //! out, and the build tool recreates them inside the copy.
+//!
+//! What the copy holds is what the project holds: the files the ignore rules
+//! keep, and every file git tracks whatever `.gitignore` says (a committed
+//! `_version.py` that a pattern ignores is still the project's).
 //!
 //! Why the copy persists between syncs: those build outputs stay, so the second
 //! validation of a run is an incremental build, not a clean one. Syncs are
@@ -47,6 +53,12 @@ use serde::{Deserialize, Serialize};
 /// are too large to copy on every run. A directory of one of these names that is
 /// *not* ignored (a committed `vendor/`) is project source and copied like any other.
 const LINKED_DIRS: &[&str] = &["node_modules", ".venv", "venv", ".tox", "vendor"];
+
+/// Ignored directories of these suffixes are linked too: the metadata an
+/// installed package keeps in the tree. Looked for at the root and in `src/`
+/// and `lib/`, where packaging tools write it.
+const METADATA_SUFFIXES: &[&str] = &[".egg-info", ".dist-info"];
+const METADATA_PARENTS: &[&str] = &["", "src", "lib"];
 
 /// Names never copied, at any depth and whatever the ignore files say: git's own
 /// data (a `.git` file too, which would point the copy at the real repository) and
@@ -473,7 +485,65 @@ fn walk_project(root: &Path, skip: &[PathBuf]) -> Result<Project, WorkspaceError
             }
         }
     }
+    for parent in METADATA_PARENTS {
+        let Ok(read) = fs::read_dir(root.join(parent)) else { continue };
+        for entry in read.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if !METADATA_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+                continue;
+            }
+            let rel = if parent.is_empty() { name } else { format!("{parent}/{name}") };
+            let walked_into = project.entries.keys().any(|k| k.starts_with(&format!("{rel}/")));
+            if !walked_into && entry.path().is_dir() && !skip.contains(&entry.path()) {
+                project.linked.insert(rel, entry.path());
+            }
+        }
+    }
+    add_tracked(root, skip, &mut project)?;
     Ok(project)
+}
+
+/// Adds the files git tracks that the ignore rules left out (outside git's and
+/// our own directories, and not under a symlink).
+fn add_tracked(root: &Path, skip: &[PathBuf], project: &mut Project) -> Result<(), WorkspaceError> {
+    let tracked = match git::tracked_files(root) {
+        Ok(Some(files)) => files,
+        // Not a repository, or git is not there: the ignore rules are all we have.
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            tracing::warn!(error = %e, "listing the files git tracks; copying what the ignore rules keep");
+            return Ok(());
+        }
+    };
+    for rel in tracked {
+        if project.entries.contains_key(&rel)
+            || rel.split('/').any(|part| NEVER_COPIED.contains(&part))
+            || check_overlay_path(&rel).is_err()
+        {
+            continue;
+        }
+        let path = root.join(&rel);
+        if skip.iter().any(|s| path.starts_with(s)) || project.check_not_under_link(&rel).is_err() {
+            continue;
+        }
+        // Only what is there: a tracked file deleted in the working tree is gone.
+        let Ok(meta) = fs::symlink_metadata(&path) else { continue };
+        let kind = if meta.file_type().is_symlink() {
+            Kind::Symlink
+        } else if meta.is_file() {
+            Kind::File
+        } else {
+            continue;
+        };
+        // A tracked file under an ignored directory: its ancestors must not be
+        // symlinks leading out of the project.
+        if path.parent().and_then(|p| p.canonicalize().ok()).is_some_and(|p| !p.starts_with(root)) {
+            continue;
+        }
+        let found = Found { stamp: Stamp::of(kind, &meta), permissions: meta.permissions() };
+        project.entries.insert(rel, found);
+    }
+    Ok(())
 }
 
 /// What a walk found: files and symlinks, and directories (`""` for the root).
@@ -938,6 +1008,57 @@ mod tests {
         fs::remove_dir_all(project.path("web/node_modules")).unwrap();
         assert_eq!(ws.sync(&edit::Overlay::new()).unwrap(), report(0, 1, 0, 0), "link dropped");
         assert!(fs::symlink_metadata(ws.path().join("web/node_modules")).is_err());
+    }
+
+    /// `git` in the fixture's project (a test's own setup, not a project command).
+    fn git(project: &TempProject, args: &[&str]) {
+        #[allow(clippy::disallowed_methods)]
+        let out = std::process::Command::new("git")
+            .current_dir(project.root())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    #[test]
+    fn tracked_files_git_ignores_are_copied_and_package_metadata_linked() {
+        // pytest commits `src/_pytest/_version.py` although `.gitignore` names it;
+        // flask commits `tests/test_apps/.env`; `pip install -e .` writes
+        // `src/pkg.egg-info`, which git ignores and `importlib.metadata` reads.
+        let (project, ws) = setup(
+            r#"
+            //- .gitignore
+            src/pkg/_version.py
+            .env
+            *.egg-info/
+            build/
+            //- src/pkg/__init__.py
+            from ._version import v
+            //- src/pkg/_version.py
+            v = "1.0"
+            //- tests/test_apps/.env
+            FOO=env
+            //- src/pkg.egg-info/PKG-INFO
+            Name: pkg
+            //- build/lib/pkg/__init__.py
+            stale
+            "#,
+        );
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        git(&project, &["add", "-f", "src/pkg/_version.py", "tests/test_apps/.env"]);
+        ws.sync(&edit::Overlay::new()).unwrap();
+        expect![[r#"
+            .gitignore: src/pkg/_version.py
+            .env
+            *.egg-info/
+            build/
+            src/pkg/__init__.py: from ._version import v
+            src/pkg/_version.py: v = "1.0"
+            src/pkg.egg-info -> $ROOT/src/pkg.egg-info
+            tests/test_apps/.env: FOO=env"#]]
+        .assert_eq(&listing(&project, &ws));
     }
 
     #[test]

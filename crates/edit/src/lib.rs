@@ -48,6 +48,7 @@ mod failpoint;
 mod history;
 mod jail;
 mod matching;
+mod merge;
 mod plan;
 mod store;
 mod symbol;
@@ -63,5 +64,6 @@ pub use crate::{
         RecoveryConflict, STATE_DIR, needs_recovery,
     },
     error::{Error, Result},
+    merge::{MergeConflict, merge3},
     symbol::{SymbolLocator, SymbolSpan},
 };

@@ -73,7 +73,7 @@ impl Session {
         let mut run_check = |changes: &[FileChange]| -> std::result::Result<(), CheckFailure> {
             syntax_check(&root, changes, &before_errors)?;
             if let Some((sb, setup)) = sandbox {
-                build_check(sb, setup, &root, call)?;
+                build_check(self, sb, setup, &root, call)?;
             }
             Ok(())
         };
@@ -445,19 +445,31 @@ fn first_error_line(lang: Language, bytes: &[u8]) -> Option<u32> {
 }
 
 fn build_check(
+    session: &crate::Session,
     sb: &sandbox::Sandbox,
     setup: &crate::SandboxSetup,
     root: &std::path::Path,
     call: &Call<'_>,
 ) -> std::result::Result<(), CheckFailure> {
     let fail = |message: String| CheckFailure { code: ErrorCode::ToolExecutionFailed, message };
-    let project = sandbox::detect_project(root, sandbox::DetectOptions::default())
-        .map_err(|e| fail(format!("no build to run: {e}")))?;
+    let project =
+        session.detect_at(root, false).map_err(|e| fail(format!("no build to run: {e}")))?;
     let hooks = sandbox::Hooks { on_output: None, cancel: Some(call.cancel) };
     call.progress.phase("building the project", None);
-    let (build, _) =
-        sandbox::build(sb, &project, &setup.policy, &setup.env, &setup.env_removed, &hooks)
-            .map_err(|e| fail(format!("the build could not run: {e}")))?;
+    let configured = session.commands().build.as_deref();
+    if configured == Some(&[][..]) {
+        return Ok(());
+    }
+    let (build, _) = sandbox::build(
+        sb,
+        &project,
+        configured,
+        &setup.policy,
+        &setup.env,
+        &setup.env_removed,
+        &hooks,
+    )
+    .map_err(|e| fail(format!("the build could not run: {e}")))?;
     if build.success {
         return Ok(());
     }

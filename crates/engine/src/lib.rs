@@ -79,5 +79,5 @@ pub use crate::{
     layout::Layout,
     project::{Trust, apply_sandbox_options, parse_duration, parse_size},
     registry::{Registry, Tool, ToolError, ToolSpec},
-    session::{IndexLocator, SandboxSetup, Session, SessionOptions},
+    session::{IndexLocator, ProjectCommands, SandboxSetup, Session, SessionOptions},
 };

@@ -33,10 +33,10 @@ impl Session {
             ManageCommand::Status => {
                 warnings = self.refresh(call, false)?;
                 let s = self.index_db().summary()?;
-                let test_tool =
-                    sandbox::detect_project(&self.root, sandbox::DetectOptions::default())
-                        .ok()
-                        .map(|p| format!("{:?}", p.test_tool).to_lowercase());
+                let test_tool = self
+                    .detect_at(&self.root, false)
+                    .ok()
+                    .map(|p| format!("{:?}", p.test_tool).to_lowercase());
                 let recent = self.edits().history(5)?;
                 let fresh = warnings.is_empty();
                 let status = ProjectStatus {
@@ -252,8 +252,9 @@ impl Session {
     /// sandbox.
     pub(crate) fn run_tests(&self, targets: &[String], call: &Call<'_>) -> Result<TestResult> {
         let root = self.root.clone();
-        let project = sandbox::detect_project(&root, sandbox::DetectOptions::default())?;
-        let command = (!targets.is_empty()).then(|| targeted_command(&project, targets));
+        let project = self.detect_at(&root, false)?;
+        let command = self.commands().test.clone().filter(|c| !c.is_empty());
+        let targets = if command.is_some() { &[][..] } else { targets };
         call.progress.phase("running the tests", None);
         let (sb, setup) = self.sandbox()?;
         let hooks = sandbox::Hooks { on_output: None, cancel: Some(call.cancel) };
@@ -261,6 +262,7 @@ impl Session {
             sb,
             Some(&project),
             command.as_deref(),
+            targets,
             &root,
             &setup.policy,
             &setup.env,
@@ -273,29 +275,4 @@ impl Session {
         })?;
         Ok(result)
     }
-}
-
-/// The project's test tool restricted to `targets`.
-pub(crate) fn targeted_command(p: &sandbox::Project, targets: &[String]) -> Vec<String> {
-    use sandbox::TestTool as T;
-    let mut argv: Vec<String> = match p.test_tool {
-        T::Pytest => vec!["python3".into(), "-m".into(), "pytest".into(), "-q".into()],
-        T::CargoTest | T::Nextest => vec!["cargo".into(), "test".into()],
-        T::GoTest => vec!["go".into(), "test".into()],
-        T::Jest => vec!["npx".into(), "jest".into()],
-        T::Vitest => vec!["npx".into(), "vitest".into(), "run".into()],
-        T::DotnetTest => vec!["dotnet".into(), "test".into(), "--filter".into()],
-        _ => vec![],
-    };
-    match p.test_tool {
-        // cargo test takes one filter; Go wants packages (directories).
-        T::CargoTest | T::Nextest => argv.push(targets[0].clone()),
-        T::GoTest => argv.extend(targets.iter().map(|t| {
-            let dir = t.rsplit_once('/').map_or(".", |(d, _)| d);
-            format!("./{}", dir.trim_start_matches("./"))
-        })),
-        T::DotnetTest => argv.push(targets.join("|")),
-        _ => argv.extend(targets.iter().cloned()),
-    }
-    argv
 }

@@ -193,14 +193,29 @@ impl Session {
         call: &Call<'_>,
     ) -> Result<BuildResponse> {
         let (policy, ws) = self.command_policy(&req.sandbox, trust)?;
-        let project = sandbox::detect_project(&ws, sandbox::DetectOptions::default())?;
+        let project = self.detect_at(&ws, false)?;
         let (sb, setup) = self.sandbox()?;
         let out = |s: sandbox::Stream, b: &[u8]| call.progress.output(stream(s), b);
         let hooks = Hooks { on_output: Some(&out), cancel: Some(call.cancel) };
         call.progress.phase("building", None);
-        let (build, exec) =
-            sandbox::build(sb, &project, &policy, &setup.env, &setup.env_removed, &hooks)
-                .map_err(cancelled)?;
+        let configured = self.commands().build.as_deref();
+        let (build, exec) = match configured {
+            // Configured as having no build step.
+            Some([]) => (
+                protocol::BuildResult { success: true, tool: "none".into(), ..Default::default() },
+                None,
+            ),
+            command => sandbox::build(
+                sb,
+                &project,
+                command,
+                &policy,
+                &setup.env,
+                &setup.env_removed,
+                &hooks,
+            )
+            .map_err(cancelled)?,
+        };
         Ok(BuildResponse { project: project_info(&project), build, exec })
     }
 
@@ -216,16 +231,21 @@ impl Session {
         call: &Call<'_>,
     ) -> Result<TestResponse> {
         let (policy, ws) = self.command_policy(&req.sandbox, trust)?;
-        let project = if req.command.is_empty() {
-            Some(sandbox::detect_project(&ws, sandbox::DetectOptions { nextest: req.nextest })?)
-        } else {
-            None
+        // A command in the request runs as given; else the project's configured
+        // test command (which selects its own tests: targets cannot narrow it);
+        // else the detected tool, narrowed to the targets.
+        let configured = self.commands().test.clone().filter(|c| !c.is_empty());
+        let command = match (req.command.is_empty(), configured) {
+            (false, _) => Some(req.command.clone()),
+            (true, Some(c)) => Some(c),
+            (true, None) => None,
         };
-        let command = match (&project, req.targets.is_empty()) {
-            (_, true) if !req.command.is_empty() => Some(req.command.clone()),
-            (Some(p), false) => Some(crate::manage::targeted_command(p, &req.targets)),
-            _ => None,
+        let project = match &command {
+            None => Some(self.detect_at(&ws, req.nextest)?),
+            Some(_) if req.command.is_empty() => self.detect_at(&ws, req.nextest).ok(),
+            Some(_) => None,
         };
+        let targets = if command.is_some() { &[][..] } else { &req.targets[..] };
         let (sb, setup) = self.sandbox()?;
         let out = |s: sandbox::Stream, b: &[u8]| call.progress.output(stream(s), b);
         let hooks = Hooks { on_output: Some(&out), cancel: Some(call.cancel) };
@@ -234,6 +254,7 @@ impl Session {
             sb,
             project.as_ref(),
             command.as_deref(),
+            targets,
             &ws,
             &policy,
             &setup.env,

@@ -53,6 +53,17 @@ pub struct SandboxSetup {
     pub env_removed: Vec<String>,
 }
 
+/// The project's own build and test commands (the `validate:` configuration, or
+/// what its AGENTS.md states), run instead of the detected ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectCommands {
+    /// `Some(empty)`: the project has no build step.
+    pub build: Option<Vec<String>>,
+    pub test: Option<Vec<String>>,
+    /// Where they came from (`.ironbees/config.yaml`, `AGENTS.md`), for reports.
+    pub source: Option<String>,
+}
+
 /// How a [`Session`] is opened. The binary fills it from the configuration files
 /// and the environment; the engine reads neither.
 #[derive(Debug, Clone)]
@@ -69,6 +80,8 @@ pub struct SessionOptions {
     /// Start the index over instead of opening it (`index --rebuild` on a damaged
     /// database, which could not be opened).
     pub rebuild_index: bool,
+    /// The project's own build and test commands.
+    pub commands: ProjectCommands,
 }
 
 impl Default for SessionOptions {
@@ -80,6 +93,7 @@ impl Default for SessionOptions {
             sandbox: None,
             llm: None,
             rebuild_index: false,
+            commands: ProjectCommands::default(),
         }
     }
 }
@@ -317,6 +331,29 @@ impl Session {
     }
 
     /// The sandbox (probed on first use).
+    /// The project's configured build and test commands.
+    pub fn commands(&self) -> &ProjectCommands {
+        &self.options.commands
+    }
+
+    /// The project at `ws` (the project, or a copy of it) as the runners see it:
+    /// detected, its environment found as the user's shell would (in the
+    /// project, not the copy), or only its configured commands when no tool is
+    /// detected but some are configured.
+    pub(crate) fn detect_at(&self, ws: &Path, nextest: bool) -> Result<sandbox::Project> {
+        let env = self.options.sandbox.as_ref().map(|s| s.env.clone()).unwrap_or_default();
+        let opts = sandbox::DetectOptions { nextest, origin: Some(self.root.clone()), env };
+        match sandbox::detect_project(ws, &opts) {
+            Err(sandbox::Error::UnknownProject { .. })
+                if self.options.commands.build.is_some()
+                    || self.options.commands.test.is_some() =>
+            {
+                Ok(sandbox::Project::commands_only(ws, &self.root))
+            }
+            other => Ok(other?),
+        }
+    }
+
     pub(crate) fn sandbox(&self) -> Result<(&sandbox::Sandbox, &SandboxSetup)> {
         let Some(setup) = self.options.sandbox.as_ref() else {
             return Err(Error::Unavailable(

@@ -62,3 +62,35 @@ pub fn file_at_head(dir: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
     }
     Err(failed(dir, &["cat-file", "blob", &spec], &out))
 }
+
+/// The files git tracks under `dir` (relative to it, `/`-separated), whatever the
+/// ignore files say: a tracked file matching `.gitignore` (a committed
+/// `_version.py`, a test's `.env`) is still the project's. None when `dir` is not
+/// in a work tree.
+pub fn tracked_files(dir: &Path) -> Result<Option<Vec<String>>> {
+    let args = ["ls-files", "-z", "--cached", "--full-name", "--", "."];
+    let out = git(dir, &args)?;
+    if !out.status.success() {
+        if not_a_repository(&out) {
+            return Ok(None);
+        }
+        return Err(failed(dir, &args, &out));
+    }
+    // `--full-name` gives paths from the top of the work tree; make them relative
+    // to `dir` (which may be a subdirectory of it).
+    let Some(top) = toplevel(dir)? else { return Ok(None) };
+    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let prefix = canonical
+        .strip_prefix(top.canonicalize().unwrap_or(top))
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+    Ok(Some(
+        out.stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| std::str::from_utf8(p).ok())
+            .filter_map(|p| p.strip_prefix(prefix.as_str()).map(str::to_owned))
+            .collect(),
+    ))
+}

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use protocol::LineSpan;
 
-use crate::{ChurnOptions, churn, file_at_head, head, run::git, toplevel};
+use crate::{ChurnOptions, churn, file_at_head, head, run::git, toplevel, tracked_files};
 
 fn sh(dir: &Path, args: &[&str]) {
     let out = git(dir, args).expect("git runs");
@@ -225,4 +225,23 @@ fn a_shallow_clone_says_so_and_skips_its_boundary() {
     assert_eq!(c.commits, 1);
     let paths: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["f.txt", "only3.txt"]);
+}
+
+#[test]
+fn tracked_files_include_ignored_ones_relative_to_the_directory_asked() {
+    let dir = repo();
+    write(dir.path(), ".gitignore", b"_version.py\n*.log\n");
+    write(dir.path(), "pkg/a.py", b"x\n");
+    write(dir.path(), "pkg/_version.py", b"v = 1\n");
+    write(dir.path(), "pkg/run.log", b"log\n");
+    sh(dir.path(), &["add", ".gitignore", "pkg/a.py"]);
+    sh(dir.path(), &["add", "-f", "pkg/_version.py"]);
+    let mut all = tracked_files(dir.path()).unwrap().unwrap();
+    all.sort();
+    assert_eq!(all, [".gitignore", "pkg/_version.py", "pkg/a.py"]);
+    let mut sub = tracked_files(&dir.path().join("pkg")).unwrap().unwrap();
+    sub.sort();
+    assert_eq!(sub, ["_version.py", "a.py"]);
+    let outside = tempfile::tempdir().unwrap();
+    assert_eq!(tracked_files(outside.path()).unwrap(), None);
 }

@@ -12,8 +12,8 @@ use protocol::{Approver, RunSettings, SandboxOptions};
 
 use crate::{
     config::{Config, IndexSection, llm_settings, user_config_dir},
-    error::Result,
-    sections::{AgentSection, EditSection, SandboxSection},
+    error::{Error, Result},
+    sections::{AgentSection, EditSection, SandboxSection, ValidateSection, stated_commands},
 };
 
 /// The process environment as the host reads it: captured once by the driver,
@@ -225,6 +225,7 @@ impl Host {
             sandbox,
             llm: self.llm_settings().ok(),
             rebuild_index,
+            commands: self.project_commands()?,
         };
         Ok((options, notices))
     }
@@ -244,6 +245,37 @@ impl Host {
             )));
         }
         Ok((Arc::new(session), notices))
+    }
+
+    /// The project's own build and test commands: `validate.build` and
+    /// `validate.test`, else what the root `AGENTS.md` states.
+    pub fn project_commands(&self) -> Result<engine::ProjectCommands> {
+        let sec: ValidateSection = self.config.section("validate")?;
+        let argv = |spec: Option<&crate::CommandSpec>, key: &str| {
+            spec.map(|c| {
+                c.argv().map_err(|e| Error::Config(format!("config `validate.{key}`: {e}")))
+            })
+            .transpose()
+        };
+        let mut commands = engine::ProjectCommands {
+            build: argv(sec.build.as_ref(), "build")?,
+            test: argv(sec.test.as_ref(), "test")?,
+            source: None,
+        };
+        if commands.build.is_some() || commands.test.is_some() {
+            commands.source = Some("the `validate:` configuration".into());
+            return Ok(commands);
+        }
+        if let Ok(text) = std::fs::read_to_string(self.root.join("AGENTS.md")) {
+            let (build, test) = stated_commands(&text);
+            let words = |c: Option<String>| c.and_then(|c| crate::command_words(&c).ok());
+            commands.build = words(build).filter(|w| !w.is_empty());
+            commands.test = words(test).filter(|w| !w.is_empty());
+            if commands.build.is_some() || commands.test.is_some() {
+                commands.source = Some("AGENTS.md".into());
+            }
+        }
+        Ok(commands)
     }
 
     /// The `llm:` section completed by the standard variables.
@@ -294,6 +326,7 @@ impl Host {
     /// seed's defaults.
     pub fn run_settings(&self, o: &RunOverrides) -> Result<RunSettings> {
         let sec: AgentSection = self.config.section("agent")?;
+        let validate: ValidateSection = self.config.section("validate")?;
         let d = RunSettings::default();
         let auto_approved_by = if o.yes {
             Some(Approver::Flag)
@@ -314,6 +347,8 @@ impl Host {
             budget_usd: o.budget_usd.or(sec.budget_usd),
             budget_tokens: o.budget_tokens.or(sec.budget_tokens),
             timeout_seconds,
+            tests: validate.tests.unwrap_or(d.tests),
+            baseline: validate.baseline.unwrap_or(d.baseline),
         })
     }
 

@@ -33,5 +33,8 @@ pub use crate::{
     config::{Config, IndexSection, llm_settings, masked, user_config_dir},
     error::{Error, Result},
     host::{Environment, Host, Notice, RunOverrides},
-    sections::{AgentSection, EditSection, SandboxSection},
+    sections::{
+        AgentSection, CommandSpec, EditSection, SandboxSection, ValidateSection, command_words,
+        stated_commands,
+    },
 };

@@ -60,9 +60,191 @@ pub struct AgentSection {
     pub budget_tokens: Option<u64>,
 }
 
+/// `validate:` — how agent runs (and `ironbees build`/`test`) check a change:
+/// the project's own commands, which tests, and the baseline.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ValidateSection {
+    /// The build command (a line run as the shell would split it, or a list);
+    /// `none`: the project has no build step.
+    pub build: Option<CommandSpec>,
+    /// The test command; it selects its own tests.
+    pub test: Option<CommandSpec>,
+    /// `targeted`, `full` or `both` (the default).
+    pub tests: Option<protocol::TestScope>,
+    /// Build and test the project before the first change (default true).
+    pub baseline: Option<bool>,
+}
+
+/// A command as configured: one line, or its words.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CommandSpec {
+    Line(String),
+    Argv(Vec<String>),
+}
+
+impl CommandSpec {
+    /// The command's words; an empty list for `none`. A line with shell syntax
+    /// (pipes, `&&`, redirections, variables) runs under `sh -c`.
+    pub fn argv(&self) -> Result<Vec<String>, String> {
+        match self {
+            CommandSpec::Argv(words) => Ok(words.clone()),
+            CommandSpec::Line(line) => command_words(line),
+        }
+    }
+}
+
+/// Splits a command line the way a shell would for plain commands (quotes,
+/// backslashes); anything needing a shell goes to `sh -c` whole.
+pub fn command_words(line: &str) -> Result<Vec<String>, String> {
+    let line = line.trim();
+    if line.is_empty() || line == "none" {
+        return Ok(Vec::new());
+    }
+    if line.contains(['|', '&', ';', '<', '>', '$', '`', '(', ')', '*', '?']) {
+        return Ok(vec!["sh".into(), "-c".into(), line.into()]);
+    }
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                word.extend(chars.next());
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("unclosed quote in the command {line:?}"));
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// The build and test commands a project's AGENTS.md states, in the words people
+/// write them: `Test: `make test``, `Build command: `cargo build``, "run the
+/// tests with `pytest -q`", "build with `make`". Only commands in backticks: a
+/// guess from prose would run something nobody asked for.
+pub fn stated_commands(agents_md: &str) -> (Option<String>, Option<String>) {
+    let mut build = None;
+    let mut test = None;
+    for line in agents_md.lines() {
+        let lower = line.to_ascii_lowercase();
+        let Some(code) = backticked(line) else { continue };
+        let labelled = |words: &[&str]| {
+            let head = lower.trim_start_matches([' ', '-', '*', '#']).trim_start();
+            words.iter().any(|w| {
+                head.strip_prefix(w).is_some_and(|rest| {
+                    let rest = rest.trim_start();
+                    rest.starts_with(':')
+                        || rest.starts_with("command:")
+                        || rest.starts_with("commands:")
+                })
+            })
+        };
+        let said = |verbs: &[&str]| verbs.iter().any(|v| lower.contains(v));
+        if test.is_none()
+            && (labelled(&["test", "tests", "testing", "run tests", "run the tests"])
+                || said(&[
+                    "run the tests with",
+                    "run tests with",
+                    "tests with `",
+                    "test with `",
+                    "tests are run with",
+                    "run the test suite with",
+                ]))
+        {
+            test = Some(code);
+        } else if build.is_none()
+            && (labelled(&["build", "building"])
+                || said(&[
+                    "build with `",
+                    "build it with",
+                    "built with `",
+                    "build the project with",
+                ]))
+        {
+            build = Some(code);
+        }
+    }
+    (build, test)
+}
+
+fn backticked(line: &str) -> Option<String> {
+    let start = line.find('`')? + 1;
+    let end = start + line[start..].find('`')?;
+    let code = line[start..end].trim();
+    (!code.is_empty()).then(|| code.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_lines_split_as_a_shell_would() {
+        let cases: &[(&str, Result<&[&str], &str>)] = &[
+            ("cargo test --workspace", Ok(&["cargo", "test", "--workspace"])),
+            (
+                "python -m pytest 'tests/a b.py' -k \"x or y\"",
+                Ok(&["python", "-m", "pytest", "tests/a b.py", "-k", "x or y"]),
+            ),
+            ("make test && make lint", Ok(&["sh", "-c", "make test && make lint"])),
+            ("none", Ok(&[])),
+            ("pytest 'oops", Err("unclosed quote in the command \"pytest 'oops\"")),
+        ];
+        for (line, want) in cases {
+            let got = command_words(line);
+            match (want, &got) {
+                (Ok(w), Ok(g)) => assert_eq!(g, w, "{line}"),
+                (Err(e), Err(g)) => assert_eq!(g, e, "{line}"),
+                _ => panic!("{line}: {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn agents_md_states_commands_in_backticks_only() {
+        // (AGENTS.md, (build, test))
+        type Stated<'a> = (Option<&'a str>, Option<&'a str>);
+        let cases: &[(&str, Stated<'_>)] = &[
+            (
+                "## Testing\n- Test: `make test`\n- Build: `make`\n",
+                (Some("make"), Some("make test")),
+            ),
+            ("Run the tests with `pytest -q tests/`.\n", (None, Some("pytest -q tests/"))),
+            ("Build command: `cargo build --release`\n", (Some("cargo build --release"), None)),
+            ("We test a lot. Run everything before pushing.\n", (None, None)),
+            ("Use `black` for formatting.\n", (None, None)),
+        ];
+        for (text, (build, test)) in cases {
+            let got = stated_commands(text);
+            assert_eq!((got.0.as_deref(), got.1.as_deref()), (*build, *test), "{text}");
+        }
+    }
 
     #[test]
     fn config_scalars_from_yaml() {

@@ -74,7 +74,9 @@ pub(crate) fn body(req: &Request, shape: &CallShape<'_>) -> Value {
         }
     }
     if let Some(t) = shape.temperature {
-        b["temperature"] = json!(t);
+        // 0.3f32 serialized as f32 is 0.30000001192092896: send the number the
+        // user wrote.
+        b["temperature"] = json!(stdx::widen(t));
     }
     if shape.stream {
         b["stream"] = json!(true);

@@ -65,6 +65,8 @@ struct Slot {
     http: HttpProvider,
     breaker: Breaker,
     price: Option<Price>,
+    /// The last failure the breaker counted, for an open circuit's error.
+    last_failure: std::sync::Mutex<Option<String>>,
 }
 
 /// The breaker's part of every attempt on a provider, for completions and
@@ -76,7 +78,10 @@ impl Slot {
     fn admit(&self, name: &str, previous: &mut Option<Error>) -> Result<()> {
         match self.breaker.admit(Instant::now()) {
             Admit::No(_) if previous.is_some() => Err(previous.take().expect("checked")),
-            Admit::No(retry_in) => Err(Error::CircuitOpen { provider: name.to_owned(), retry_in }),
+            Admit::No(retry_in) => {
+                let cause = self.last_failure.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                Err(Error::CircuitOpen { provider: name.to_owned(), retry_in, cause })
+            }
             Admit::Probe => {
                 info!(provider = %name, "circuit half-open: probing");
                 Ok(())
@@ -111,6 +116,8 @@ impl Slot {
                 true
             }
             _ => {
+                *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(err.to_string());
                 if let Some(s) = self.breaker.record(true, Instant::now()) {
                     warn!(provider = %name, state = ?s, "circuit opened after repeated failures");
                 }
@@ -313,7 +320,12 @@ impl Llm {
             )?;
             slots.insert(
                 name.clone(),
-                Arc::new(Slot { http, breaker: Breaker::new(settings.breaker.clone()), price }),
+                Arc::new(Slot {
+                    http,
+                    breaker: Breaker::new(settings.breaker.clone()),
+                    price,
+                    last_failure: std::sync::Mutex::new(None),
+                }),
             );
         }
         Ok(Llm {

@@ -70,8 +70,18 @@ pub enum Error {
     BadResponse { provider: String, message: String },
     /// The provider's circuit breaker is open after repeated failures; no request
     /// was sent. The fallback provider takes over. `LLM_UNAVAILABLE`.
-    #[error("{provider}: circuit open after repeated failures; next probe in {:.1}s", retry_in.as_secs_f64())]
-    CircuitOpen { provider: String, retry_in: Duration },
+    #[error(
+        "{provider}: circuit open after repeated failures ({}); next probe in {:.1}s",
+        cause.as_deref().unwrap_or("the last one is not known"),
+        retry_in.as_secs_f64()
+    )]
+    CircuitOpen {
+        provider: String,
+        retry_in: Duration,
+        /// The last failure that counted towards opening it (a refused
+        /// connection, a 503): the cause the user needs, not the breaker's state.
+        cause: Option<String>,
+    },
     /// A hard token or USD budget is spent; the call was refused or its stream
     /// stopped. Never retried. `BUDGET_EXCEEDED`.
     #[error("budget exceeded: {scope} {what}")]

@@ -139,7 +139,9 @@ pub(crate) fn body(req: &Request, shape: &CallShape<'_>) -> Value {
         b[field] = json!(n);
     }
     if let Some(t) = shape.temperature {
-        b["temperature"] = json!(t);
+        // 0.3f32 serialized as f32 is 0.30000001192092896: send the number the
+        // user wrote.
+        b["temperature"] = json!(stdx::widen(t));
     }
     if shape.stream {
         b["stream"] = json!(true);
@@ -430,6 +432,8 @@ mod tests {
         assert_eq!(b["tool_choice"], json!({"type": "function", "function": {"name": "w"}}));
         assert_eq!(b["max_tokens"], 100);
         assert_eq!(b["temperature"], 0.0);
+        let warm = CallShape { temperature: Some(0.3), ..shape(ProviderKind::Openai, false) };
+        assert_eq!(body(&req, &warm)["temperature"].to_string(), "0.3", "not 0.30000001192092896");
         assert_eq!(b.get("stream"), None);
         assert_eq!(b.get("response_format"), None);
     }

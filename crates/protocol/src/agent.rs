@@ -16,6 +16,8 @@ pub mod nodes {
     pub const INIT: &str = "INIT";
     pub const PLAN: &str = "PLAN";
     pub const WAIT_PLAN_APPROVAL: &str = "WAIT_PLAN_APPROVAL";
+    /// The project built and tested as it is, before the first change.
+    pub const BASELINE: &str = "BASELINE";
     pub const CODE: &str = "CODE";
     pub const VALIDATE: &str = "VALIDATE";
     pub const DECIDE: &str = "DECIDE";
@@ -68,6 +70,21 @@ impl Gate {
     }
 }
 
+/// Which tests VALIDATE runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum TestScope {
+    /// Only the tests the change reaches (and the last round's failures).
+    Targeted,
+    /// The whole suite every round.
+    Full,
+    /// The tests the change reaches first; once they pass, the whole suite,
+    /// once, before the change is accepted.
+    #[default]
+    Both,
+}
+
 /// Who answered a gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -101,6 +118,37 @@ pub enum Validation {
     Failed,
     /// Nothing could check the change: no build step ran and no test was found.
     Unchecked,
+}
+
+/// Which test run a `command` event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum CommandScope {
+    /// The project as it was before the run's first change.
+    Baseline,
+    /// Only the tests the change reaches (and the last round's failures).
+    Targeted,
+    /// The whole suite.
+    Full,
+}
+
+/// The project as it was before the run's first change: what VALIDATE compares
+/// with, so a failure that was there already is reported, not blamed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Baseline {
+    /// The test tool, or `command` for a configured test command.
+    pub test_tool: String,
+    /// Tests failing before any change, by the names the tool reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_tests: Vec<String>,
+    /// Tests that ran (0: no test was found).
+    pub total: u32,
+    /// The test run could not complete before any change (its reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    pub duration_ms: u64,
 }
 
 /// Which project command a `command` event reports.
@@ -214,6 +262,11 @@ pub struct OverlayFile {
     pub content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_hash: Option<String>,
+    /// The working tree's text the change was made against (absent: the file did
+    /// not exist, or is not text): when the file changed on disk meanwhile, the
+    /// run's change is merged onto the new version from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// A human's answer at an approval gate (the plan, the final diff, a run that
@@ -257,6 +310,17 @@ pub struct RunSettings {
     /// Wall-clock seconds one execution may run before the run pauses for a human
     /// (seed 001 §5.1 TimeoutSeconds: 300).
     pub timeout_seconds: u64,
+    /// Which tests VALIDATE runs (`validate.tests`).
+    #[serde(default)]
+    pub tests: TestScope,
+    /// Build and test the project as it is before the first change, so failures
+    /// that were there already are not blamed on the run (`validate.baseline`).
+    #[serde(default = "yes")]
+    pub baseline: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for RunSettings {
@@ -269,6 +333,8 @@ impl Default for RunSettings {
             budget_usd: None,
             budget_tokens: None,
             timeout_seconds: 300,
+            tests: TestScope::Both,
+            baseline: true,
         }
     }
 }
@@ -282,6 +348,14 @@ pub struct RunSpend {
     pub cost_usd: f64,
     pub model_calls: u32,
     pub tool_calls: u32,
+    /// Model calls whose price is not known (`costUsd` absent): a USD budget
+    /// does not count them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_calls: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The state of one coding run (seed 001 §4.1), immutable per checkpoint.
@@ -350,6 +424,12 @@ pub struct CodingState {
     /// Why DECIDE escalated, until ESCALATE reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<String>,
+    /// The project before the run's first change (`settings.baseline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
+    /// The run ended with nothing to apply: the coder changed nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_change: bool,
 }
 
 impl CodingState {
@@ -387,6 +467,8 @@ impl CodingState {
             validated_overlay: None,
             next_node: None,
             escalation: None,
+            baseline: None,
+            no_change: false,
         }
     }
 }

@@ -79,6 +79,9 @@ error_codes! {
     ToolExecutionFailed = "TOOL_EXECUTION_FAILED",
     AgentExecutionFailed = "AGENT_EXECUTION_FAILED",
     GuardrailBlocked = "GUARDRAIL_BLOCKED",
+    /// The project does not build (or its tests cannot run) before any change: an
+    /// agent run stops at once, since nothing it does could be validated.
+    BaselineFailed = "BASELINE_FAILED",
 
     // --- models --------------------------------------------------------------------
     LlmUnavailable = "LLM_UNAVAILABLE",

@@ -31,9 +31,9 @@ mod workflow;
 
 pub use crate::{
     agent::{
-        ApprovalDecision, Approver, CodingState, CommandKind, EditType, ExecutionPlan, FileEdit,
-        Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome, RunSettings, RunSpend, Validation,
-        Verdict, WorkspaceSync, nodes,
+        ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope, EditType,
+        ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
+        RunSettings, RunSpend, TestScope, Validation, Verdict, WorkspaceSync, nodes,
     },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{

@@ -10,7 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Approver, CommandKind, ExecutionPlan, Gate, StopReason, Usage, WorkspaceSync};
+use crate::{
+    Approver, CommandKind, CommandScope, ExecutionPlan, Gate, StopReason, Usage, WorkspaceSync,
+};
 
 /// Where a run stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -203,6 +205,9 @@ pub enum RunEventKind {
     /// (or build errors), bounded; `failed` counts them all.
     Command {
         kind: CommandKind,
+        /// Which test run (tests only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<CommandScope>,
         tool: String,
         success: bool,
         /// The tool's own figure (it can leave out its start-up).
@@ -219,6 +224,13 @@ pub enum RunEventKind {
         exit_code: Option<i32>,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         output_tail: String,
+        /// Of `failures`, those that failed before the run's first change too:
+        /// reported, not blamed on the change.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pre_existing: Vec<String>,
+        /// Tests run (targeted runs: how many were selected and ran).
+        #[serde(default)]
+        total: u32,
     },
     /// Nothing could validate the change (no build step, no test found).
     ValidationSkipped { reason: String },

@@ -463,7 +463,10 @@ fn finish(out: &Output, o: &protocol::RunOutcome, started: Instant) -> i32 {
                     s.iteration_count,
                     s.code_diffs.len()
                 )),
-                None => out.line(format!("run {id} succeeded; it changed nothing. {spend}")),
+                None => out.line(format!(
+                    "run {id} ended with no change: the coder changed nothing, nothing was \
+                     applied. {spend}"
+                )),
             }
         }
         RunStatus::Waiting { node, reason } => {
@@ -743,12 +746,29 @@ impl Printer {
                 format!("  the plan did not parse, asking again: {error}")
             }
             RunEventKind::Command {
-                kind, tool, success, duration_ms, failures, failed, ..
+                kind,
+                scope,
+                tool,
+                success,
+                duration_ms,
+                failures,
+                failed,
+                pre_existing,
+                total,
+                ..
             } => {
-                let kind = match kind {
-                    protocol::CommandKind::Build => "build",
-                    protocol::CommandKind::Test => "test",
-                    _ => "command",
+                let kind = match (kind, scope) {
+                    (protocol::CommandKind::Build, _) => "build",
+                    (_, Some(protocol::CommandScope::Baseline)) => "tests before any change",
+                    (_, Some(protocol::CommandScope::Targeted)) => "tests the change reaches",
+                    (_, Some(protocol::CommandScope::Full)) => "all tests",
+                    _ => "tests",
+                };
+                let ran = if *total > 0 { format!(" ({total} ran)") } else { String::new() };
+                let old = if pre_existing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} failed before the change too", pre_existing.len())
                 };
                 let named = if failures.is_empty() {
                     String::new()
@@ -760,7 +780,7 @@ impl Printer {
                     format!(": {}{more}", shown.join(", "))
                 };
                 format!(
-                    "  {kind} ({tool}): {} in {duration_ms} ms{named}",
+                    "  {kind} ({tool}): {}{ran} in {duration_ms} ms{named}{old}",
                     if *success { "ok" } else { "FAILED" }
                 )
             }

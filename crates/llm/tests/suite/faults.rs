@@ -227,9 +227,10 @@ async fn breaker_opens_after_repeated_failures_and_recovers_after_a_probe() {
         assert!(matches!(e, Error::Server { status: 500, .. }), "{e}");
     }
     assert!(matches!(llm.breaker_state("anthropic"), Some(BreakerState::Open { .. })));
-    // Open: refused without a request.
+    // Open: refused without a request, naming the failure that opened it.
     let e = llm.complete(&req, &opts).await.unwrap_err();
     assert!(matches!(e, Error::CircuitOpen { .. }), "{e}");
+    assert!(e.to_string().contains("(anthropic: server error (HTTP 500)"), "{e}");
     assert_eq!(e.code(), ErrorCode::LlmUnavailable);
     assert_eq!(mock.request_count(), 2, "an open circuit sends nothing");
 

@@ -3,20 +3,28 @@
 //!
 //! | project | detected by | build | test (results from) |
 //! | --- | --- | --- | --- |
-//! | cargo | `Cargo.toml` | `cargo build --message-format=json` | `cargo test --message-format=json` (libtest text) or `cargo nextest run` (libtest JSON) |
-//! | python | `pyproject.toml`, `pytest.ini`, `setup.cfg`, `setup.py`, `tox.ini`, `conftest.py`, or `test_*.py`/`*_test.py` at the root or in `tests/`, `test/` | — | `python3 -m pytest --junitxml` (JUnit XML) |
+//! | cargo | `Cargo.toml` | `cargo build --tests --message-format=json` (what the tests need: not benches, which may need nightly) | `cargo test --message-format=json` (libtest text) or `cargo nextest run` (libtest JSON) |
+//! | python | `pyproject.toml`, `pytest.ini`, `setup.cfg`, `setup.py`, `tox.ini`, `conftest.py`, or `test_*.py`/`*_test.py` at the root or in `tests/`, `test/` | — | `<the project's python> -m pytest --junitxml` (JUnit XML) |
 //! | .NET | `*.sln`, `*.csproj`, `*.fsproj` | `dotnet build` (MSBuild diagnostics) | `dotnet test --logger trx` (TRX) |
 //! | go | `go.mod` | `go build ./...` | `go test -json ./...` |
 //! | node | `package.json` with jest or vitest | `tsc --noEmit` when TypeScript is there | `jest --json` / `vitest run --reporter=json` |
 //!
-//! A tool that is not installed (`python3 -m pytest` without pytest, `cargo
-//! nextest` without the plugin) is `COMMAND_NOT_FOUND` with the command to install
-//! it ([`missing_tool`]), never a failed test run.
+//! Commands run in the project's environment ([`env`]): its virtualenv's
+//! interpreter and `bin/`, `node_modules/.bin`, editable installs pointed at the
+//! copy being tested, and a private writable `HOME` (toolchain homes kept) —
+//! otherwise the user's environment, so the tests see what they would see in a
+//! shell.
+//!
+//! A tool that is not installed (pytest not importable by the project's
+//! interpreter, `cargo nextest` without the plugin, jest not in `node_modules`)
+//! is `COMMAND_NOT_FOUND` with the command to install it, decided *before* the
+//! run ([`preflight`]), never read from a test's output.
 //!
 //! Parsers are pure functions of the tool's output and live in `parse/`; each is
 //! tested on real recorded output. Result files (JUnit, TRX, JSON) are written to a
 //! per-run directory outside the workspace that the sandbox makes writable.
 
+pub mod env;
 mod parse;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +49,8 @@ pub enum ProjectKind {
     Dotnet,
     Go,
     Node,
+    /// No tool detected: only the project's own configured commands run.
+    Command,
 }
 
 /// How tests run.
@@ -60,7 +70,11 @@ pub enum TestTool {
 /// A detected project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Project {
+    /// Where its commands run (the project, or a copy of it).
     pub root: PathBuf,
+    /// The user's project `root` is a copy of (or `root` itself): where its
+    /// environment was found and editable installs point.
+    pub origin: PathBuf,
     pub kind: ProjectKind,
     pub test_tool: TestTool,
     /// The `.sln`/`.csproj` to build (.NET), when there is exactly one at the root.
@@ -68,29 +82,55 @@ pub struct Project {
     pub target: Option<PathBuf>,
     /// Node: TypeScript is installed, so `tsc --noEmit` is the build.
     pub typescript: bool,
+    /// The environment its commands run in (a virtualenv, `node_modules/.bin`).
+    #[serde(skip)]
+    pub env: Option<env::ToolEnv>,
 }
 
 /// Preferences for detection.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DetectOptions {
     /// Use `cargo nextest` for cargo projects.
     pub nextest: bool,
+    /// The user's project when the one detected is a copy of it (an agent run's
+    /// validation copy): its environment is looked for there.
+    pub origin: Option<PathBuf>,
+    /// The user's environment (`VIRTUAL_ENV`, `CONDA_PREFIX`, `HOME`, ...).
+    pub env: Vec<(String, String)>,
+}
+
+impl Project {
+    /// A project no tool was detected in, whose configured commands run at `root`.
+    pub fn commands_only(root: &Path, origin: &Path) -> Project {
+        Project {
+            root: root.to_path_buf(),
+            origin: origin.to_path_buf(),
+            kind: ProjectKind::Command,
+            test_tool: TestTool::Pytest,
+            target: None,
+            typescript: false,
+            env: None,
+        }
+    }
 }
 
 /// Looks at the files in `root` (nothing is run).
-pub fn detect_project(root: &Path, opts: DetectOptions) -> Result<Project, Error> {
+pub fn detect_project(root: &Path, opts: &DetectOptions) -> Result<Project, Error> {
     let has = |n: &str| root.join(n).is_file();
     let names: Vec<String> = std::fs::read_dir(root)
         .map_err(|_| Error::NotFound { path: root.to_path_buf() })?
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
+    let origin = opts.origin.clone().unwrap_or_else(|| root.to_path_buf());
     let project = |kind, test_tool| Project {
         root: root.to_path_buf(),
+        origin: origin.clone(),
         kind,
         test_tool,
         target: None,
         typescript: false,
+        env: None,
     };
     if has("Cargo.toml") {
         let tool = if opts.nextest { TestTool::Nextest } else { TestTool::CargoTest };
@@ -129,6 +169,7 @@ pub fn detect_project(root: &Path, opts: DetectOptions) -> Result<Project, Error
         if let Some(tool) = tool {
             let mut p = project(ProjectKind::Node, tool);
             p.typescript = dep("typescript") && has("tsconfig.json");
+            p.env = env::node_env(root);
             return Ok(p);
         }
     }
@@ -137,7 +178,9 @@ pub fn detect_project(root: &Path, opts: DetectOptions) -> Result<Project, Error
         .any(|n| has(n))
         || has_pytest_files(root, &names)
     {
-        return Ok(project(ProjectKind::Python, TestTool::Pytest));
+        let mut p = project(ProjectKind::Python, TestTool::Pytest);
+        p.env = env::python_env(&origin, &opts.env);
+        return Ok(p);
     }
     Err(Error::UnknownProject { root: root.to_path_buf() })
 }
@@ -161,54 +204,6 @@ fn has_pytest_files(root: &Path, names: &[String]) -> bool {
     })
 }
 
-/// Why a test or build run says nothing about the code: the tool itself is not
-/// installed where the command looked (`python3 -m pytest` without pytest,
-/// `cargo nextest` without the plugin, `npx jest` without jest). `None` when the
-/// output does not say so. A pure function of the tool and its output, so a
-/// missing tool never reads as a failing test.
-pub fn missing_tool(
-    tool: &str,
-    exit_code: Option<i32>,
-    stdout: &str,
-    stderr: &str,
-) -> Option<String> {
-    if exit_code == Some(0) {
-        return None;
-    }
-    let text = format!("{stderr}\n{stdout}");
-    let has = |needle: &str| text.contains(needle);
-    let hint = match tool {
-        "pytest" if has("No module named pytest") => {
-            "pytest is not installed for python3: `python3 -m pip install pytest`"
-        }
-        "nextest" if has("no such command: `nextest`") || has("no such subcommand: `nextest`") => {
-            "cargo-nextest is not installed: `cargo install cargo-nextest --locked`"
-        }
-        "jest" | "vitest"
-            if has("could not determine executable to run")
-                || (has("command not found") && has(tool))
-                || has(&format!("Cannot find module '{tool}")) =>
-        {
-            if tool == "jest" {
-                "jest is not installed in this project: `npm install --save-dev jest`"
-            } else {
-                "vitest is not installed in this project: `npm install --save-dev vitest`"
-            }
-        }
-        "tsc"
-            if has("could not determine executable to run")
-                || has("This is not the tsc command you are looking for") =>
-        {
-            "TypeScript is not installed in this project: `npm install --save-dev typescript`"
-        }
-        "dotnet" if has("No .NET SDKs were found") => {
-            "no .NET SDK is installed: see https://dotnet.microsoft.com/download"
-        }
-        _ => return None,
-    };
-    Some(hint.to_owned())
-}
-
 /// A command line plus what it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
@@ -230,7 +225,9 @@ pub fn build_invocation(p: &Project, results: &Path, network: Network) -> Option
     let env = common_env(p, results);
     Some(match p.kind {
         ProjectKind::Cargo => {
-            let mut argv = strs(&["cargo", "build", "--all-targets", "--message-format=json"]);
+            // The targets the tests need, not `--all-targets`: a bench that needs a
+            // nightly compiler (`#![feature]`) must not fail every validation.
+            let mut argv = strs(&["cargo", "build", "--tests", "--message-format=json"]);
             if offline {
                 argv.push("--offline".into());
             }
@@ -258,12 +255,18 @@ pub fn build_invocation(p: &Project, results: &Path, network: Network) -> Option
             results_file: None,
             tool: "tsc",
         },
-        ProjectKind::Node | ProjectKind::Python => return None,
+        ProjectKind::Node | ProjectKind::Python | ProjectKind::Command => return None,
     })
 }
 
-/// The test command for `p`.
-pub fn test_invocation(p: &Project, results: &Path, network: Network) -> Invocation {
+/// The test command for `p`, for only `targets` when there are some (files,
+/// `file::name` node ids, test names; the tool's own selection syntax).
+pub fn test_invocation(
+    p: &Project,
+    results: &Path,
+    network: Network,
+    targets: &[String],
+) -> Invocation {
     let offline = network == Network::Off;
     let mut env = common_env(p, results);
     match p.test_tool {
@@ -272,7 +275,9 @@ pub fn test_invocation(p: &Project, results: &Path, network: Network) -> Invocat
             if offline {
                 argv.push("--offline".into());
             }
+            // libtest takes filters (substrings of test names) after `--`.
             argv.extend(strs(&["--", "--color=never"]));
+            argv.extend(targets.iter().cloned());
             Invocation { argv, env, results_file: None, tool: "cargo" }
         }
         TestTool::Nextest => {
@@ -288,12 +293,13 @@ pub fn test_invocation(p: &Project, results: &Path, network: Network) -> Invocat
             if offline {
                 argv.push("--offline".into());
             }
+            argv.extend(targets.iter().cloned());
             Invocation { argv, env, results_file: None, tool: "nextest" }
         }
         TestTool::Pytest => {
             let file = results.join("junit.xml");
-            let argv = vec![
-                "python3".into(),
+            let mut argv = vec![
+                python(p),
                 "-m".into(),
                 "pytest".into(),
                 "-q".into(),
@@ -301,6 +307,7 @@ pub fn test_invocation(p: &Project, results: &Path, network: Network) -> Invocat
                 "no:cacheprovider".into(),
                 format!("--junitxml={}", file.display()),
             ];
+            argv.extend(targets.iter().cloned());
             Invocation { argv, env, results_file: Some(file), tool: "pytest" }
         }
         TestTool::DotnetTest => {
@@ -311,37 +318,64 @@ pub fn test_invocation(p: &Project, results: &Path, network: Network) -> Invocat
             }
             argv.push("--logger".into());
             argv.push(format!("trx;LogFileName={}", file.display()));
+            if !targets.is_empty() {
+                argv.push("--filter".into());
+                argv.push(targets.join("|"));
+            }
             if let Some(t) = &p.target {
                 argv.push(t.display().to_string());
             }
             Invocation { argv, env, results_file: Some(file), tool: "dotnet" }
         }
-        TestTool::GoTest => Invocation {
-            argv: strs(&["go", "test", "-json", "./..."]),
-            env,
-            results_file: None,
-            tool: "go",
-        },
+        TestTool::GoTest => {
+            let mut argv = strs(&["go", "test", "-json"]);
+            if targets.is_empty() {
+                argv.push("./...".into());
+            } else {
+                // Go selects packages (directories), not files.
+                let mut dirs: Vec<String> = targets
+                    .iter()
+                    .map(|t| {
+                        let dir = t.rsplit_once('/').map_or(".", |(d, _)| d);
+                        format!("./{}", dir.trim_start_matches("./"))
+                    })
+                    .collect();
+                dirs.dedup();
+                argv.extend(dirs);
+            }
+            Invocation { argv, env, results_file: None, tool: "go" }
+        }
         TestTool::Jest => {
             let file = results.join("jest.json");
-            let argv = vec![
+            let mut argv = vec![
                 node_bin(p, "jest"),
                 "--ci".into(),
                 "--json".into(),
                 format!("--outputFile={}", file.display()),
             ];
+            argv.extend(targets.iter().cloned());
             Invocation { argv, env, results_file: Some(file), tool: "jest" }
         }
         TestTool::Vitest => {
             let file = results.join("vitest.json");
-            let argv = vec![
+            let mut argv = vec![
                 node_bin(p, "vitest"),
                 "run".into(),
                 "--reporter=json".into(),
                 format!("--outputFile={}", file.display()),
             ];
+            argv.extend(targets.iter().cloned());
             Invocation { argv, env, results_file: Some(file), tool: "vitest" }
         }
+    }
+}
+
+/// The interpreter that runs a Python project's tests: its environment's, else
+/// `python3` from `PATH`.
+fn python(p: &Project) -> String {
+    match p.env.as_ref().and_then(|e| e.python.as_ref()) {
+        Some(py) => py.display().to_string(),
+        None => "python3".into(),
     }
 }
 
@@ -349,10 +383,13 @@ fn node_bin(p: &Project, name: &str) -> String {
     p.root.join("node_modules/.bin").join(name).display().to_string()
 }
 
-/// Caches the tools insist on writing go to the results directory (the rest of the
-/// filesystem is read-only); colors off so the parsers see plain text.
+/// What a tool needs that the sandbox would otherwise deny or the user's shell
+/// would have set: caches go to the results directory (the rest of the
+/// filesystem is read-only), cargo builds in the workspace, and machine-readable
+/// output where a parser reads text. Nothing else: the tests see the user's
+/// environment (no `NO_COLOR`, no `PYTHONDONTWRITEBYTECODE` a test may check).
 fn common_env(p: &Project, results: &Path) -> Vec<(String, String)> {
-    let mut env = vec![("NO_COLOR".to_owned(), "1".to_owned())];
+    let mut env = Vec::new();
     match p.kind {
         ProjectKind::Cargo => {
             env.push(("CARGO_TERM_COLOR".into(), "never".into()));
@@ -371,30 +408,71 @@ fn common_env(p: &Project, results: &Path) -> Vec<(String, String)> {
             env.push(("DOTNET_CLI_HOME".into(), results.join("dotnet-home").display().to_string()));
         }
         ProjectKind::Node => env.push(("CI".into(), "1".into())),
-        ProjectKind::Python => env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into())),
+        ProjectKind::Python | ProjectKind::Command => {}
+    }
+    if let Some(tool_env) = &p.env {
+        env.extend(tool_env.vars.iter().cloned());
+        if p.kind == ProjectKind::Python
+            && let Some(prefix) = &tool_env.prefix
+        {
+            let paths = env::editable_paths(prefix, &p.origin, &p.root);
+            if !paths.is_empty() {
+                let joined: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                env.push((PYTHONPATH_FIRST.into(), joined.join(":")));
+            }
+        }
     }
     env
 }
 
-/// The full build: run, then parse.
+/// A marker variable the invocation's environment carries: its value goes first
+/// on the inherited `PYTHONPATH` (never replacing what the user set).
+const PYTHONPATH_FIRST: &str = "\0PYTHONPATH_FIRST";
+
+/// The full build: run (the project's own `command` when configured), then parse.
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     sb: &Sandbox,
     p: &Project,
+    command: Option<&[String]>,
     policy: &Policy,
     env: &[(String, String)],
     env_removed: &[String],
     hooks: &Hooks<'_>,
 ) -> Result<(BuildResult, Option<ExecResult>), Error> {
     let results = results_dir()?;
+    if let Some(cmd) = command {
+        let inv = Invocation {
+            argv: cmd.to_vec(),
+            env: common_env(p, results.path()),
+            results_file: None,
+            tool: "command",
+        };
+        let exec = run_invocation(sb, p, &inv, results.path(), policy, env, env_removed, hooks)?;
+        let text = format!("{}\n{}", exec.stdout.text, exec.stderr.text);
+        let (mut errors, warnings) = parse_msbuild_lines(&text, &p.root);
+        if !exec.success() && errors.is_empty() {
+            errors.push(unparsed_failure(&exec, "the build command"));
+        }
+        let r = BuildResult {
+            success: exec.success(),
+            tool: "command".into(),
+            errors,
+            warnings,
+            duration_ms: exec.duration_ms,
+        };
+        return Ok((r, Some(exec)));
+    }
     let Some(inv) = build_invocation(p, results.path(), policy.network) else {
         let tool = match p.kind {
             ProjectKind::Python => "python",
+            ProjectKind::Command => "none",
             _ => "node",
         };
         return Ok((BuildResult { success: true, tool: tool.into(), ..Default::default() }, None));
     };
+    preflight(sb, p, inv.tool, policy, env, env_removed, hooks)?;
     let exec = run_invocation(sb, p, &inv, results.path(), policy, env, env_removed, hooks)?;
-    tool_present(inv.tool, &exec)?;
     let mut r = match p.kind {
         ProjectKind::Cargo => {
             let (errors, warnings, finished) = parse_cargo_messages(&exec.stdout.text);
@@ -427,7 +505,7 @@ pub fn build(
                 duration_ms: 0,
             }
         }
-        ProjectKind::Python => unreachable!("no build invocation"),
+        ProjectKind::Python | ProjectKind::Command => unreachable!("no build invocation"),
     };
     r.duration_ms = exec.duration_ms;
     // A failed build without a parsed error (a crash, a limit) still needs a reason.
@@ -439,12 +517,14 @@ pub fn build(
 }
 
 /// The full test run: run, then parse; a command override runs as given and is
-/// judged by its exit code.
+/// judged by its exit code (and a closing "N passed, N failed" line). `targets`
+/// narrows a detected project's run to those tests.
 #[allow(clippy::too_many_arguments)]
 pub fn test(
     sb: &Sandbox,
     p: Option<&Project>,
     command: Option<&[String]>,
+    targets: &[String],
     workspace: &Path,
     policy: &Policy,
     env: &[(String, String)],
@@ -453,23 +533,36 @@ pub fn test(
 ) -> Result<(TestResult, ExecResult), Error> {
     let results = results_dir()?;
     if let Some(cmd) = command {
-        let inv =
-            Invocation { argv: cmd.to_vec(), env: vec![], results_file: None, tool: "command" };
-        let fake = Project {
-            root: workspace.to_path_buf(),
-            kind: ProjectKind::Python,
-            test_tool: TestTool::Pytest,
-            target: None,
-            typescript: false,
+        let fake;
+        let project = match p {
+            Some(p) => p,
+            None => {
+                fake = Project {
+                    root: workspace.to_path_buf(),
+                    origin: workspace.to_path_buf(),
+                    kind: ProjectKind::Python,
+                    test_tool: TestTool::Pytest,
+                    target: None,
+                    typescript: false,
+                    env: None,
+                };
+                &fake
+            }
+        };
+        let inv = Invocation {
+            argv: cmd.to_vec(),
+            env: if p.is_some() { common_env(project, results.path()) } else { vec![] },
+            results_file: None,
+            tool: "command",
         };
         let exec =
-            run_invocation(sb, &fake, &inv, results.path(), policy, env, env_removed, hooks)?;
+            run_invocation(sb, project, &inv, results.path(), policy, env, env_removed, hooks)?;
         return Ok((command_result(&exec), exec));
     }
     let p = p.expect("a project or a command");
-    let inv = test_invocation(p, results.path(), policy.network);
+    let inv = test_invocation(p, results.path(), policy.network, targets);
+    preflight(sb, p, inv.tool, policy, env, env_removed, hooks)?;
     let exec = run_invocation(sb, p, &inv, results.path(), policy, env, env_removed, hooks)?;
-    tool_present(inv.tool, &exec)?;
     let file_text = inv.results_file.as_ref().and_then(|f| std::fs::read_to_string(f).ok());
     let mut r = match p.test_tool {
         TestTool::CargoTest => {
@@ -515,13 +608,83 @@ pub fn test(
     Ok((r, exec))
 }
 
-/// `COMMAND_NOT_FOUND` when the run only showed that the tool is not installed:
-/// reported as a test failure, it would send an agent to undo a good edit.
-fn tool_present(tool: &str, exec: &ExecResult) -> Result<(), Error> {
-    match missing_tool(tool, exec.exit_code, &exec.stdout.text, &exec.stderr.text) {
-        Some(hint) => Err(Error::CommandNotFound { program: tool.to_owned(), reason: hint }),
-        None => Ok(()),
+/// Decides, before a build or test run, whether its tool is there: a test run
+/// whose tool is missing says nothing about the code and must never read as a
+/// failing test (an agent would undo a good edit). By files where a file
+/// decides (a plugin on `PATH`, a binary in `node_modules/.bin`); for pytest by
+/// asking the project's interpreter to import it, in the sandbox with the run's
+/// own environment. Programs themselves (`cargo`, `go`, `python3`) are checked
+/// by the sandbox when it starts them.
+#[allow(clippy::too_many_arguments)]
+pub fn preflight(
+    sb: &Sandbox,
+    p: &Project,
+    tool: &str,
+    policy: &Policy,
+    env: &[(String, String)],
+    env_removed: &[String],
+    hooks: &Hooks<'_>,
+) -> Result<(), Error> {
+    let missing =
+        |hint: String| Err(Error::CommandNotFound { program: tool.to_owned(), reason: hint });
+    match tool {
+        "pytest" => {
+            let py = python(p);
+            let inv = Invocation {
+                argv: vec![py.clone(), "-c".into(), "import pytest".into()],
+                env: common_env(p, Path::new("/nonexistent")),
+                results_file: None,
+                tool: "pytest",
+            };
+            let probe = results_dir()?;
+            let mut quick = policy.clone();
+            quick.timeout = Some(std::time::Duration::from_secs(60));
+            let exec = run_invocation(sb, p, &inv, probe.path(), &quick, env, env_removed, hooks)?;
+            if exec.exit_code != Some(0) && exec.limit.is_none() && exec.signal.is_none() {
+                let how = match &p.env {
+                    Some(e) => format!("{py} -m pip install pytest (the {} environment)", e.source),
+                    None => format!("{py} -m pip install pytest"),
+                };
+                return missing(format!("pytest is not installed for {py}: `{how}`"));
+            }
+            Ok(())
+        }
+        "nextest" => {
+            let found = search_path(env).iter().any(|d| d.join("cargo-nextest").is_file());
+            if found {
+                Ok(())
+            } else {
+                missing(
+                    "cargo-nextest is not installed: `cargo install cargo-nextest --locked`".into(),
+                )
+            }
+        }
+        "jest" | "vitest" | "tsc" => {
+            if Path::new(&node_bin(p, tool)).exists() {
+                return Ok(());
+            }
+            let package = if tool == "tsc" { "typescript" } else { tool };
+            missing(format!(
+                "{tool} is not installed in this project (no node_modules/.bin/{tool}): \
+                 `npm install --save-dev {package}`"
+            ))
+        }
+        _ => Ok(()),
     }
+}
+
+/// The directories of `PATH` in `env`, and cargo's own `bin/` (where `cargo
+/// install` puts plugins, often left off `PATH`).
+fn search_path(env: &[(String, String)]) -> Vec<PathBuf> {
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let mut dirs: Vec<PathBuf> =
+        get("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    match (get("CARGO_HOME"), get("HOME")) {
+        (Some(c), _) => dirs.push(PathBuf::from(c).join("bin")),
+        (None, Some(h)) => dirs.push(PathBuf::from(h).join(".cargo/bin")),
+        _ => {}
+    }
+    dirs
 }
 
 /// Success needs: every test passed, at least one ran, nothing cut short, and the
@@ -639,13 +802,7 @@ fn run_invocation(
     policy.writable.push(results.to_path_buf());
     // Parsers need the whole output: keep far more than for a plain command.
     policy.capture_bytes = policy.capture_bytes.max(64 << 20);
-    let mut env = env.to_vec();
-    for (k, v) in &inv.env {
-        env.retain(|(kk, _)| kk != k);
-        if !v.is_empty() {
-            env.push((k.clone(), v.clone()));
-        }
-    }
+    let env = command_env(p, inv, results, env);
     let req = RunRequest {
         argv: inv.argv.clone(),
         workspace: p.root.clone(),
@@ -655,6 +812,81 @@ fn run_invocation(
         stdin: StdinMode::Null,
     };
     sb.run(&req, &policy, hooks)
+}
+
+/// The environment a project command sees: the user's (`env`, secrets already
+/// removed), the project environment's `bin/` first on `PATH`, the
+/// invocation's own variables, and a private writable home.
+///
+/// Why a private `HOME`: the sandbox keeps the user's home read-only, and test
+/// suites write there (caches, config files a test creates); a read-only home
+/// fails tests that pass in a shell. The toolchains that find their installation
+/// through `HOME` (`~/.cargo`, `~/.rustup`, `~/go`, `pip install --user`'s
+/// `~/.local`) keep finding it: their variables are set to the real places
+/// when the user did not set them.
+pub(crate) fn command_env(
+    p: &Project,
+    inv: &Invocation,
+    results: &Path,
+    env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out = env.to_vec();
+    let mut set = |k: &str, v: String| {
+        out.retain(|(kk, _)| kk != k);
+        if !v.is_empty() {
+            out.push((k.to_owned(), v));
+        }
+    };
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    if let Some(real_home) = get("HOME").map(PathBuf::from) {
+        let home = results.join("home");
+        if std::fs::create_dir_all(&home).is_ok() {
+            for (var, dir) in [
+                ("CARGO_HOME", ".cargo"),
+                ("RUSTUP_HOME", ".rustup"),
+                ("GOPATH", "go"),
+                ("PYTHONUSERBASE", ".local"),
+            ] {
+                if get(var).is_none() && real_home.join(dir).is_dir() {
+                    set(var, real_home.join(dir).display().to_string());
+                }
+            }
+            for xdg in ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
+                if get(xdg).is_some() {
+                    let dir = home.join(
+                        xdg.trim_start_matches("XDG_")
+                            .trim_end_matches("_HOME")
+                            .to_ascii_lowercase(),
+                    );
+                    set(xdg, dir.display().to_string());
+                }
+            }
+            set("HOME", home.display().to_string());
+        }
+    }
+    if let Some(tool_env) = &p.env
+        && !tool_env.path_dirs.is_empty()
+    {
+        let mut dirs: Vec<PathBuf> = tool_env.path_dirs.clone();
+        if let Some(path) = get("PATH") {
+            dirs.extend(std::env::split_paths(&path));
+        }
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            set("PATH", joined.to_string_lossy().into_owned());
+        }
+    }
+    for (k, v) in &inv.env {
+        if k == PYTHONPATH_FIRST {
+            let value = match get("PYTHONPATH") {
+                Some(user) if !user.is_empty() => format!("{v}:{user}"),
+                _ => v.clone(),
+            };
+            set("PYTHONPATH", value);
+        } else {
+            set(k, v.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -693,38 +925,63 @@ mod tests {
         ];
         for (fixture, want) in table {
             let t = test_support::TempProject::with_fixture(fixture);
-            let got = detect_project(t.root(), DetectOptions::default())
+            let got = detect_project(t.root(), &DetectOptions::default())
                 .ok()
                 .map(|p| (p.kind, p.test_tool));
             assert_eq!(got, *want, "{fixture}");
         }
         let t = test_support::TempProject::with_fixture("//- Cargo.toml\n[package]");
-        let p = detect_project(t.root(), DetectOptions { nextest: true }).unwrap();
+        let p =
+            detect_project(t.root(), &DetectOptions { nextest: true, ..DetectOptions::default() })
+                .unwrap();
         assert_eq!(p.test_tool, TestTool::Nextest);
-        let err = detect_project(test_support::TempProject::new().root(), DetectOptions::default())
-            .unwrap_err();
+        let err =
+            detect_project(test_support::TempProject::new().root(), &DetectOptions::default())
+                .unwrap_err();
         assert_eq!(err.code(), protocol::ErrorCode::UnknownProject);
     }
 
     #[test]
-    fn a_missing_test_tool_is_not_a_test_failure() {
-        // (tool, exit code, stdout, stderr, is the tool missing)
-        let table: &[(&str, Option<i32>, &str, &str, bool)] = &[
-            ("pytest", Some(1), "", "/usr/bin/python3: No module named pytest\n", true),
-            ("pytest", Some(1), "1 failed, 2 passed", "", false),
-            // A test that itself imports a missing module is a failure, not a missing tool.
-            ("pytest", Some(2), "E   ModuleNotFoundError: No module named 'numpy'", "", false),
-            ("pytest", Some(0), "", "No module named pytest", false),
-            ("nextest", Some(101), "", "error: no such command: `nextest`\n", true),
-            ("jest", Some(1), "", "npm error could not determine executable to run\n", true),
-            ("vitest", Some(1), "", "FAIL  src/a.test.ts", false),
-            ("tsc", Some(1), "", "npm error could not determine executable to run", true),
-            ("cargo", Some(101), "", "error: could not compile `x`", false),
+    fn commands_see_the_users_environment_with_a_private_home() {
+        let t = test_support::TempProject::with_fixture("//- pyproject.toml\n");
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".cargo")).unwrap();
+        let results = tempfile::tempdir().unwrap();
+        let mut p = detect_project(t.root(), &DetectOptions::default()).unwrap();
+        p.env = Some(env::ToolEnv {
+            source: ".venv".into(),
+            path_dirs: vec![PathBuf::from("/proj/.venv/bin")],
+            vars: vec![("VIRTUAL_ENV".into(), "/proj/.venv".into())],
+            ..env::ToolEnv::default()
+        });
+        let user = vec![
+            ("HOME".to_owned(), home.path().display().to_string()),
+            ("PATH".to_owned(), "/usr/bin".to_owned()),
+            ("NO_COLOR".to_owned(), "1".to_owned()),
+            ("XDG_CACHE_HOME".to_owned(), "/home/u/.cache".to_owned()),
+            ("PYTHONPATH".to_owned(), "/mine".to_owned()),
         ];
-        for (tool, code, out, err, missing) in table {
-            let got = missing_tool(tool, *code, out, err);
-            assert_eq!(got.is_some(), *missing, "{tool} {code:?} {out:?} {err:?} -> {got:?}");
-        }
+        let inv = Invocation {
+            argv: vec![],
+            env: vec![(PYTHONPATH_FIRST.into(), "/copy/src".into())],
+            results_file: None,
+            tool: "pytest",
+        };
+        let got = command_env(&p, &inv, results.path(), &user);
+        let get = |k: &str| got.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let private = results.path().join("home");
+        assert_eq!(get("HOME"), Some(private.to_str().unwrap()));
+        assert!(private.is_dir(), "the private home exists and is writable");
+        let cargo = home.path().join(".cargo");
+        assert_eq!(get("CARGO_HOME"), Some(cargo.to_str().unwrap()), "toolchains found as before");
+        assert_eq!(get("RUSTUP_HOME"), None, "only homes that exist");
+        assert_eq!(get("XDG_CACHE_HOME"), Some(private.join("cache").to_str().unwrap()));
+        assert_eq!(get("PATH"), Some("/proj/.venv/bin:/usr/bin"));
+        assert_eq!(get("PYTHONPATH"), Some("/copy/src:/mine"), "the copy first, the user's kept");
+        assert_eq!(get("NO_COLOR"), Some("1"), "the user's own variables stay");
+        assert!(got.iter().all(|(k, _)| k != PYTHONPATH_FIRST));
+        let plain = test_invocation(&p, Path::new("/r"), Network::Off, &[]);
+        assert!(plain.env.iter().all(|(k, _)| k != "NO_COLOR" && k != "PYTHONDONTWRITEBYTECODE"));
     }
 
     #[test]
@@ -732,10 +989,10 @@ mod tests {
         let t = test_support::TempProject::with_fixture(
             "//- a.sln\n\n//- src/a.csproj\n\n//- b.csproj\n",
         );
-        let p = detect_project(t.root(), DetectOptions::default()).unwrap();
+        let p = detect_project(t.root(), &DetectOptions::default()).unwrap();
         assert_eq!(p.target, Some(t.root().join("a.sln")));
         let t = test_support::TempProject::with_fixture("//- a.csproj\n\n//- b.csproj\n");
-        assert_eq!(detect_project(t.root(), DetectOptions::default()).unwrap().target, None);
+        assert_eq!(detect_project(t.root(), &DetectOptions::default()).unwrap().target, None);
     }
 
     #[test]
@@ -744,10 +1001,10 @@ mod tests {
         // sandbox; the invocation's own value (applied after the inherited
         // environment) keeps cargo in the project's `target/`.
         let t = test_support::TempProject::with_fixture("//- Cargo.toml\n[package]");
-        let p = detect_project(t.root(), DetectOptions::default()).unwrap();
+        let p = detect_project(t.root(), &DetectOptions::default()).unwrap();
         let want = t.root().join("target").display().to_string();
         for env in [
-            test_invocation(&p, Path::new("/r"), Network::Off).env,
+            test_invocation(&p, Path::new("/r"), Network::Off, &[]).env,
             build_invocation(&p, Path::new("/r"), Network::Off).unwrap().env,
         ] {
             assert!(env.contains(&("CARGO_TARGET_DIR".to_owned(), want.clone())), "{env:?}");
@@ -757,12 +1014,12 @@ mod tests {
     #[test]
     fn invocations_write_results_outside_the_workspace() {
         let t = test_support::TempProject::with_fixture("//- pyproject.toml\n");
-        let p = detect_project(t.root(), DetectOptions::default()).unwrap();
-        let inv = test_invocation(&p, Path::new("/r"), Network::Off);
+        let p = detect_project(t.root(), &DetectOptions::default()).unwrap();
+        let inv = test_invocation(&p, Path::new("/r"), Network::Off, &[]);
         assert_eq!(inv.results_file.as_deref(), Some(Path::new("/r/junit.xml")));
         assert!(inv.argv.contains(&"--junitxml=/r/junit.xml".to_owned()));
         let t = test_support::TempProject::with_fixture("//- Cargo.toml\n");
-        let p = detect_project(t.root(), DetectOptions::default()).unwrap();
+        let p = detect_project(t.root(), &DetectOptions::default()).unwrap();
         assert!(
             build_invocation(&p, Path::new("/r"), Network::Off)
                 .unwrap()

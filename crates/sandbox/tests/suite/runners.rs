@@ -56,8 +56,8 @@ fn run_tests(
     opts: DetectOptions,
     policy: &Policy,
 ) -> (TestResult, protocol::ExecResult) {
-    let p = sandbox::detect_project(t.root(), opts).unwrap();
-    sandbox::test(sandbox(), Some(&p), None, t.root(), policy, &env(), &[], &Hooks::default())
+    let p = sandbox::detect_project(t.root(), &opts).unwrap();
+    sandbox::test(sandbox(), Some(&p), None, &[], t.root(), policy, &env(), &[], &Hooks::default())
         .unwrap()
 }
 
@@ -70,8 +70,8 @@ fn tests_of(rel: &str) -> TestResult {
 
 fn build_of(rel: &str) -> protocol::BuildResult {
     let t = fixture(rel);
-    let p = sandbox::detect_project(t.root(), DetectOptions::default()).unwrap();
-    sandbox::build(sandbox(), &p, &policy(), &env(), &[], &Hooks::default()).unwrap().0
+    let p = sandbox::detect_project(t.root(), &DetectOptions::default()).unwrap();
+    sandbox::build(sandbox(), &p, None, &policy(), &env(), &[], &Hooks::default()).unwrap().0
 }
 
 #[test]
@@ -125,7 +125,8 @@ fn cargo_hang_is_stopped_by_the_timeout() {
 #[test]
 fn nextest_fail() {
     let t = fixture("cargo/fail");
-    let (r, _) = run_tests(&t, DetectOptions { nextest: true }, &policy());
+    let (r, _) =
+        run_tests(&t, DetectOptions { nextest: true, ..DetectOptions::default() }, &policy());
     assert_eq!(r.tool, "nextest");
     assert_eq!((r.total, r.passed, r.failed, r.skipped), (3, 1, 1, 1), "{r:#?}");
     assert!(r.failures[0].message.contains("one plus one"));
@@ -159,10 +160,19 @@ fn a_missing_pytest_is_command_not_found_not_a_failed_test() {
     let path = format!("{}:{}", bin.root().display(), std::env::var("PATH").unwrap_or_default());
     env.retain(|(k, _)| k != "PATH" && k != "PYTHONPATH");
     env.push(("PATH".into(), path));
-    let p = sandbox::detect_project(t.root(), DetectOptions::default()).unwrap();
-    let err =
-        sandbox::test(sandbox(), Some(&p), None, t.root(), &policy(), &env, &[], &Hooks::default())
-            .unwrap_err();
+    let p = sandbox::detect_project(t.root(), &DetectOptions::default()).unwrap();
+    let err = sandbox::test(
+        sandbox(),
+        Some(&p),
+        None,
+        &[],
+        t.root(),
+        &policy(),
+        &env,
+        &[],
+        &Hooks::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), protocol::ErrorCode::CommandNotFound, "{err}");
     assert!(err.to_string().contains("pip install pytest"), "{err}");
 }
@@ -245,6 +255,7 @@ fn generic_command_uses_exit_code_and_closing_line() {
         sandbox(),
         None,
         Some(&cmd),
+        &[],
         t.root(),
         &policy(),
         &env(),
@@ -261,9 +272,10 @@ fn generic_command_uses_exit_code_and_closing_line() {
 #[test]
 fn typescript_build_errors() {
     let t = node_fixture("node/ts_error");
-    let p = sandbox::detect_project(t.root(), DetectOptions::default()).unwrap();
+    let p = sandbox::detect_project(t.root(), &DetectOptions::default()).unwrap();
     assert!(p.typescript);
-    let (b, _) = sandbox::build(sandbox(), &p, &policy(), &env(), &[], &Hooks::default()).unwrap();
+    let (b, _) =
+        sandbox::build(sandbox(), &p, None, &policy(), &env(), &[], &Hooks::default()).unwrap();
     assert_eq!(b.tool, "tsc");
     assert!(!b.success);
     assert_eq!(b.errors.len(), 2, "{b:#?}");

@@ -1,0 +1,898 @@
+//! BASELINE and VALIDATE: the project's own build and tests, run in the run's
+//! workspace copy, judged against the project as it was before the run.
+//!
+//! - **The baseline.** Before the first change the project is built and tested as
+//!   it is. A project that does not build then stops the run at once
+//!   (`BASELINE_FAILED`): nothing a coder does could be validated. Tests that
+//!   fail then are *pre-existing*: reported with every validation, never blamed
+//!   on the change.
+//! - **The tests the change reaches first.** With `validate.tests: both` (the
+//!   default), a round runs the tests `impact` finds for the changed files, the
+//!   changed test files and the last round's failures; only when those pass does
+//!   the whole suite run, once, before the change is accepted. A suite of minutes
+//!   costs seconds per round.
+//! - **Failures by cause.** A missing test tool is found before the run (the
+//!   runners' preflight: `COMMAND_NOT_FOUND`), a failing test is one the tool
+//!   reports, a new failure is one the baseline did not have.
+
+use std::collections::BTreeSet;
+
+use llm::Message;
+use protocol::{
+    Baseline, BuildRequest, CodingState, CommandKind, CommandScope, ErrorCode, ImpactRequest,
+    RunEventKind, SandboxOptions, TestRequest, TestResponse, TestResult, TestScope, Validation,
+};
+use workflow::{NodeContext, NodeError};
+
+use crate::{
+    limit::Limit,
+    model::{Turn, TurnEnd},
+    nodes::{Outcome, Step, call_err, instructions, workspace},
+    orchestrator::Shared,
+    overlay, policy,
+};
+
+/// Output kept for the coder when a failure has no structured message.
+const OUTPUT_TAIL: usize = 3000;
+
+/// More target files than this and the targeted run is no cheaper than the suite.
+const MAX_TARGETS: usize = 40;
+
+/// The overlay's fingerprint: what VALIDATE last checked.
+fn overlay_fingerprint(files: &[protocol::OverlayFile]) -> String {
+    let mut h = stdx::ContentHasher::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(f.content.as_deref().unwrap_or("\u{0}deleted").as_bytes());
+        h.update(&[0]);
+    }
+    h.finish_hex()
+}
+
+const CHANGED_NOTHING: &str = "You changed nothing since this failure; it stands.";
+
+/// What running a project command gave.
+enum Ran<T> {
+    Done(T),
+    /// No build or test tool in the project (`UNKNOWN_PROJECT`).
+    Nothing,
+    /// The execution's time limit cut it: the pause reason.
+    Paused(String),
+}
+
+/// Runs project commands in the run's workspace copy, bounded by the
+/// execution's time limit.
+struct Commands<'a> {
+    shared: &'a Shared,
+    sandbox: SandboxOptions,
+    limit: Limit,
+}
+
+impl Commands<'_> {
+    fn new<'a>(shared: &'a Shared, s: &CodingState, cx: &NodeContext<'_>) -> Commands<'a> {
+        let ws = workspace(shared, cx.run_id());
+        Commands {
+            shared,
+            sandbox: SandboxOptions {
+                workspace: Some(ws.path().display().to_string()),
+                ..SandboxOptions::default()
+            },
+            limit: Limit::of(s, cx),
+        }
+    }
+
+    /// Runs `f` with a call the deadline (or the user) cancels.
+    fn bounded<T>(
+        &self,
+        cx: &NodeContext<'_>,
+        what: &str,
+        f: impl FnOnce(&stdx::Call<'_>) -> engine::Result<T>,
+    ) -> Result<Ran<T>, NodeError> {
+        if self.limit.passed() {
+            return Ok(Ran::Paused(self.limit.reason(what)));
+        }
+        let (cancel, _timer) = self.limit.token(cx.cancellation_token(), &self.shared.rt);
+        let call = stdx::Call::new(&stdx::NoProgress, &cancel);
+        match f(&call) {
+            Ok(v) => Ok(Ran::Done(v)),
+            Err(e) if e.to_info().code == ErrorCode::UnknownProject => Ok(Ran::Nothing),
+            Err(engine::Error::Cancelled) if cx.is_cancelled() => {
+                Err(NodeError::new("CANCELLED", "cancelled"))
+            }
+            Err(engine::Error::Cancelled) if self.limit.passed() => {
+                Ok(Ran::Paused(self.limit.reason(what)))
+            }
+            Err(engine::Error::Cancelled) => Err(NodeError::new("CANCELLED", "cancelled")),
+            Err(e) => Err(call_err(e)),
+        }
+    }
+
+    fn build(&self, cx: &NodeContext<'_>) -> Result<Ran<protocol::BuildResponse>, NodeError> {
+        let req = BuildRequest { sandbox: self.sandbox.clone() };
+        let session = &self.shared.session;
+        self.bounded(cx, "the build", |call| session.build_as(&req, engine::Trust::User, call))
+    }
+
+    fn test(
+        &self,
+        cx: &NodeContext<'_>,
+        targets: &[String],
+    ) -> Result<Ran<TestResponse>, NodeError> {
+        let req = TestRequest {
+            sandbox: self.sandbox.clone(),
+            targets: targets.to_vec(),
+            ..TestRequest::default()
+        };
+        let session = &self.shared.session;
+        self.bounded(cx, "the tests", |call| session.test_as(&req, engine::Trust::User, call))
+    }
+}
+
+/// What the run is about, to tell a failure the run must fix from one it may
+/// leave alone: the test files that reach the plan's and the change's files (and
+/// the changed test files), and the words of the request and the plan.
+#[derive(Debug, Default)]
+struct Related {
+    files: BTreeSet<String>,
+    words: BTreeSet<String>,
+}
+
+impl Related {
+    fn gather(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Related {
+        let mut paths: BTreeSet<&str> = s.overlay.iter().map(|f| f.path.as_str()).collect();
+        if let Some(plan) = &s.plan {
+            paths.extend(plan.affected_files.iter().map(String::as_str));
+        }
+        let call = stdx::Call::new(&stdx::NoProgress, cx.cancellation_token());
+        let mut files = BTreeSet::new();
+        for path in paths {
+            if looks_like_test(path) {
+                files.insert(path.to_owned());
+                continue;
+            }
+            let req = ImpactRequest {
+                target: path.to_owned(),
+                depth: Some(4),
+                limit: Some(200),
+                all: true,
+            };
+            if let Ok(impact) = shared.session.impact(&req, &call) {
+                files.extend(impact.tests.into_iter().map(|t| t.path));
+            }
+        }
+        let mut text = format!("{} {}", s.user_request, s.spec.as_deref().unwrap_or_default());
+        if let Some(plan) = &s.plan {
+            text.push_str(&plan.summary);
+            for step in &plan.steps {
+                text.push(' ');
+                text.push_str(&step.description);
+            }
+        }
+        Related { files, words: words(&text) }
+    }
+
+    /// Whether a failing test is one the run is about: in a related test file, or
+    /// named in the request or the plan (`test_divide_by_zero`, "divide by zero").
+    fn covers(&self, name: &str, file: Option<&str>) -> bool {
+        if file.is_some_and(|f| self.files.contains(f)) {
+            return true;
+        }
+        let short = name.rsplit("::").next().unwrap_or(name);
+        let own = words(short.trim_start_matches("test_").trim_start_matches("test"));
+        !own.is_empty() && own.iter().all(|w| self.words.contains(w))
+    }
+}
+
+/// The words of a text as identifiers split them (`divide_by_zero`,
+/// `divideByZero`, "divide by zero": `divide`, `zero`), lowercased, short words
+/// left out.
+fn words(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in text.chars().chain(std::iter::once(' ')) {
+        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && prev_lower);
+        if boundary && !word.is_empty() {
+            if word.len() >= 4 {
+                out.insert(std::mem::take(&mut word));
+            }
+            word.clear();
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+    }
+    out
+}
+
+/// The test file a failing test lives in: the tool's `file` when it names a test
+/// file, else (pytest) the module path of its name (`tests.test_app.TestX::t` →
+/// `tests/test_app.py`), when that file exists in `root`.
+fn test_file_of(f: &protocol::TestFailure, root: &std::path::Path) -> Option<String> {
+    if let Some(file) = &f.file
+        && looks_like_test(file)
+    {
+        return Some(file.clone());
+    }
+    let module = f.name.split("::").next()?;
+    let parts: Vec<&str> = module.split('.').collect();
+    (1..=parts.len())
+        .rev()
+        .map(|i| format!("{}.py", parts[..i].join("/")))
+        .find(|p| root.join(p).is_file())
+        .or_else(|| f.file.clone())
+}
+
+/// A test run's failures split: new ones (the change's), and those the baseline
+/// had too.
+struct Judged {
+    new: Vec<String>,
+    pre_existing: Vec<String>,
+    /// Nothing ran, and nothing failed to: not a verdict on the change.
+    ran_none: bool,
+    /// The tool's result counts as a pass for the change.
+    passed: bool,
+}
+
+/// Splits a run's failures: a failure the baseline had too, in a test the run
+/// is not about, is pre-existing (reported, not blamed); every other failure is
+/// the change's, including a pre-existing one the run is there to fix (the
+/// failing test a bug report names stays failing after a change that does not
+/// fix it).
+fn judge(
+    t: &TestResult,
+    baseline: Option<&Baseline>,
+    related: &dyn Fn(&protocol::TestFailure) -> bool,
+) -> Judged {
+    let before: BTreeSet<&str> =
+        baseline.map(|b| b.failing_tests.iter().map(String::as_str).collect()).unwrap_or_default();
+    let (pre_existing, new): (Vec<&protocol::TestFailure>, Vec<&protocol::TestFailure>) =
+        t.failures.iter().partition(|f| before.contains(f.name.as_str()) && !related(f));
+    let pre_existing: Vec<String> = pre_existing.into_iter().map(|f| f.name.clone()).collect();
+    let new: Vec<String> = new.into_iter().map(|f| f.name.clone()).collect();
+    let ran_none = t.total == 0
+        && t.failures.is_empty()
+        && t.build_errors.is_empty()
+        && t.incomplete.is_none();
+    // A run that could not complete is a failure of the change unless the suite
+    // could not complete before it either.
+    let incomplete_now = t.incomplete.is_some() || !t.build_errors.is_empty();
+    let incomplete_before = baseline.is_some_and(|b| b.incomplete.is_some());
+    let passed = t.success
+        || (new.is_empty() && !pre_existing.is_empty() && !incomplete_now)
+        || (new.is_empty() && incomplete_now && incomplete_before);
+    Judged { new, pre_existing, ran_none, passed }
+}
+
+// --- BASELINE ------------------------------------------------------------------------------
+
+/// The node: takes the baseline once per run (when `settings.baseline`).
+pub(crate) fn baseline(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    if let Some(reason) = ensure_baseline(shared, s, cx)? {
+        s.pause_reason = Some(reason);
+    }
+    Ok(Step::Continue)
+}
+
+/// Builds and tests the project as it is, once; `Some(reason)` when the time
+/// limit cut it. A project that does not build fails the node
+/// (`BASELINE_FAILED`): the run stops at once with the build's errors.
+fn ensure_baseline(
+    shared: &Shared,
+    s: &mut CodingState,
+    cx: &mut NodeContext<'_>,
+) -> Result<Option<String>, NodeError> {
+    if !s.settings.baseline || s.baseline.is_some() {
+        return Ok(None);
+    }
+    let ws = workspace(shared, cx.run_id());
+    let report = ws.sync(&edit::Overlay::new()).map_err(|e| {
+        NodeError::new(e.code().as_str(), format!("preparing the run's workspace: {e}"))
+    })?;
+    cx.emit(RunEventKind::Workspace { path: ws.path().display().to_string(), sync: report });
+    let commands = Commands::new(shared, s, cx);
+    match commands.build(cx)? {
+        Ran::Paused(reason) => return Ok(Some(reason)),
+        Ran::Nothing => {}
+        Ran::Done(b) => {
+            if b.exec.is_some() {
+                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
+                let failed = b.build.errors.len() as u32;
+                let event =
+                    CommandEvent { kind: CommandKind::Build, scope: None, failed, total: 0 };
+                event.emit(
+                    cx,
+                    &b.build.tool,
+                    b.build.success,
+                    b.build.duration_ms,
+                    b.exec.as_ref(),
+                    errors,
+                    vec![],
+                );
+            }
+            if !b.build.success {
+                let mut text = String::new();
+                for d in b.build.errors.iter().take(20) {
+                    text.push_str(&format!("\n- {}", diagnostic(d)));
+                }
+                if b.build.errors.is_empty()
+                    && let Some(e) = &b.exec
+                {
+                    text.push_str(&tail(&e.stderr.text, &e.stdout.text));
+                }
+                return Err(NodeError::new(
+                    ErrorCode::BaselineFailed.as_str(),
+                    format!(
+                        "the project does not build before any change ({}), so no change could \
+                         be validated; fix the build (or set `validate.build` in \
+                         .ironbees/config.yaml), then `ironbees runs resume {}`:{text}",
+                        b.build.tool,
+                        cx.run_id()
+                    ),
+                ));
+            }
+        }
+    }
+    let t = match commands.test(cx, &[])? {
+        Ran::Paused(reason) => return Ok(Some(reason)),
+        Ran::Nothing => {
+            s.baseline = Some(Baseline { test_tool: "none".into(), ..Baseline::default() });
+            return Ok(None);
+        }
+        Ran::Done(t) => t,
+    };
+    let failing: Vec<String> = t.test.failures.iter().map(|f| f.name.clone()).collect();
+    let event = CommandEvent {
+        kind: CommandKind::Test,
+        scope: Some(CommandScope::Baseline),
+        failed: t.test.failed.max(failing.len() as u32),
+        total: t.test.total,
+    };
+    event.emit(
+        cx,
+        &t.test.tool,
+        t.test.success,
+        t.test.duration_ms,
+        Some(&t.exec),
+        bounded_names(failing.iter().cloned()),
+        vec![],
+    );
+    if !failing.is_empty() {
+        cx.emit(RunEventKind::Warning {
+            code: "PRE_EXISTING_FAILURES".into(),
+            message: format!(
+                "{} test(s) fail before any change; they are reported, not blamed on this run: {}",
+                failing.len(),
+                stdx::clip(&failing.join(", "), 600)
+            ),
+        });
+    }
+    if let Some(why) = &t.test.incomplete {
+        cx.emit(RunEventKind::Warning {
+            code: "BASELINE_INCOMPLETE".into(),
+            message: format!(
+                "the tests could not complete before any change ({why}); a run that cannot \
+                 complete after the change either is reviewed by a human"
+            ),
+        });
+    }
+    s.baseline = Some(Baseline {
+        test_tool: t.test.tool.clone(),
+        failing_tests: failing,
+        total: t.test.total,
+        incomplete: t.test.incomplete.clone(),
+        duration_ms: t.exec.duration_ms,
+    });
+    Ok(None)
+}
+
+// --- VALIDATE ------------------------------------------------------------------------------
+
+pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
+    // A coder round that changed nothing after a failure gets the same failure:
+    // building and testing the same files again would only cost time and a
+    // validator call. It counts as the same failure again (the loop detector's).
+    let fingerprint = overlay_fingerprint(&s.overlay);
+    if s.validation == Some(Validation::Failed)
+        && s.validated_overlay.as_ref() == Some(&fingerprint)
+        && let Some(last) = s.recent.last().cloned()
+    {
+        s.recent.push(last);
+        if let Some(e) = &s.error_context
+            && !e.starts_with(CHANGED_NOTHING)
+        {
+            s.error_context = Some(format!("{CHANGED_NOTHING}\n\n{e}"));
+        }
+        cx.emit(RunEventKind::ValidationReused {
+            reason: "the run's files did not change since the last failure".into(),
+        });
+        return Ok(Step::Continue);
+    }
+    if let Some(reason) = ensure_baseline(shared, s, cx)? {
+        return Ok(pause(s, reason));
+    }
+    let ws = workspace(shared, cx.run_id());
+    let report = ws.sync(&overlay::to_edit(&s.overlay)).map_err(|e| {
+        NodeError::new(e.code().as_str(), format!("preparing the run's workspace: {e}"))
+    })?;
+    cx.emit(RunEventKind::Workspace { path: ws.path().display().to_string(), sync: report });
+    let commands = Commands::new(shared, s, cx);
+    // Whether a command actually checked the change (a build that ran, tests that
+    // ran): a project with neither has not been validated, whatever passed.
+    let mut checked = false;
+    let mut inconclusive = false;
+    let mut failure = None;
+    // Build first: its errors say more than a test run that could not compile.
+    match commands.build(cx)? {
+        Ran::Paused(reason) => return Ok(pause(s, reason)),
+        Ran::Nothing => {}
+        Ran::Done(b) => {
+            // Python and plain Node projects have no build step: nothing ran.
+            if b.exec.is_some() {
+                checked = true;
+                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
+                let failed = b.build.errors.len() as u32;
+                let event =
+                    CommandEvent { kind: CommandKind::Build, scope: None, failed, total: 0 };
+                event.emit(
+                    cx,
+                    &b.build.tool,
+                    b.build.success,
+                    b.build.duration_ms,
+                    b.exec.as_ref(),
+                    errors,
+                    vec![],
+                );
+            }
+            if !b.build.success {
+                let mut text = format!("The build ({}) failed:\n", b.build.tool);
+                for d in b.build.errors.iter().take(20) {
+                    text.push_str(&format!("- {}\n", diagnostic(d)));
+                }
+                if b.build.errors.is_empty()
+                    && let Some(e) = &b.exec
+                {
+                    text.push_str(&tail(&e.stderr.text, &e.stdout.text));
+                }
+                failure = Some(text);
+            }
+            s.build_result = Some(b.build);
+        }
+    }
+    if failure.is_none() {
+        let scopes = test_scopes(shared, s, cx);
+        let related = Related::gather(shared, s, cx);
+        let root = ws.path().to_owned();
+        let is_related =
+            |f: &protocol::TestFailure| related.covers(&f.name, test_file_of(f, &root).as_deref());
+        for (scope, targets) in scopes {
+            let t = match commands.test(cx, &targets)? {
+                Ran::Paused(reason) => return Ok(pause(s, reason)),
+                Ran::Nothing => break,
+                Ran::Done(t) => t,
+            };
+            let j = judge(&t.test, s.baseline.as_ref(), &is_related);
+            checked |= !j.ran_none;
+            let failed = t.test.failed.max(t.test.failures.len() as u32);
+            let event = CommandEvent {
+                kind: CommandKind::Test,
+                scope: Some(scope),
+                failed,
+                total: t.test.total,
+            };
+            event.emit(
+                cx,
+                &t.test.tool,
+                j.passed,
+                t.test.duration_ms,
+                Some(&t.exec),
+                bounded_names(t.test.failures.iter().map(|f| f.name.clone())),
+                bounded_names(j.pre_existing.iter().cloned()),
+            );
+            let still_broken = t.test.incomplete.is_some()
+                && s.baseline.as_ref().is_some_and(|b| b.incomplete.is_some());
+            inconclusive |= still_broken && j.new.is_empty();
+            let passed = j.passed;
+            if !passed && !j.ran_none {
+                failure = Some(test_failure(&t.test, &t.exec, &j));
+            }
+            s.test_result = Some(t.test);
+            if !passed {
+                break;
+            }
+        }
+    }
+    match failure {
+        None if !checked || inconclusive => {
+            s.error_context = None;
+            s.validation = Some(Validation::Unchecked);
+            let reason = if inconclusive {
+                "the tests could not complete before the change and cannot after it: a human \
+                 reviews the change"
+            } else {
+                "no build step ran and no test was found: a human reviews the change"
+            };
+            cx.emit(RunEventKind::ValidationSkipped { reason: reason.into() });
+        }
+        None => {
+            s.error_context = None;
+            s.validation = Some(Validation::Passed);
+        }
+        Some(text) => {
+            s.recent.push(policy::failure_fingerprint(&text));
+            s.validation = Some(Validation::Failed);
+            let diagnosis = diagnose(shared, s, &text, cx)?;
+            s.error_context = Some(match diagnosis {
+                Some(d) => format!("{text}\n## Diagnosis\n\n{d}\n"),
+                None => text,
+            });
+        }
+    }
+    // Recorded last: a round cut short must be validated again.
+    s.validated_overlay = Some(fingerprint);
+    Ok(Step::Continue)
+}
+
+/// A validation the time limit cut: nothing is concluded, and the run stops for
+/// a human before DECIDE.
+fn pause(s: &mut CodingState, reason: String) -> Step {
+    s.validation = None;
+    s.pause_reason = Some(reason);
+    Step::Continue
+}
+
+/// The test runs of this validation, in order: the targeted run (when the scope
+/// asks for one and targets are found), then the whole suite (unless only
+/// targeted runs are asked for).
+fn test_scopes(
+    shared: &Shared,
+    s: &CodingState,
+    cx: &NodeContext<'_>,
+) -> Vec<(CommandScope, Vec<String>)> {
+    let full = (CommandScope::Full, Vec::new());
+    // A configured test command selects its own tests.
+    if shared.session.commands().test.is_some() {
+        return vec![full];
+    }
+    match s.settings.tests {
+        TestScope::Full => vec![full],
+        scope => {
+            let targets = targets(shared, s, cx);
+            match (scope, targets.is_empty()) {
+                (_, true) => vec![full],
+                (TestScope::Targeted, false) => vec![(CommandScope::Targeted, targets)],
+                (_, false) => vec![(CommandScope::Targeted, targets), full],
+            }
+        }
+    }
+}
+
+/// The tests the change reaches, in the test tool's selection syntax: for tools
+/// that select by file (pytest, jest, vitest, go), the test files `impact` finds
+/// for each changed file, the changed test files, and the files of the last
+/// round's new failures; for cargo, the last round's failing test names. Empty
+/// when the tool is not known yet or there are too many to be worth it.
+fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String> {
+    let tool = s
+        .test_result
+        .as_ref()
+        .map(|t| t.tool.clone())
+        .or_else(|| s.baseline.as_ref().map(|b| b.test_tool.clone()))
+        .unwrap_or_default();
+    let pre: BTreeSet<&str> = s
+        .baseline
+        .as_ref()
+        .map(|b| b.failing_tests.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let last_failures = s
+        .test_result
+        .iter()
+        .flat_map(|t| t.failures.iter())
+        .filter(|f| !pre.contains(f.name.as_str()));
+    let mut out = BTreeSet::new();
+    match tool.as_str() {
+        "pytest" | "jest" | "vitest" | "go" => {
+            let call = stdx::Call::new(&stdx::NoProgress, cx.cancellation_token());
+            for f in &s.overlay {
+                if f.content.is_none() {
+                    continue;
+                }
+                if looks_like_test(&f.path) {
+                    out.insert(f.path.clone());
+                    continue;
+                }
+                let req = ImpactRequest {
+                    target: f.path.clone(),
+                    depth: Some(4),
+                    limit: Some(200),
+                    all: true,
+                };
+                if let Ok(impact) = shared.session.impact(&req, &call) {
+                    out.extend(impact.tests.into_iter().map(|t| t.path));
+                }
+            }
+            let ws = workspace(shared, cx.run_id());
+            out.extend(last_failures.filter_map(|f| test_file_of(f, ws.path())));
+            // Only files that exist in the copy (a deleted test, a stale path).
+            out.retain(|p| ws.path().join(p).is_file());
+        }
+        "cargo" | "nextest" => out.extend(last_failures.map(|f| f.name.clone())),
+        _ => {}
+    }
+    if out.len() > MAX_TARGETS {
+        return Vec::new();
+    }
+    out.into_iter().collect()
+}
+
+/// A test file by the common conventions (the index's own notion needs the
+/// graph; this is only to put a changed test first).
+fn looks_like_test(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || path.starts_with("tests/")
+        || path.contains("/tests/")
+}
+
+/// The validator's explanation of a failure, when there is a validator and the
+/// budget allows; its absence only makes the coder's context thinner.
+fn diagnose(
+    shared: &Shared,
+    s: &mut CodingState,
+    failure: &str,
+    cx: &mut NodeContext<'_>,
+) -> Result<Option<String>, NodeError> {
+    let Some(validator) = shared.agents.get("validator") else { return Ok(None) };
+    let user = format!(
+        "## The plan\n\n{}\n\n## What the coder says it changed\n\n{}\n\n## The failed validation\n\n{failure}\n",
+        serde_json::to_string_pretty(&s.plan).unwrap_or_default(),
+        s.coder_summary.as_deref().unwrap_or("(no summary)")
+    );
+    let system = instructions(shared, &[]).append_to(&validator.prompt);
+    let mut turn = Turn { agent: validator, system, messages: vec![Message::user(user)] };
+    Ok(match turn.run(shared, s, cx)? {
+        TurnEnd::Answer { text, .. } if !text.trim().is_empty() => Some(text),
+        TurnEnd::Answer { .. } => None,
+        TurnEnd::Paused(reason) => {
+            cx.emit(RunEventKind::DiagnosisSkipped { reason });
+            None
+        }
+    })
+}
+
+fn diagnostic(d: &protocol::Diagnostic) -> String {
+    let at = match (&d.file, d.line) {
+        (Some(f), Some(l)) => format!("{f}:{l}: "),
+        (Some(f), None) => format!("{f}: "),
+        _ => String::new(),
+    };
+    format!("{at}{}", d.message)
+}
+
+/// The change's failing tests with their messages (what the coder needs first),
+/// the ones that failed before the change named apart, or the output's end when
+/// the tool reported none.
+fn test_failure(t: &TestResult, exec: &protocol::ExecResult, j: &Judged) -> String {
+    let mut text = format!(
+        "The tests ({}) failed: {} passed, {} failed of {}.\n",
+        t.tool, t.passed, t.failed, t.total
+    );
+    if let Some(why) = &t.incomplete {
+        text.push_str(&format!("The run was incomplete: {why}\n"));
+    }
+    for d in t.build_errors.iter().take(20) {
+        text.push_str(&format!("- {}\n", diagnostic(d)));
+    }
+    let new: BTreeSet<&str> = j.new.iter().map(String::as_str).collect();
+    for f in t.failures.iter().filter(|f| new.contains(f.name.as_str())).take(10) {
+        let at = match (&f.file, f.line) {
+            (Some(file), Some(l)) => format!(" ({file}:{l})"),
+            _ => String::new(),
+        };
+        text.push_str(&format!("\n### {}{at}\n{}\n", f.name, stdx::clip(&f.message, 2000)));
+    }
+    if !j.pre_existing.is_empty() {
+        text.push_str(&format!(
+            "\nThese failed before the run's first change too; leave them alone: {}\n",
+            stdx::clip(&j.pre_existing.join(", "), 1000)
+        ));
+    }
+    if t.failures.is_empty() && t.build_errors.is_empty() {
+        text.push_str(&tail(&exec.stderr.text, &exec.stdout.text));
+    }
+    text
+}
+
+fn tail(stderr: &str, stdout: &str) -> String {
+    let both = format!("{stdout}\n{stderr}");
+    let trimmed = both.trim();
+    let start = trimmed.len().saturating_sub(OUTPUT_TAIL);
+    let start = (start..trimmed.len()).find(|i| trimmed.is_char_boundary(*i)).unwrap_or(0);
+    format!("\nOutput (end):\n```\n{}\n```\n", &trimmed[start..])
+}
+
+/// What a `command` event names: every failure, until the names add up to
+/// [`MAX_NAMED_BYTES`] (the event's `failed` keeps the exact count).
+const MAX_NAMED_BYTES: usize = 16 * 1024;
+
+fn bounded_names(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for name in names {
+        used += name.len();
+        if used > MAX_NAMED_BYTES {
+            break;
+        }
+        out.push(name);
+    }
+    out
+}
+
+/// The parts of a `command` event that say what ran.
+struct CommandEvent {
+    kind: CommandKind,
+    scope: Option<CommandScope>,
+    failed: u32,
+    total: u32,
+}
+
+impl CommandEvent {
+    #[allow(clippy::too_many_arguments)] // the event's fields
+    fn emit(
+        self,
+        cx: &mut NodeContext<'_>,
+        tool: &str,
+        success: bool,
+        duration_ms: u64,
+        exec: Option<&protocol::ExecResult>,
+        failures: Vec<String>,
+        pre_existing: Vec<String>,
+    ) {
+        cx.emit(RunEventKind::Command {
+            kind: self.kind,
+            scope: self.scope,
+            tool: tool.to_owned(),
+            success,
+            duration_ms,
+            wall_ms: exec.map(|e| e.duration_ms),
+            failures,
+            failed: self.failed,
+            command: exec.map(|e| e.command.clone()).unwrap_or_default(),
+            exit_code: exec.and_then(|e| e.exit_code),
+            output_tail: exec
+                .map(|e| {
+                    stdx::clip(&format!("{}{}", e.stdout.text, e.stderr.text), 1500).into_owned()
+                })
+                .unwrap_or_default(),
+            pre_existing,
+            total: self.total,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::TestFailure;
+
+    use super::*;
+
+    fn result(total: u32, failing: &[&str], incomplete: Option<&str>) -> TestResult {
+        TestResult {
+            success: failing.is_empty() && incomplete.is_none() && total > 0,
+            tool: "pytest".into(),
+            total,
+            passed: total - failing.len() as u32,
+            failed: failing.len() as u32,
+            failures: failing
+                .iter()
+                .map(|n| TestFailure {
+                    name: (*n).into(),
+                    message: String::new(),
+                    stack_trace: None,
+                    file: None,
+                    line: None,
+                })
+                .collect(),
+            incomplete: incomplete.map(str::to_owned),
+            ..TestResult::default()
+        }
+    }
+
+    #[test]
+    fn failures_are_judged_against_the_baseline() {
+        let base = |failing: &[&str], incomplete: Option<&str>| Baseline {
+            test_tool: "pytest".into(),
+            failing_tests: failing.iter().map(|s| s.to_string()).collect(),
+            total: 10,
+            incomplete: incomplete.map(str::to_owned),
+            duration_ms: 0,
+        };
+        // (result, baseline, passed, new, pre-existing)
+        type Case<'a> = (TestResult, Option<Baseline>, bool, Vec<&'a str>, Vec<&'a str>);
+        let cases: Vec<Case<'_>> = vec![
+            (result(10, &[], None), None, true, vec![], vec![]),
+            (result(10, &["a"], None), None, false, vec!["a"], vec![]),
+            (result(10, &["a"], None), Some(base(&["a"], None)), true, vec![], vec!["a"]),
+            (result(10, &["a", "b"], None), Some(base(&["a"], None)), false, vec!["b"], vec!["a"]),
+            // Broken before and after: not the change's doing.
+            (
+                result(0, &[], Some("crashed")),
+                Some(base(&[], Some("crashed"))),
+                true,
+                vec![],
+                vec![],
+            ),
+            // Broken only after: the change's.
+            (result(0, &[], Some("crashed")), Some(base(&[], None)), false, vec![], vec![]),
+            (
+                result(3, &["a"], Some("timeout")),
+                Some(base(&["a"], None)),
+                false,
+                vec![],
+                vec!["a"],
+            ),
+        ];
+        let unrelated = |_: &TestFailure| false;
+        for (i, (t, b, passed, new, pre)) in cases.into_iter().enumerate() {
+            let j = judge(&t, b.as_ref(), &unrelated);
+            assert_eq!(j.passed, passed, "case {i}");
+            assert_eq!(j.new, new, "case {i}");
+            assert_eq!(j.pre_existing, pre, "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_pre_existing_failure_the_run_is_about_is_not_excused() {
+        let b = Baseline {
+            test_tool: "pytest".into(),
+            failing_tests: vec![
+                "test_calc::test_divide_by_zero".into(),
+                "test_io::test_net".into(),
+            ],
+            total: 3,
+            ..Baseline::default()
+        };
+        let related = Related {
+            files: ["test_calc.py".to_owned()].into(),
+            words: words("Fix the division by zero bug in calculate()"),
+        };
+        let t = result(3, &["test_calc::test_divide_by_zero", "test_io::test_net"], None);
+        let is_related = |f: &TestFailure| {
+            related.covers(&f.name, Some(&format!("{}.py", f.name.split("::").next().unwrap())))
+        };
+        let j = judge(&t, Some(&b), &is_related);
+        assert!(!j.passed);
+        assert_eq!(j.new, ["test_calc::test_divide_by_zero"]);
+        assert_eq!(j.pre_existing, ["test_io::test_net"]);
+        // Named in the request, wherever it lives.
+        let by_name = Related { words: words("make test_parse_header pass"), ..Related::default() };
+        assert!(by_name.covers("tests.test_http::test_parse_header", None));
+        assert!(!by_name.covers("tests.test_http::test_parse_body", None));
+    }
+
+    #[test]
+    fn words_split_identifiers_and_prose_alike() {
+        assert_eq!(words("divideByZero in parse_header()"), words("divide by zero, parse header"));
+        assert!(words("x io db").is_empty(), "short words say nothing");
+    }
+
+    #[test]
+    fn test_files_by_their_names() {
+        for (path, test) in [
+            ("tests/test_app.py", true),
+            ("src/app_test.go", true),
+            ("web/button.test.tsx", true),
+            ("pkg/tests/helpers.py", true),
+            ("src/app.py", false),
+            ("testing.py", false),
+        ] {
+            assert_eq!(looks_like_test(path), test, "{path}");
+        }
+    }
+}
