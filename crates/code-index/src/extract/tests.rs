@@ -874,7 +874,7 @@ fn js_prototype_methods_ts_construct_signatures_java_enum_bodies() {
 #[test]
 fn mask_macros_blanks_only_macros_and_keeps_offsets() {
     let src = b"class LEVELDB_EXPORT Cache {\n  void Lock() EXCLUSIVE_LOCK_FUNCTION() { }\n  int count_ GUARDED_BY(mu_);\n};\nclass FOO final {};\nreturn FOO_BAR(x);\n  SPDLOG_API std::string name(int x);\nLARGE_INTEGER f(int x);\n";
-    let masked = mask_macros(src);
+    let masked = mask::mask_macros(src);
     assert_eq!(masked.len(), src.len());
     expect![[r#"
         class                Cache {
