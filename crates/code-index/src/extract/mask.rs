@@ -2,7 +2,7 @@
 //! masks that blank bytes (to spaces, line breaks kept) so every offset stays true.
 //! All text (names, signatures, docs) is read from the original bytes.
 
-use std::{borrow::Cow, sync::OnceLock};
+use std::{borrow::Cow, ops::Range, sync::OnceLock};
 
 use crate::lang::Language;
 
@@ -75,7 +75,9 @@ pub(super) fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
 ///
 /// - export macros in class heads: `class LEVELDB_EXPORT Cache {`;
 /// - annotations after a parameter list: `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`;
-/// - annotations after a member: `int count_ GUARDED_BY(mu_);`.
+/// - annotations after a member: `int count_ GUARDED_BY(mu_);`;
+/// - macros before a return type: `SPDLOG_INLINE std::shared_ptr<logger> get(`;
+/// - macro lines where a member or a declaration goes ([`macro_statements`]).
 ///
 /// Without this, tree-sitter reads `class LEVELDB_EXPORT Cache {...}` as a function
 /// named `Cache`, and everything after it in the file goes wrong with it. Only
@@ -103,7 +105,7 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
             .unwrap(),
         ]
     });
-    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut spans: Vec<Range<usize>> = Vec::new();
     for c in class_head.captures_iter(src) {
         if c.get(2).is_some_and(|n| n.as_bytes() != b"final") {
             spans.extend(c.get(1).map(|m| m.range()));
@@ -130,6 +132,7 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
             spans.extend(c.get(2).map(|m| m.range()));
         }
     }
+    macro_statements(src, &mut spans);
     if spans.is_empty() {
         return Cow::Borrowed(src);
     }
@@ -142,4 +145,431 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
         }
     }
     Cow::Owned(out)
+}
+
+/// C/C++ macro invocations alone on their lines, where a member or a declaration
+/// goes, that the grammar cannot read as one:
+///
+/// - an attribute on the line before a declaration: `PYBIND11_DEPRECATED("..")`,
+///   `PYBIND11_WARNING_PUSH`;
+/// - members in a class body with an expression among the arguments, which is no
+///   parameter list: `PYBIND11_TYPE_CASTER(T, const_name("list"));`;
+/// - a class's last member without its `;`: `PYBIND11_OBJECT_DEFAULT(args, tuple,
+///   PyTuple_Check)` before the `}`.
+///
+/// tree-sitter reads each as a declaration that does not end, and its recovery takes
+/// the class or the declaration after it along (pybind11's `class object : public
+/// handle` became a function `object`). In a function body such lines parse as
+/// calls and are left alone, as is a line the grammar reads as a member declaration,
+/// as ctags does (`PYBIND11_OBJECT_CVT(set, anyset, PySet_Check, PySet_New)` before
+/// another member), a function-like definition (`TEST(a, b) {`), and a macro
+/// standing for a return type (`GIT_EXTERN(int)` on the line above `git_f(..)`).
+fn macro_statements(src: &[u8], spans: &mut Vec<Range<usize>>) {
+    let mut lexer = Lexer::new(src, 0);
+    // What each open brace holds.
+    let mut bodies: Vec<Body> = Vec::new();
+    let mut head = Head::default();
+    // Whether the previous token ended a declaration or a statement.
+    let mut boundary = true;
+    let mut access = false;
+    while let Some(t) = lexer.next() {
+        let text = &src[t.range.clone()];
+        if t.kind == Tok::Ident && t.first_on_line && boundary && is_macro_name(text) {
+            let body = bodies.last().copied().unwrap_or(Body::Namespace);
+            if let Some(m) = (body != Body::Other).then(|| MacroStatement::read(src, &t)).flatten()
+            {
+                if m.masked_in(body) {
+                    spans.push(t.range.start..m.end);
+                }
+                lexer = Lexer::new(src, m.end);
+                head = Head::default();
+                access = false;
+                continue;
+            }
+        }
+        boundary = true;
+        match t.kind {
+            Tok::Punct(b';') => head = Head::default(),
+            Tok::Punct(b'{') => bodies.push(std::mem::take(&mut head).body()),
+            Tok::Punct(b'}') => {
+                bodies.pop();
+                head = Head::default();
+            }
+            // `public:`
+            Tok::Punct(b':') if access => head = Head::default(),
+            _ => {
+                head.push(text, t.kind);
+                // `template <typename T>` before `PYBIND11_DEPRECATED("..")`
+                boundary = head.template_params_closed;
+            }
+        }
+        access = t.kind == Tok::Ident && matches!(text, b"public" | b"protected" | b"private");
+    }
+}
+
+/// `PYBIND11_OBJECT`: all capitals, with an underscore, as macros are written.
+fn is_macro_name(text: &[u8]) -> bool {
+    text.first().is_some_and(u8::is_ascii_uppercase)
+        && text.contains(&b'_')
+        && text.iter().all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// What a pair of braces holds, as far as masking goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// A class, struct, union or enum: members.
+    Type,
+    /// A namespace, `extern "C"`, or the file itself: declarations.
+    Namespace,
+    /// Anything else: a function body, an initializer, a lambda.
+    Other,
+}
+
+/// The tokens since the last `;`, `{` or `}`: what the next `{` opens.
+#[derive(Default)]
+struct Head {
+    type_keyword: bool,
+    namespace: bool,
+    /// A `(` or `=` outside brackets: a function or an initializer, whatever keyword.
+    not_a_type: bool,
+    parens: u32,
+    angles: u32,
+    /// The previous token may precede a `(` in a class head: `alignas(8)`,
+    /// `__declspec(..)`, a macro.
+    before_call: bool,
+    after_extern: bool,
+    /// It opened with `template`...
+    template: bool,
+    /// ...and its last token closed the parameter list.
+    template_params_closed: bool,
+    started: bool,
+}
+
+impl Head {
+    fn push(&mut self, text: &[u8], kind: Tok) {
+        if !self.started {
+            self.started = true;
+            self.template = text == b"template";
+        }
+        self.template_params_closed = false;
+        match kind {
+            Tok::Ident if self.parens == 0 => match text {
+                b"class" | b"struct" | b"union" | b"enum" => self.type_keyword = true,
+                b"namespace" => self.namespace = true,
+                _ => {}
+            },
+            // `extern "C" {`
+            Tok::Literal if self.after_extern => self.namespace = true,
+            Tok::Punct(b'(') => {
+                if self.parens == 0 && self.angles == 0 && !self.before_call {
+                    self.not_a_type = true;
+                }
+                self.parens += 1;
+            }
+            Tok::Punct(b')') => self.parens = self.parens.saturating_sub(1),
+            Tok::Punct(b'<') if self.parens == 0 => self.angles += 1,
+            Tok::Punct(b'>') if self.parens == 0 => {
+                self.angles = self.angles.saturating_sub(1);
+                self.template_params_closed = self.template && self.angles == 0;
+            }
+            Tok::Punct(b'=') if self.parens == 0 && self.angles == 0 => self.not_a_type = true,
+            _ => {}
+        }
+        self.before_call = kind == Tok::Ident
+            && (matches!(text, b"alignas" | b"__attribute__" | b"__declspec" | b"decltype")
+                || is_macro_name(text));
+        self.after_extern = kind == Tok::Ident && text == b"extern";
+    }
+
+    fn body(&self) -> Body {
+        if self.namespace {
+            Body::Namespace
+        } else if self.type_keyword && !self.not_a_type {
+            Body::Type
+        } else {
+            Body::Other
+        }
+    }
+}
+
+/// `NAME`, `NAME(args)` or either with a `;`, alone on its line(s).
+struct MacroStatement {
+    /// Where it ends, its `;` included.
+    end: usize,
+    bare: bool,
+    /// Its arguments are names a parameter list could hold: `(set, anyset, PySet_Check)`.
+    plain: bool,
+    semicolon: bool,
+    next: Next,
+}
+
+/// What follows a macro statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    End,
+    OpenBrace,
+    CloseBrace,
+    /// A name and a `(`: `git_f(` or `Foo::Foo(`, the declaration the macro types.
+    Declarator,
+    /// Another name, a `~` or a `[`: a member or a declaration.
+    Declaration,
+    /// An operator: the macro was part of an expression.
+    Other,
+}
+
+impl MacroStatement {
+    fn read(src: &[u8], name: &Token) -> Option<MacroStatement> {
+        let skip_blanks = |mut p: usize| {
+            while matches!(src.get(p), Some(b' ' | b'\t')) {
+                p += 1;
+            }
+            p
+        };
+        let mut end = skip_blanks(name.range.end);
+        let bare = src.get(end) != Some(&b'(');
+        let mut plain = true;
+        if bare {
+            end = name.range.end;
+        } else {
+            let mut args = Lexer::new(src, end);
+            let mut depth = 0u32;
+            // At the start of an argument, where only a name keeps the list plain.
+            let mut arg_start = true;
+            loop {
+                let t = args.next()?;
+                match t.kind {
+                    Tok::Punct(b'(') => {
+                        depth += 1;
+                        plain &= depth == 1;
+                    }
+                    Tok::Punct(b')') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = t.range.end;
+                            break;
+                        }
+                    }
+                    Tok::Punct(b',') => arg_start = true,
+                    Tok::Ident => arg_start = false,
+                    Tok::Punct(b':' | b'*' | b'&' | b'<' | b'>') if !arg_start => {}
+                    _ => plain = false,
+                }
+            }
+        }
+        let mut rest = skip_blanks(end);
+        let semicolon = src.get(rest) == Some(&b';');
+        if semicolon {
+            end = rest + 1;
+            rest = skip_blanks(end);
+        }
+        // Nothing else on the line but a comment.
+        let line_ends = match src.get(rest..rest + 2) {
+            Some(b"//") | Some(b"/*") => true,
+            _ => matches!(src.get(rest), None | Some(b'\n' | b'\r')),
+        };
+        if !line_ends {
+            return None;
+        }
+        let mut after = Lexer::new(src, end);
+        let next = match after.next() {
+            None => Next::End,
+            Some(t) => match t.kind {
+                Tok::Punct(b'{') => Next::OpenBrace,
+                Tok::Punct(b'}') => Next::CloseBrace,
+                Tok::Punct(b'~' | b'[') => Next::Declaration,
+                Tok::Ident if is_macro_name(&src[t.range.clone()]) => Next::Declaration,
+                Tok::Ident => {
+                    // `name(`, `Scope::name(`
+                    let mut next = after.next();
+                    while next.as_ref().is_some_and(|n| n.kind == Tok::Punct(b':')) {
+                        next = after.next();
+                        if next.as_ref().is_some_and(|n| n.kind == Tok::Ident) {
+                            next = after.next();
+                        }
+                    }
+                    if next.is_some_and(|n| n.kind == Tok::Punct(b'(')) {
+                        Next::Declarator
+                    } else {
+                        Next::Declaration
+                    }
+                }
+                _ => Next::Other,
+            },
+        };
+        Some(MacroStatement { end, bare, plain, semicolon, next })
+    }
+
+    fn masked_in(&self, body: Body) -> bool {
+        if self.semicolon {
+            // A call or a member declaration, unless an expression is among the
+            // arguments of a member.
+            return body == Body::Type && !self.plain;
+        }
+        match self.next {
+            Next::OpenBrace | Next::Other => false,
+            Next::End | Next::CloseBrace => true,
+            Next::Declarator => !self.plain,
+            // A member declaration, the way ctags reads it too.
+            Next::Declaration => !(body == Body::Type && self.plain && !self.bare),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    Ident,
+    /// A number, string or character literal.
+    Literal,
+    Punct(u8),
+}
+
+struct Token {
+    kind: Tok,
+    range: Range<usize>,
+    /// Nothing but blanks (and comments) before it on its line.
+    first_on_line: bool,
+}
+
+/// C/C++ tokens, roughly: names, literals and single punctuation bytes, with
+/// comments and preprocessor directives skipped.
+struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    line_start: bool,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(src: &'a [u8], pos: usize) -> Self {
+        Lexer { src, pos, line_start: pos == 0 }
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let src = self.src;
+        loop {
+            match *src.get(self.pos)? {
+                b'\n' => {
+                    self.pos += 1;
+                    self.line_start = true;
+                }
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b'/' if src.get(self.pos + 1) == Some(&b'/') => self.line_comment(),
+                b'/' if src.get(self.pos + 1) == Some(&b'*') => self.block_comment(),
+                b'#' if self.line_start => self.directive(),
+                _ => break,
+            }
+        }
+        let start = self.pos;
+        let first_on_line = std::mem::replace(&mut self.line_start, false);
+        let c = src[start];
+        let kind = if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
+            self.pos += src[start..]
+                .iter()
+                .position(|&b| !(b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80))
+                .unwrap_or(src.len() - start);
+            match src.get(self.pos) {
+                Some(b'"')
+                    if matches!(&src[start..self.pos], b"R" | b"LR" | b"uR" | b"UR" | b"u8R") =>
+                {
+                    self.raw_string();
+                    Tok::Literal
+                }
+                _ => Tok::Ident,
+            }
+        } else if c.is_ascii_digit() {
+            self.number();
+            Tok::Literal
+        } else if c == b'"' || c == b'\'' {
+            self.quoted(c);
+            Tok::Literal
+        } else {
+            self.pos += 1;
+            Tok::Punct(c)
+        };
+        Some(Token { kind, range: start..self.pos, first_on_line })
+    }
+
+    fn line_comment(&mut self) {
+        self.pos = memchr_from(self.src, b'\n', self.pos);
+    }
+
+    fn block_comment(&mut self) {
+        self.pos = match self.src[self.pos + 2..].windows(2).position(|w| w == b"*/") {
+            Some(i) => self.pos + 2 + i + 2,
+            None => self.src.len(),
+        };
+    }
+
+    /// To the end of the line, continued by `\`; comments and strings inside skipped
+    /// (a `/*` in a string is no comment).
+    fn directive(&mut self) {
+        let src = self.src;
+        while let Some(&c) = src.get(self.pos) {
+            match c {
+                b'\n' if src[..self.pos].ends_with(b"\\") || src[..self.pos].ends_with(b"\\\r") => {
+                    self.pos += 1;
+                }
+                b'\n' => return,
+                b'/' if src.get(self.pos + 1) == Some(&b'/') => self.line_comment(),
+                b'/' if src.get(self.pos + 1) == Some(&b'*') => self.block_comment(),
+                b'"' | b'\'' => self.quoted(c),
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// A string or character literal, to its closing quote or, unterminated (`#error
+    /// don't`), the end of the line.
+    fn quoted(&mut self, quote: u8) {
+        self.pos += 1;
+        while let Some(&c) = self.src.get(self.pos) {
+            match c {
+                b'\\' => self.pos += 2,
+                b'\n' => return,
+                _ => {
+                    self.pos += 1;
+                    if c == quote {
+                        return;
+                    }
+                }
+            }
+        }
+        self.pos = self.pos.min(self.src.len());
+    }
+
+    /// `R"delim( .. )delim"`, from its opening quote.
+    fn raw_string(&mut self) {
+        let src = self.src;
+        let open = self.pos + 1;
+        let Some(paren) = src[open..].iter().take(17).position(|&b| b == b'(') else {
+            return self.quoted(b'"');
+        };
+        let mut close = Vec::with_capacity(paren + 2);
+        close.push(b')');
+        close.extend_from_slice(&src[open..open + paren]);
+        close.push(b'"');
+        let body = open + paren + 1;
+        self.pos = match src[body..].windows(close.len()).position(|w| w == close.as_slice()) {
+            Some(i) => body + i + close.len(),
+            None => src.len(),
+        };
+    }
+
+    /// `1'000'000`, `0x1p-3`, `1.5e+10f`: digit separators are no character literals.
+    fn number(&mut self) {
+        let src = self.src;
+        self.pos += 1;
+        while let Some(&c) = src.get(self.pos) {
+            let exponent_sign =
+                matches!(c, b'+' | b'-') && matches!(src[self.pos - 1], b'e' | b'E' | b'p' | b'P');
+            if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'\'') || exponent_sign {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+fn memchr_from(src: &[u8], byte: u8, from: usize) -> usize {
+    src[from..].iter().position(|&b| b == byte).map_or(src.len(), |i| from + i)
 }

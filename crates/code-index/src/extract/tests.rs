@@ -1715,6 +1715,83 @@ str::operator const char *() const { return nullptr; }
 }
 
 #[test]
+fn cpp_macro_lines_where_members_go_are_masked() {
+    // Issue 32, against ctags on pybind11's headers: a macro alone on its line
+    // before a member (`PYBIND11_DEPRECATED(..)`, `PYBIND11_WARNING_POP`), members
+    // a macro expands to with an expression among its arguments, or a last member
+    // without its `;` were read as declarations that do not end, and the parser's
+    // recovery took the class along: `class object : public handle` became a
+    // function `object`, and the specializations after such a line were lost.
+    check(
+        Language::Cpp,
+        r#"
+PYBIND11_NAMESPACE_BEGIN(PYBIND11_NAMESPACE)
+class object : public handle {
+public:
+    object() = default;
+    PYBIND11_DEPRECATED("Use reinterpret_borrow<object>() or reinterpret_steal<object>()")
+    object(handle h, bool is_borrowed) : handle(h) {}
+    template <typename... Args>
+    PYBIND11_DEPRECATED("call(...) was deprecated in favor of operator()(...)")
+    object call(Args &&...args) const { return {}; }
+};
+template <typename Type>
+struct optional_caster {
+    bool load(handle src, bool convert) { return true; }
+    PYBIND11_TYPE_CASTER(Type, const_name("Optional[") + value_conv::name + const_name("]"));
+};
+template <template <typename...> class V, typename... Ts>
+struct variant_caster<V<Ts...>> {
+    bool load(handle src, bool convert) { return true; }
+};
+class args : public tuple {
+    PYBIND11_OBJECT_DEFAULT(args, tuple, PyTuple_Check)
+};
+PYBIND11_WARNING_POP
+template <typename Type>
+struct type_caster<Type, typename eigen_tensor_helper<Type>::ValidType> {
+    static handle cast(Type &&src, return_value_policy policy, handle parent);
+};
+template <size_t N>
+struct npy_format_descriptor<std::array<char, N>> {
+    PYBIND11_DECL_CHAR_FMT
+};
+PYBIND11_NAMESPACE_END(PYBIND11_NAMESPACE)
+"#,
+        expect![[r#"
+            class object L3-11 `class object : public handle`
+              method object::object L5-5 `object() = default;`
+              method object::object L7-7 `object(handle h, bool is_borrowed) : handle(h)`
+              method object::call L8-10 @10 `template <typename... Args> PYBIND11_DEPRECATED("call(...) was deprecated in favor of operator()(...)") object call(Args &&...args) const`
+            struct optional_caster L12-16 @13 `template <typename Type> struct optional_caster`
+              method optional_caster::load L14-14 `bool load(handle src, bool convert)`
+            struct variant_caster L17-20 @18 `template <template <typename...> class V, typename... Ts> struct variant_caster<V<Ts...>>`
+              method variant_caster::load L19-19 `bool load(handle src, bool convert)`
+            class args L21-23 `class args : public tuple`
+            struct type_caster L25-28 @26 `template <typename Type> struct type_caster<Type, typename eigen_tensor_helper<Type>::ValidType>`
+              method type_caster::cast L27-27 `static handle cast(Type &&src, return_value_policy policy, handle parent);`
+            struct npy_format_descriptor L29-32 @30 `template <size_t N> struct npy_format_descriptor<std::array<char, N>>`
+        "#]],
+    );
+}
+
+#[test]
+fn cpp_macro_calls_in_function_bodies_and_macro_definitions_are_not_masked() {
+    // The grammar reads these: calls in a body (whose arguments hold references),
+    // a function-like definition, a macro standing for a return type, and a member
+    // declaration ctags reports too.
+    for src in [
+        "void f() {\n    PYBIND11_WARNING_DISABLE_MSVC(4127)\n    ASSERT_OK(db->Put(k, v));\n    EXPECT_EQ(a, b)\n        << s;\n}\n",
+        "TEST(DBTest, Empty) {\n  ASSERT_TRUE(db_ != nullptr);\n}\n",
+        "GIT_EXTERN(int)\ngit_repository_open(git_repository **out, const char *path);\n",
+        "class set : public object {\n    PYBIND11_OBJECT_CVT(set, object, PySet_Check, PySet_New)\n    bool empty() const;\n};\n",
+        "namespace n {\nPYBIND11_RUNTIME_EXCEPTION(stop_iteration, PyExc_StopIteration);\n}\n",
+    ] {
+        assert_eq!(mask::mask_macros(src.as_bytes()).as_ref(), src.as_bytes(), "{src}");
+    }
+}
+
+#[test]
 fn csharp_explicit_interface_members_and_conversion_operators_are_definitions() {
     // Issue 24: against ctags on Newtonsoft.Json, `operator JToken` was named
     // `JToken` (read as a constructor of that type) and explicit interface
