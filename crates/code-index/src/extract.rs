@@ -854,6 +854,7 @@ impl<'s> Extractor<'s> {
             }
             _ => node.end_byte(),
         };
+        let name = qualified_declarator(name, self.src);
         let raw = self.text(name);
         // `Foo<T>::Bar::baz` as a name: `baz`, qualified by `Foo::Bar`.
         let mut receiver = receiver.map(|r| strip_generics(&self.text(r)));
@@ -1272,6 +1273,21 @@ impl<'a, T: Copy, F: Fn(T) -> (u32, u32)> Sweep<'a, T, F> {
         }
         &self.open
     }
+}
+
+/// A C++ qualified name without the return type the grammar took for its scope. A
+/// macro before a templated return type (`really_inline Result<A> Result<B>::get(`)
+/// is read as the type, and `Result<A> Result<B>::get` as one qualified name, its
+/// scope `Result<A>`; a scope is followed by `::`, a return type is not.
+fn qualified_declarator<'t>(mut node: Node<'t>, src: &[u8]) -> Node<'t> {
+    while node.kind() == "qualified_identifier"
+        && let (Some(scope), Some(name)) =
+            (node.child_by_field_name("scope"), node.child_by_field_name("name"))
+        && !src[scope.end_byte()..name.start_byte()].windows(2).any(|w| w == b"::")
+    {
+        node = name;
+    }
+    node
 }
 
 fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {

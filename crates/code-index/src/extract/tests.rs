@@ -1776,6 +1776,39 @@ PYBIND11_NAMESPACE_END(PYBIND11_NAMESPACE)
 }
 
 #[test]
+fn cpp_a_macro_before_a_templated_return_type_is_no_scope() {
+    // Issue 32: with a (lower-case, so unmasked) macro before it, the grammar reads
+    // the return type `Result<A::Value>` as the scope of `Result<A::Doc>::get`, and
+    // the two ran together: `lib::ResultResult::get`, the method's class `Result`
+    // of the return type.
+    let src = r#"
+namespace lib {
+really_inline Result<A::Value> Result<A::Doc>::get(int x) noexcept { return {}; }
+template <typename A> class Doc { Iter *it_; };
+really_inline Value<A::V> Doc<A::D>::at(int i) noexcept { return it_->next(); }
+}
+"#;
+    check(
+        Language::Cpp,
+        src,
+        expect![[r#"
+            namespace lib L2-6 `namespace lib`
+              method lib::Result::get L3-3 `really_inline Result<A::Value> Result<A::Doc>::get(int x) noexcept`
+              class lib::Doc L4-4 `template <typename A> class Doc`
+              method lib::Doc::at L5-5 `really_inline Value<A::V> Doc<A::D>::at(int i) noexcept`
+            error_nodes: 2
+        "#]],
+    );
+    check_receivers(
+        Language::Cpp,
+        src,
+        expect![[r#"
+        5 next: Iter
+    "#]],
+    );
+}
+
+#[test]
 fn cpp_macro_calls_in_function_bodies_and_macro_definitions_are_not_masked() {
     // The grammar reads these: calls in a body (whose arguments hold references),
     // a function-like definition, a macro standing for a return type, and a member
