@@ -81,6 +81,12 @@ def comment_run(lang, n):
     return header(lang) + fn(lang, "f") + f"{c} hello world\n" * n
 
 
+def comment_run_alternating(lang, n):
+    """Comment lines at two indentations in turn: no run at one indentation."""
+    c = LINE_COMMENT[lang]
+    return header(lang) + fn(lang, "f") + f"{c} hello world\n    {c} hello world\n" * (n // 2)
+
+
 def comment_run_in_body(lang, n):
     c = LINE_COMMENT[lang]
     return header(lang) + wrap_body(lang, [f"{c} hello world"] * n)
@@ -224,6 +230,7 @@ def many_locals_used(lang, n):
 
 SHAPES = {
     "comment_run": (8000, comment_run),
+    "comment_run_alternating": (2000, comment_run_alternating),
     "comment_run_in_body": (8000, comment_run_in_body),
     "comment_run_between_defs": (8000, comment_run_between_defs),
     "doc_block": (8000, doc_block),

@@ -42,10 +42,11 @@ use crate::{
 /// and long runs of Python comment lines are masked for the parser; 15: C/C++
 /// macro lines where a member or declaration goes are masked for the parser; 16: a
 /// C++ return type the grammar read as a scope, `Result<A> Result<B>::get`, is no
-/// part of the qualified name). The test
+/// part of the qualified name; 17: Python comment runs are masked whatever their
+/// lines' indentation). The test
 /// `extraction_changes_bump_the_revision` fails when extraction of the samples in
 /// `tests/fingerprint/` changes without a bump.
-pub(crate) const EXTRACTOR_REVISION: u32 = 16;
+pub(crate) const EXTRACTOR_REVISION: u32 = 17;
 
 /// Forward migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[

@@ -15,52 +15,62 @@ pub(super) fn for_parser(lang: Language, src: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// Python: the inside of every long run of comment lines at one indentation blanked
-/// (spaces, line breaks kept), for the parser only.
+/// Python: the inside of every long run of comment lines blanked (spaces, line
+/// breaks kept), for the parser only.
 ///
 /// tree-sitter-python's scanner, at the end of each line, reads ahead over all the
-/// comment lines that follow to find the next line of code's indentation, and the
-/// comments are then lexed one by one: a run of n comment lines costs n² (16,000
-/// lines took 15 s to parse). Blank lines are skipped in one pass, so the run's
-/// first and last lines are enough: they decide where a block ends (the first one
-/// at a smaller indentation closes it, and the last one is where a block that keeps
-/// them ends), and doc comments are read from the source
-/// ([`super::Extractor::line_comment_block_first_line`]).
+/// comment and blank lines that follow to find the next line of code's indentation,
+/// and the comments are then lexed one by one: a run of n comment lines costs n²
+/// (16,000 lines took 15 s to parse). What the scanner decides at a comment line
+/// depends only on that line's indentation and on the code's after the run:
+/// blocks close before a comment indented less than they are, so only before a
+/// line indented less than every comment above it in the run (the blocks left
+/// open held those). Such lines are kept, with the line above each (where the
+/// closed block ends), and the run's first and last; the others become blank
+/// lines, which the scanner skips in one pass. Doc comments are read from the
+/// source ([`super::Extractor::line_comment_block_first_line`]).
 pub(super) fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
     /// Shorter runs cost at most this many lines' reading per line.
     const MIN_RUN: usize = 8;
     let mut out: Option<Vec<u8>> = None;
-    let mut blank = |run: &[(usize, usize)]| {
+    let mut blank = |run: &[CommentLine]| {
         if run.len() < MIN_RUN {
             return;
         }
         let buf = out.get_or_insert_with(|| src.to_vec());
-        for &(start, end) in &run[1..run.len() - 1] {
-            for b in &mut buf[start..end] {
+        let mut least = u32::MAX;
+        for (i, line) in run.iter().enumerate() {
+            let lowest = line.indent < least;
+            least = least.min(line.indent);
+            let before_lowest = run.get(i + 1).is_some_and(|next| next.indent < least);
+            if lowest || before_lowest || i + 1 == run.len() {
+                continue;
+            }
+            for b in &mut buf[line.start..line.end] {
                 if *b != b'\r' {
                     *b = b' ';
                 }
             }
         }
     };
-    // (start, end) of each line of the current run, without its line break.
-    let mut run: Vec<(usize, usize)> = Vec::new();
-    let mut run_indent: &[u8] = &[];
+    let mut run: Vec<CommentLine> = Vec::new();
     let mut pos = 0;
     while pos < src.len() {
         let end = src[pos..].iter().position(|&b| b == b'\n').map_or(src.len(), |i| pos + i);
         let line = &src[pos..end];
         let ws = line.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
-        if line.get(ws) == Some(&b'#') {
-            if !run.is_empty() && line[..ws] != *run_indent {
+        match line.get(ws) {
+            Some(b'#') => {
+                // As the scanner counts: a tab is 8.
+                let indent = line[..ws].iter().map(|&b| if b == b'\t' { 8 } else { 1 }).sum();
+                run.push(CommentLine { start: pos, end, indent });
+            }
+            // Blank lines, skipped by the scanner, neither end a run nor count in it.
+            None | Some(b'\r') => {}
+            Some(_) => {
                 blank(&run);
                 run.clear();
             }
-            run_indent = &line[..ws];
-            run.push((pos, end));
-        } else if !run.is_empty() {
-            blank(&run);
-            run.clear();
         }
         pos = end + 1;
     }
@@ -69,6 +79,14 @@ pub(super) fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
         Some(buf) => Cow::Owned(buf),
         None => Cow::Borrowed(src),
     }
+}
+
+/// A line of a run of Python comment lines: where it is, without its line break,
+/// and its indentation.
+struct CommentLine {
+    start: usize,
+    end: usize,
+    indent: u32,
 }
 
 /// Blanks C/C++ macros that the grammar would misparse, keeping every byte offset:
