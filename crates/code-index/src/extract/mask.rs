@@ -95,6 +95,7 @@ struct CommentLine {
 /// - annotations after a parameter list: `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`;
 /// - annotations after a member: `int count_ GUARDED_BY(mu_);`;
 /// - macros before a return type: `SPDLOG_INLINE std::shared_ptr<logger> get(`;
+/// - header names in conditions: `#if __has_include(<optional>)`;
 /// - macro lines where a member or a declaration goes ([`macro_statements`]).
 ///
 /// Without this, tree-sitter reads `class LEVELDB_EXPORT Cache {...}` as a function
@@ -103,8 +104,8 @@ struct CommentLine {
 /// are touched, which is how such macros are written.
 pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
     use regex::bytes::Regex;
-    static PATTERNS: OnceLock<[Regex; 4]> = OnceLock::new();
-    let [class_head, after_params, after_member, before_type] = PATTERNS.get_or_init(|| {
+    static PATTERNS: OnceLock<[Regex; 5]> = OnceLock::new();
+    let [class_head, after_params, after_member, before_type, has_include] = PATTERNS.get_or_init(|| {
         // ASCII mode (`(?-u)`): C and C++ identifiers are ASCII.
         [
             Regex::new(r"(?-u)\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]{2,})\s+([A-Za-z_]\w*)\s*(?:\{|:[^:]|final\b)")
@@ -116,11 +117,15 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
             Regex::new(r"(?-u)\b([A-Za-z_]\w*)\s+([A-Z][A-Z0-9]*_[A-Z0-9_]*\s*\([^()\n]*\))\s*[;=]").unwrap(),
             // `SPDLOG_INLINE std::shared_ptr<logger> get(`, `FMT_CONSTEXPR FMT_INLINE
             // auto f(`: macros before a return type and a name (one word after
-            // the macro is a declaration of that type: `LARGE_INTEGER f(`).
+            // the macro is a declaration of that type: `LARGE_INTEGER f(`), the
+            // name maybe on the next line (`PYBIND11_NOINLINE value_and_holder` above
+            // `instance::get_value_and_holder(`), or before a destructor.
             Regex::new(
-                r"(?-u)(?m)^[ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?:(?:static|inline|constexpr|virtual|explicit|friend|const)[ \t]+)*[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?[ \t*&]+[A-Za-z_~][\w:]*[ \t]*\(",
+                r"(?-u)(?m)^[ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?:(?:static|inline|constexpr|virtual|explicit|friend|const)[ \t]+)*(?:~|[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?(?:[ \t*&]+|[ \t*&]*\n[ \t*&]*)[A-Za-z_~])[\w:]*[ \t]*\(",
             )
             .unwrap(),
+            // `#if __has_include(<optional>)`: a header name is no expression.
+            Regex::new(r"(?-u)\b__has_include(?:_next)?[ \t]*\([ \t]*(<[^<>()\n]*>)").unwrap(),
         ]
     });
     let mut spans: Vec<Range<usize>> = Vec::new();
@@ -130,7 +135,9 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
         }
     }
     spans.extend(after_params.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
-    spans.extend(before_type.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
+    for pattern in [before_type, has_include] {
+        spans.extend(pattern.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
+    }
     for c in after_member.captures_iter(src) {
         let word = c.get(1).map_or(&b""[..], |m| m.as_bytes());
         // `return FOO_BAR(x);` is an expression, not a member with an annotation.

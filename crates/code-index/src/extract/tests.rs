@@ -1880,6 +1880,65 @@ really_inline Value<A::V> Doc<A::D>::at(int i) noexcept { return it_->next(); }
 }
 
 #[test]
+fn cpp_a_macro_before_a_return_type_ending_its_line_or_a_destructor_is_masked() {
+    // Issue 32 (pybind11): the macro was read as the return type and the real one
+    // as the name.
+    check(
+        Language::Cpp,
+        r#"
+PYBIND11_NOINLINE value_and_holder
+instance::get_value_and_holder(const type_info *find_type, bool throw_if_missing) {
+    return {};
+}
+class type_caster_generic {
+public:
+    PYBIND11_NOINLINE static std::pair<const void *, const type_info *>
+    src_and_type(const void *src, const std::type_info &cast_type) {
+        return {src, nullptr};
+    }
+};
+class gil_scoped_acquire {
+public:
+    PYBIND11_NOINLINE ~gil_scoped_acquire() { dec_ref(); }
+    PYBIND11_DTOR_CONSTEXPR ~gil_scoped_release() = default;
+};
+"#,
+        expect![[r#"
+            method instance::get_value_and_holder L2-5 @3 `value_and_holder instance::get_value_and_holder(const type_info *find_type, bool throw_if_missing)`
+            class type_caster_generic L6-12 `class type_caster_generic`
+              method type_caster_generic::src_and_type L8-11 @9 `static std::pair<const void *, const type_info *> src_and_type(const void *src, const std::type_info &cast_type)`
+            class gil_scoped_acquire L13-17 `class gil_scoped_acquire`
+              method gil_scoped_acquire::~gil_scoped_acquire L15-15 `~gil_scoped_acquire()`
+              method gil_scoped_acquire::~gil_scoped_release L16-16 `~gil_scoped_release() = default;`
+        "#]],
+    );
+}
+
+#[test]
+fn cpp_header_names_in_conditions_leave_the_defines_inside() {
+    // Issue 32: `__has_include(<optional>)` is no expression to the grammar, and
+    // the error took pybind11's `#define PYBIND11_HAS_OPTIONAL 1` along.
+    check(
+        Language::Cpp,
+        r#"
+#ifdef __has_include
+#    if defined(PYBIND11_CPP17) && __has_include(<optional>)
+#        define PYBIND11_HAS_OPTIONAL 1
+#    endif
+#    if defined(PYBIND11_CPP14) && (__has_include(<experimental/optional>) && \
+                                 !__has_include(<optional>))
+#        define PYBIND11_HAS_EXP_OPTIONAL 1
+#    endif
+#endif
+"#,
+        expect![[r#"
+            constant PYBIND11_HAS_OPTIONAL L4-4 `# define PYBIND11_HAS_OPTIONAL 1`
+            constant PYBIND11_HAS_EXP_OPTIONAL L8-8 `# define PYBIND11_HAS_EXP_OPTIONAL 1`
+        "#]],
+    );
+}
+
+#[test]
 fn cpp_macro_calls_in_function_bodies_and_macro_definitions_are_not_masked() {
     // The grammar reads these: calls in a body (whose arguments hold references),
     // a function-like definition, a macro standing for a return type, and a member
