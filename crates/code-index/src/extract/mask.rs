@@ -96,7 +96,8 @@ struct CommentLine {
 /// - annotations after a member: `int count_ GUARDED_BY(mu_);`;
 /// - macros before a return type: `SPDLOG_INLINE std::shared_ptr<logger> get(`;
 /// - header names in conditions: `#if __has_include(<optional>)`;
-/// - macro lines where a member or a declaration goes ([`macro_statements`]).
+/// - macro lines where a member or a declaration goes, and conditionals that split
+///   one ([`masks_in_context`]).
 ///
 /// Without this, tree-sitter reads `class LEVELDB_EXPORT Cache {...}` as a function
 /// named `Cache`, and everything after it in the file goes wrong with it. Only
@@ -157,7 +158,7 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
             spans.extend(c.get(2).map(|m| m.range()));
         }
     }
-    macro_statements(src, &mut spans);
+    masks_in_context(src, &mut spans);
     if spans.is_empty() {
         return Cow::Borrowed(src);
     }
@@ -172,63 +173,153 @@ pub(super) fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// C/C++ macro invocations alone on their lines, where a member or a declaration
-/// goes, that the grammar cannot read as one:
+/// C/C++ masks that depend on where they are, found in one pass over the tokens:
 ///
-/// - an attribute on the line before a declaration: `PYBIND11_DEPRECATED("..")`,
-///   `PYBIND11_WARNING_PUSH`;
-/// - members in a class body with an expression among the arguments, which is no
-///   parameter list: `PYBIND11_TYPE_CASTER(T, const_name("list"));`;
-/// - a class's last member without its `;`: `PYBIND11_OBJECT_DEFAULT(args, tuple,
-///   PyTuple_Check)` before the `}`.
-///
-/// tree-sitter reads each as a declaration that does not end, and its recovery takes
-/// the class or the declaration after it along (pybind11's `class object : public
-/// handle` became a function `object`). In a function body such lines parse as
-/// calls and are left alone, as is a line the grammar reads as a member declaration,
-/// as ctags does (`PYBIND11_OBJECT_CVT(set, anyset, PySet_Check, PySet_New)` before
-/// another member), a function-like definition (`TEST(a, b) {`), and a macro
-/// standing for a return type (`GIT_EXTERN(int)` on the line above `git_f(..)`).
-fn macro_statements(src: &[u8], spans: &mut Vec<Range<usize>>) {
+/// - macro invocations alone on their lines, where a member or a declaration goes,
+///   that the grammar cannot read as one ([`MacroStatement`]);
+/// - preprocessor conditionals that split a declaration or an expression
+///   ([`Conditional`]).
+fn masks_in_context(src: &[u8], spans: &mut Vec<Range<usize>>) {
     let mut lexer = Lexer::new(src, 0);
-    // What each open brace holds.
-    let mut bodies: Vec<Body> = Vec::new();
-    let mut head = Head::default();
-    // Whether the previous token ended a declaration or a statement.
-    let mut boundary = true;
-    let mut access = false;
+    let mut scan = Scan { boundary: true, ..Scan::default() };
+    let mut conditionals: Vec<Conditional> = Vec::new();
     while let Some(t) = lexer.next() {
         let text = &src[t.range.clone()];
-        if t.kind == Tok::Ident && t.first_on_line && boundary && is_macro_name(text) {
-            let body = bodies.last().copied().unwrap_or(Body::Namespace);
-            if let Some(m) = (body != Body::Other).then(|| MacroStatement::read(src, &t)).flatten()
-            {
-                if m.masked_in(body) {
-                    spans.push(t.range.start..m.end);
-                }
-                lexer = Lexer::new(src, m.end);
-                head = Head::default();
-                access = false;
+        match t.kind {
+            Tok::Directive => {
+                scan.directive(text, t.range, &mut conditionals, spans);
                 continue;
             }
+            Tok::Ident if t.first_on_line && scan.boundary && is_macro_name(text) => {
+                let body = scan.bodies.last().copied().unwrap_or(Body::Namespace);
+                if let Some(m) =
+                    (body != Body::Other).then(|| MacroStatement::read(src, &t)).flatten()
+                {
+                    if m.masked_in(body) {
+                        spans.push(t.range.start..m.end);
+                    }
+                    lexer = Lexer::new(src, m.end);
+                    scan.head = Head::default();
+                    scan.access = false;
+                    scan.colons = 0;
+                    continue;
+                }
+            }
+            _ => {}
         }
-        boundary = true;
-        match t.kind {
-            Tok::Punct(b';') => head = Head::default(),
-            Tok::Punct(b'{') => bodies.push(std::mem::take(&mut head).body()),
+        scan.token(text, t.kind);
+    }
+}
+
+/// Where the scan is: what each open brace holds, and the tokens since the last
+/// declaration or statement.
+#[derive(Default, Clone)]
+struct Scan {
+    bodies: Vec<Body>,
+    head: Head,
+    /// The previous token ended a declaration or a statement.
+    boundary: bool,
+    /// It was `public`, `protected` or `private`.
+    access: bool,
+    /// How many `:` in a row end the tokens so far: one is a label, a `case`.
+    colons: u32,
+    parens: u32,
+}
+
+impl Scan {
+    fn token(&mut self, text: &[u8], kind: Tok) {
+        self.boundary = true;
+        self.colons = if kind == Tok::Punct(b':') { self.colons + 1 } else { 0 };
+        match kind {
+            Tok::Punct(b';') => self.head = Head::default(),
+            Tok::Punct(b'{') => self.bodies.push(std::mem::take(&mut self.head).body()),
             Tok::Punct(b'}') => {
-                bodies.pop();
-                head = Head::default();
+                self.bodies.pop();
+                self.head = Head::default();
             }
             // `public:`
-            Tok::Punct(b':') if access => head = Head::default(),
+            Tok::Punct(b':') if self.access => self.head = Head::default(),
             _ => {
-                head.push(text, t.kind);
+                match kind {
+                    Tok::Punct(b'(') => self.parens += 1,
+                    Tok::Punct(b')') => self.parens = self.parens.saturating_sub(1),
+                    _ => {}
+                }
+                self.head.push(text, kind);
                 // `template <typename T>` before `PYBIND11_DEPRECATED("..")`
-                boundary = head.template_params_closed;
+                self.boundary = self.head.template_params_closed;
             }
         }
-        access = t.kind == Tok::Ident && matches!(text, b"public" | b"protected" | b"private");
+        self.access = kind == Tok::Ident && matches!(text, b"public" | b"protected" | b"private");
+    }
+
+    /// Whether a conditional's directive here leaves the code around it whole.
+    fn at_rest(&self) -> bool {
+        self.boundary || self.colons == 1
+    }
+
+    fn directive(
+        &mut self,
+        text: &[u8],
+        range: Range<usize>,
+        open: &mut Vec<Conditional>,
+        spans: &mut Vec<Range<usize>>,
+    ) {
+        let name = text[1..].trim_ascii_start();
+        let name = &name[..name.iter().take_while(|b| b.is_ascii_alphabetic()).count()];
+        match name {
+            b"if" | b"ifdef" | b"ifndef" => open.push(Conditional {
+                start: self.clone(),
+                directives: vec![range],
+                splits: !self.at_rest(),
+            }),
+            b"elif" | b"elifdef" | b"elifndef" | b"else" => {
+                if let Some(c) = open.last_mut() {
+                    c.splits |= !self.at_rest() || self.parens != c.start.parens;
+                    c.directives.push(range);
+                    // Each branch is read from where the first began.
+                    *self = c.start.clone();
+                }
+            }
+            b"endif" => {
+                if let Some(mut c) = open.pop() {
+                    c.splits |= !self.at_rest() || self.parens != c.start.parens;
+                    c.directives.push(range);
+                    if c.splits {
+                        c.mask(spans);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An `#if` .. `#endif` group. One that splits a declaration or an expression (a
+/// directive not between two of them, or branches that leave parentheses open)
+/// the grammar cannot parse, and its recovery takes what is around along:
+/// pybind11's `constexpr arg` / `#if ..` / `operator"" _a` / `#else` /
+/// `operator""_a` / `#endif` lost the operator and its namespace, leveldb's
+/// member initializers under `#if` lost the methods after them. The parser reads
+/// such a group as its last branch alone (often the general case after the
+/// special ones: `#else`): the directives and the other branches are blanked.
+struct Conditional {
+    /// The scan at the `#if`, where every branch is read from.
+    start: Scan,
+    /// `#if`, every `#elif` and `#else`, `#endif`.
+    directives: Vec<Range<usize>>,
+    splits: bool,
+}
+
+impl Conditional {
+    fn mask(&self, spans: &mut Vec<Range<usize>>) {
+        let [first, .., last_branch, endif] = self.directives.as_slice() else {
+            // `#if` .. `#endif`: the one branch stays.
+            spans.extend(self.directives.iter().cloned());
+            return;
+        };
+        spans.push(first.start..last_branch.end);
+        spans.push(endif.clone());
     }
 }
 
@@ -251,7 +342,7 @@ enum Body {
 }
 
 /// The tokens since the last `;`, `{` or `}`: what the next `{` opens.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Head {
     type_keyword: bool,
     namespace: bool,
@@ -317,7 +408,23 @@ impl Head {
     }
 }
 
-/// `NAME`, `NAME(args)` or either with a `;`, alone on its line(s).
+/// `NAME`, `NAME(args)` or either with a `;`, alone on its line(s), where a member
+/// or a declaration goes. Masked where the grammar cannot read it as one:
+///
+/// - an attribute on the line before a declaration: `PYBIND11_DEPRECATED("..")`,
+///   `PYBIND11_WARNING_PUSH`;
+/// - members in a class body with an expression among the arguments, which is no
+///   parameter list: `PYBIND11_TYPE_CASTER(T, const_name("list"));`;
+/// - a class's last member without its `;`: `PYBIND11_OBJECT_DEFAULT(args, tuple,
+///   PyTuple_Check)` before the `}`.
+///
+/// tree-sitter reads each as a declaration that does not end, and its recovery takes
+/// the class or the declaration after it along (pybind11's `class object : public
+/// handle` became a function `object`). In a function body such lines parse as
+/// calls and are left alone, as is a line the grammar reads as a member declaration,
+/// as ctags does (`PYBIND11_OBJECT_CVT(set, anyset, PySet_Check, PySet_New)` before
+/// another member), a function-like definition (`TEST(a, b) {`), and a macro
+/// standing for a return type (`GIT_EXTERN(int)` on the line above `git_f(..)`).
 struct MacroStatement {
     /// Where it ends, its `;` included.
     end: usize,
@@ -396,7 +503,11 @@ impl MacroStatement {
             return None;
         }
         let mut after = Lexer::new(src, end);
-        let next = match after.next() {
+        let mut next = after.next();
+        while next.as_ref().is_some_and(|t| t.kind == Tok::Directive) {
+            next = after.next();
+        }
+        let next = match next {
             None => Next::End,
             Some(t) => match t.kind {
                 Tok::Punct(b'{') => Next::OpenBrace,
@@ -446,6 +557,8 @@ enum Tok {
     /// A number, string or character literal.
     Literal,
     Punct(u8),
+    /// A preprocessor directive, to the end of its line.
+    Directive,
 }
 
 struct Token {
@@ -455,8 +568,8 @@ struct Token {
     first_on_line: bool,
 }
 
-/// C/C++ tokens, roughly: names, literals and single punctuation bytes, with
-/// comments and preprocessor directives skipped.
+/// C/C++ tokens, roughly: names, literals, single punctuation bytes and whole
+/// preprocessor directives, with comments skipped.
 struct Lexer<'a> {
     src: &'a [u8],
     pos: usize,
@@ -479,14 +592,16 @@ impl<'a> Lexer<'a> {
                 b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
                 b'/' if src.get(self.pos + 1) == Some(&b'/') => self.line_comment(),
                 b'/' if src.get(self.pos + 1) == Some(&b'*') => self.block_comment(),
-                b'#' if self.line_start => self.directive(),
                 _ => break,
             }
         }
         let start = self.pos;
         let first_on_line = std::mem::replace(&mut self.line_start, false);
         let c = src[start];
-        let kind = if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
+        let kind = if c == b'#' && first_on_line {
+            self.directive();
+            Tok::Directive
+        } else if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
             self.pos += src[start..]
                 .iter()
                 .position(|&b| !(b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80))

@@ -1939,6 +1939,81 @@ fn cpp_header_names_in_conditions_leave_the_defines_inside() {
 }
 
 #[test]
+fn cpp_conditionals_that_split_a_declaration_are_read_as_their_last_branch() {
+    // Issue 32 (pybind11) and issue 24's leveldb misses: `#if` .. `#endif` inside a
+    // declaration, an initializer list or a call is no syntax the grammar knows,
+    // and its recovery took the declarations around along: the operator and its
+    // namespace, the struct, every class after `Limiter` in env_posix.cc.
+    check(
+        Language::Cpp,
+        r#"
+inline namespace literals {
+constexpr arg
+#if !defined(__clang__) && defined(__GNUC__) && __GNUC__ < 5
+operator"" _a // gcc 4.8.5 insists on having a space (hard error).
+#else
+operator""_a // clang 17 generates a deprecation warning if there is a space.
+#endif
+    (const char *name, size_t) {
+    return arg(name);
+}
+}
+struct func_handle {
+    function f;
+#if !(defined(_MSC_VER) && _MSC_VER == 1916)
+    explicit
+#endif
+        func_handle(function &&f_) noexcept : f(std::move(f_)) {}
+#ifdef Py_GIL_DISABLED
+    std::atomic_bool
+#else
+    bool
+#endif
+        is_initialized_{false};
+};
+class Limiter {
+ public:
+  Limiter(int max_acquires)
+      :
+#if !defined(NDEBUG)
+        max_acquires_(max_acquires),
+#endif  // !defined(NDEBUG)
+        acquires_allowed_(max_acquires) {
+  }
+  template <typename Class>
+  void execute(Class &cl) && {
+#if defined(PYBIND11_CPP14)
+      cl.def("__init__", [func = std::move(class_factory)]
+#else
+      auto &func = class_factory;
+      cl.def("__init__", [func]
+#endif
+          (value_and_holder &v_h) { func(v_h); });
+  }
+};
+class PosixEnv {
+ public:
+  PosixEnv();
+};
+"#,
+        expect![[r#"
+            namespace literals L2-12 `inline namespace literals`
+              function literals::operator""_a L3-11 @7 `constexpr arg #if !defined(__clang__) && defined(__GNUC__) && __GNUC__ < 5 operator"" _a // gcc 4.8.5 insists on having a space (hard error). #else operator""_a // clang 17 generates a deprecation warning if there is a space. #endif (const char *name, size_t)`
+            struct func_handle L13-25 `struct func_handle`
+              method func_handle::func_handle L16-18 @18 `explicit #endif func_handle(function &&f_) noexcept : f(std::move(f_))`
+            class Limiter L26-45 `class Limiter`
+              method Limiter::Limiter L28-34 `Limiter(int max_acquires) : #if !defined(NDEBUG) max_acquires_(max_acquires), #endif // !defined(NDEBUG) acquires_allowed_(max_acquires)`
+              method Limiter::execute L35-44 @36 `template <typename Class> void execute(Class &cl) &&`
+            class PosixEnv L46-49 `class PosixEnv`
+              method PosixEnv::PosixEnv L48-48 `PosixEnv();`
+        "#]],
+    );
+    // Between declarations, both branches stay for the grammar.
+    let src = "#ifdef _WIN32\nint f(HANDLE h) { return 0; }\n#else\nint f(int fd) { return 0; }\n#endif\n";
+    assert_eq!(mask::mask_macros(src.as_bytes()).as_ref(), src.as_bytes());
+}
+
+#[test]
 fn cpp_macro_calls_in_function_bodies_and_macro_definitions_are_not_masked() {
     // The grammar reads these: calls in a body (whose arguments hold references),
     // a function-like definition, a macro standing for a return type, and a member

@@ -29,7 +29,12 @@ private:
 class Report : public Base {
 public:
     LINT_DEPRECATED("use Linter::check()")
-    explicit Report(Store* store) {}
+    explicit Report(Store* store)
+        :
+#ifdef LINT_DEBUG
+          debug_(true),
+#endif
+          store_(store) {}
     LINT_MEMBERS(Report, Base)
 };
 
