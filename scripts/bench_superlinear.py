@@ -221,6 +221,26 @@ def many_imports(lang, n):
     return "".join(f'#include "h{i}.h"\n' for i in range(n)) + fn(lang, "f")
 
 
+def macro_lines(lang, n):
+    """C/C++: macro lines where members or declarations go, masked after a scan of
+    the tokens: PYBIND11_TYPE_CASTER-like members in a class (C: attribute lines
+    before functions)."""
+    if lang == "cpp":
+        return "class C {\n" + "".join(
+            f"    MEMBERS(T{i}, const_name(\"x\") + y);\n    int m{i}() {{ return {i}; }}\n" for i in range(n // 2)
+        ) + "};\n"
+    if lang == "c":
+        return "".join(f"WARNING_PUSH\nint f{i}(void) {{ return {i}; }}\n" for i in range(n // 2))
+    return None
+
+
+def split_conditionals(lang, n):
+    """C/C++: `#if` .. `#else` .. `#endif` inside parameter lists, read as the last branch."""
+    if lang not in ("c", "cpp"):
+        return None
+    return "".join(f"int f{i}(int a,\n#ifdef X\n    int b\n#else\n    long b\n#endif\n) {{ return a; }}\n" for i in range(n // 7))
+
+
 def many_locals_used(lang, n):
     """n variables, each then used as a receiver: typing receivers lazily must stay linear."""
     stmts = [local(lang, f"v{i}", "make()") for i in range(n)]
@@ -247,6 +267,8 @@ SHAPES = {
     "long_binary_expression": (3000, long_binary_expression),
     "many_imports": (3000, many_imports),
     "many_locals_used": (2000, many_locals_used),
+    "macro_lines": (5000, macro_lines),
+    "split_conditionals": (20000, split_conditionals),
 }
 
 
