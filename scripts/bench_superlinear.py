@@ -81,6 +81,12 @@ def comment_run(lang, n):
     return header(lang) + fn(lang, "f") + f"{c} hello world\n" * n
 
 
+def comment_run_alternating(lang, n):
+    """Comment lines at two indentations in turn: no run at one indentation."""
+    c = LINE_COMMENT[lang]
+    return header(lang) + fn(lang, "f") + f"{c} hello world\n    {c} hello world\n" * (n // 2)
+
+
 def comment_run_in_body(lang, n):
     c = LINE_COMMENT[lang]
     return header(lang) + wrap_body(lang, [f"{c} hello world"] * n)
@@ -215,6 +221,26 @@ def many_imports(lang, n):
     return "".join(f'#include "h{i}.h"\n' for i in range(n)) + fn(lang, "f")
 
 
+def macro_lines(lang, n):
+    """C/C++: macro lines where members or declarations go, masked after a scan of
+    the tokens: PYBIND11_TYPE_CASTER-like members in a class (C: attribute lines
+    before functions)."""
+    if lang == "cpp":
+        return "class C {\n" + "".join(
+            f"    MEMBERS(T{i}, const_name(\"x\") + y);\n    int m{i}() {{ return {i}; }}\n" for i in range(n // 2)
+        ) + "};\n"
+    if lang == "c":
+        return "".join(f"WARNING_PUSH\nint f{i}(void) {{ return {i}; }}\n" for i in range(n // 2))
+    return None
+
+
+def split_conditionals(lang, n):
+    """C/C++: `#if` .. `#else` .. `#endif` inside parameter lists, read as the last branch."""
+    if lang not in ("c", "cpp"):
+        return None
+    return "".join(f"int f{i}(int a,\n#ifdef X\n    int b\n#else\n    long b\n#endif\n) {{ return a; }}\n" for i in range(n // 7))
+
+
 def many_locals_used(lang, n):
     """n variables, each then used as a receiver: typing receivers lazily must stay linear."""
     stmts = [local(lang, f"v{i}", "make()") for i in range(n)]
@@ -224,6 +250,7 @@ def many_locals_used(lang, n):
 
 SHAPES = {
     "comment_run": (8000, comment_run),
+    "comment_run_alternating": (2000, comment_run_alternating),
     "comment_run_in_body": (8000, comment_run_in_body),
     "comment_run_between_defs": (8000, comment_run_between_defs),
     "doc_block": (8000, doc_block),
@@ -240,6 +267,8 @@ SHAPES = {
     "long_binary_expression": (3000, long_binary_expression),
     "many_imports": (3000, many_imports),
     "many_locals_used": (2000, many_locals_used),
+    "macro_lines": (5000, macro_lines),
+    "split_conditionals": (20000, split_conditionals),
 }
 
 

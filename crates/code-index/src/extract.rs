@@ -32,6 +32,7 @@ use tree_sitter::{Node, Parser, Query, QueryCursor};
 
 use crate::lang::Language;
 
+mod mask;
 mod receiver;
 
 pub use receiver::{is_js_global, parameter_list, return_type};
@@ -562,9 +563,9 @@ pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
     analyze_masked(lang, source, true)
 }
 
-/// [`analyze`], with the parser's masks (`mask_macros`, `mask_comment_runs`) or,
+/// [`analyze`], with the parser's masks ([`mask::for_parser`]) or,
 /// to test that they change nothing but speed, without.
-fn analyze_masked(lang: Language, source: &[u8], mask: bool) -> FileAnalysis {
+fn analyze_masked(lang: Language, source: &[u8], with_masks: bool) -> FileAnalysis {
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers.entry(lang).or_insert_with(|| {
@@ -572,12 +573,13 @@ fn analyze_masked(lang: Language, source: &[u8], mask: bool) -> FileAnalysis {
             p.set_language(&lang.grammar()).expect("grammar ABI is supported");
             p
         });
-        match lang {
-            // Macros the grammar cannot know about are masked for the parser only;
-            // offsets are unchanged, and all text is read from the original bytes.
-            Language::C | Language::Cpp if mask => parser.parse(mask_macros(source).as_ref(), None),
-            Language::Python if mask => parser.parse(mask_comment_runs(source).as_ref(), None),
-            _ => parser.parse(source, None),
+        // Macros the grammar cannot know about, and comment runs its scanner reads
+        // slowly, are masked for the parser only; offsets are unchanged, and all text
+        // is read from the original bytes.
+        if with_masks {
+            parser.parse(mask::for_parser(lang, source).as_ref(), None)
+        } else {
+            parser.parse(source, None)
         }
     });
     let lines = count_lines(source);
@@ -852,6 +854,7 @@ impl<'s> Extractor<'s> {
             }
             _ => node.end_byte(),
         };
+        let name = qualified_declarator(name, self.src);
         let raw = self.text(name);
         // `Foo<T>::Bar::baz` as a name: `baz`, qualified by `Foo::Bar`.
         let mut receiver = receiver.map(|r| strip_generics(&self.text(r)));
@@ -1189,7 +1192,7 @@ impl<'s> Extractor<'s> {
     /// [`Self::comment_block_first_line`] for a line comment (`prefix`: `#`, `//`),
     /// read from the source rather than the tree: the comment lines right above
     /// `last` at its indentation. (Python's parser also saw the inside of a long
-    /// run of them blanked, see [`mask_comment_runs`].)
+    /// run of them blanked, see [`mask::mask_comment_runs`].)
     fn line_comment_block_first_line(
         &self,
         last: Node<'_>,
@@ -1272,6 +1275,21 @@ impl<'a, T: Copy, F: Fn(T) -> (u32, u32)> Sweep<'a, T, F> {
     }
 }
 
+/// A C++ qualified name without the return type the grammar took for its scope. A
+/// macro before a templated return type (`really_inline Result<A> Result<B>::get(`)
+/// is read as the type, and `Result<A> Result<B>::get` as one qualified name, its
+/// scope `Result<A>`; a scope is followed by `::`, a return type is not.
+fn qualified_declarator<'t>(mut node: Node<'t>, src: &[u8]) -> Node<'t> {
+    while node.kind() == "qualified_identifier"
+        && let (Some(scope), Some(name)) =
+            (node.child_by_field_name("scope"), node.child_by_field_name("name"))
+        && !src[scope.end_byte()..name.start_byte()].windows(2).any(|w| w == b"::")
+    {
+        node = name;
+    }
+    node
+}
+
 fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
     let mut is_function = false;
     for _ in 0..32 {
@@ -1312,135 +1330,6 @@ fn resolve_declarator(mut node: Node<'_>) -> Option<(Node<'_>, bool)> {
         }
     }
     None
-}
-
-/// Python: the inside of every long run of comment lines at one indentation blanked
-/// (spaces, line breaks kept), for the parser only.
-///
-/// tree-sitter-python's scanner, at the end of each line, reads ahead over all the
-/// comment lines that follow to find the next line of code's indentation, and the
-/// comments are then lexed one by one: a run of n comment lines costs n² (16,000
-/// lines took 15 s to parse). Blank lines are skipped in one pass, so the run's
-/// first and last lines are enough: they decide where a block ends (the first one
-/// at a smaller indentation closes it, and the last one is where a block that keeps
-/// them ends), and doc comments are read from the source
-/// ([`Extractor::line_comment_block_first_line`]).
-fn mask_comment_runs(src: &[u8]) -> Cow<'_, [u8]> {
-    /// Shorter runs cost at most this many lines' reading per line.
-    const MIN_RUN: usize = 8;
-    let mut out: Option<Vec<u8>> = None;
-    let mut blank = |run: &[(usize, usize)]| {
-        if run.len() < MIN_RUN {
-            return;
-        }
-        let buf = out.get_or_insert_with(|| src.to_vec());
-        for &(start, end) in &run[1..run.len() - 1] {
-            for b in &mut buf[start..end] {
-                if *b != b'\r' {
-                    *b = b' ';
-                }
-            }
-        }
-    };
-    // (start, end) of each line of the current run, without its line break.
-    let mut run: Vec<(usize, usize)> = Vec::new();
-    let mut run_indent: &[u8] = &[];
-    let mut pos = 0;
-    while pos < src.len() {
-        let end = src[pos..].iter().position(|&b| b == b'\n').map_or(src.len(), |i| pos + i);
-        let line = &src[pos..end];
-        let ws = line.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
-        if line.get(ws) == Some(&b'#') {
-            if !run.is_empty() && line[..ws] != *run_indent {
-                blank(&run);
-                run.clear();
-            }
-            run_indent = &line[..ws];
-            run.push((pos, end));
-        } else if !run.is_empty() {
-            blank(&run);
-            run.clear();
-        }
-        pos = end + 1;
-    }
-    blank(&run);
-    match out {
-        Some(buf) => Cow::Owned(buf),
-        None => Cow::Borrowed(src),
-    }
-}
-
-/// Blanks C/C++ macros that the grammar would misparse, keeping every byte offset:
-///
-/// - export macros in class heads: `class LEVELDB_EXPORT Cache {`;
-/// - annotations after a parameter list: `void Lock() EXCLUSIVE_LOCK_FUNCTION() {`;
-/// - annotations after a member: `int count_ GUARDED_BY(mu_);`.
-///
-/// Without this, tree-sitter reads `class LEVELDB_EXPORT Cache {...}` as a function
-/// named `Cache`, and everything after it in the file goes wrong with it. Only
-/// ALL_CAPS identifiers (with an underscore, for the annotations) in those positions
-/// are touched, which is how such macros are written.
-fn mask_macros(src: &[u8]) -> Cow<'_, [u8]> {
-    use regex::bytes::Regex;
-    static PATTERNS: OnceLock<[Regex; 4]> = OnceLock::new();
-    let [class_head, after_params, after_member, before_type] = PATTERNS.get_or_init(|| {
-        // ASCII mode (`(?-u)`): C and C++ identifiers are ASCII.
-        [
-            Regex::new(r"(?-u)\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]{2,})\s+([A-Za-z_]\w*)\s*(?:\{|:[^:]|final\b)")
-                .unwrap(),
-            Regex::new(
-                r"(?-u)\)\s*(?:const\s*)?(?:noexcept\s*)?([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\s*\([^()\n]*\))?)\s*(?:\{|;|=|->|override\b|final\b)",
-            )
-            .unwrap(),
-            Regex::new(r"(?-u)\b([A-Za-z_]\w*)\s+([A-Z][A-Z0-9]*_[A-Z0-9_]*\s*\([^()\n]*\))\s*[;=]").unwrap(),
-            // `SPDLOG_INLINE std::shared_ptr<logger> get(`, `FMT_CONSTEXPR FMT_INLINE
-            // auto f(`: macros before a return type and a name (one word after
-            // the macro is a declaration of that type: `LARGE_INTEGER f(`).
-            Regex::new(
-                r"(?-u)(?m)^[ \t]*(?:template[ \t]*<[^\n]*?>[ \t]*)?((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?:(?:static|inline|constexpr|virtual|explicit|friend|const)[ \t]+)*[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?[ \t*&]+[A-Za-z_~][\w:]*[ \t]*\(",
-            )
-            .unwrap(),
-        ]
-    });
-    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
-    for c in class_head.captures_iter(src) {
-        if c.get(2).is_some_and(|n| n.as_bytes() != b"final") {
-            spans.extend(c.get(1).map(|m| m.range()));
-        }
-    }
-    spans.extend(after_params.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
-    spans.extend(before_type.captures_iter(src).filter_map(|c| c.get(1)).map(|m| m.range()));
-    for c in after_member.captures_iter(src) {
-        let word = c.get(1).map_or(&b""[..], |m| m.as_bytes());
-        // `return FOO_BAR(x);` is an expression, not a member with an annotation.
-        if !matches!(
-            word,
-            b"return"
-                | b"case"
-                | b"else"
-                | b"do"
-                | b"throw"
-                | b"goto"
-                | b"co_return"
-                | b"co_yield"
-                | b"delete"
-                | b"new"
-        ) {
-            spans.extend(c.get(2).map(|m| m.range()));
-        }
-    }
-    if spans.is_empty() {
-        return Cow::Borrowed(src);
-    }
-    let mut out = src.to_vec();
-    for span in spans {
-        for b in &mut out[span] {
-            if *b != b'\n' {
-                *b = b' ';
-            }
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Wrapper nodes that own a definition's leading comment, decorators or `export`.
@@ -1629,11 +1518,7 @@ mod tests;
 pub fn debug_tree(lang: Language, source: &[u8], range: Option<(usize, usize)>) -> String {
     let mut parser = Parser::new();
     parser.set_language(&lang.grammar()).expect("grammar ABI is supported");
-    let masked = match lang {
-        Language::C | Language::Cpp => mask_macros(source),
-        Language::Python => mask_comment_runs(source),
-        _ => Cow::Borrowed(source),
-    };
+    let masked = mask::for_parser(lang, source);
     let Some(tree) = parser.parse(masked.as_ref(), None) else { return String::new() };
     let mut out = String::new();
     let mut cursor = tree.walk();

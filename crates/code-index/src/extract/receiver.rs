@@ -851,7 +851,8 @@ impl<'s, 't> Receivers<'s, 't> {
                 while d.kind() != "qualified_identifier" {
                     d = d.child_by_field_name("declarator")?;
                 }
-                let scope = d.child_by_field_name("scope")?;
+                let scope =
+                    super::qualified_declarator(d, self.src).child_by_field_name("scope")?;
                 strip_generics(self.text(scope))
             }
             _ => self.text(scope.child_by_field_name("name")?),

@@ -26,6 +26,18 @@ private:
     Store* store_;
 };
 
+class Report : public Base {
+public:
+    LINT_DEPRECATED("use Linter::check()")
+    explicit Report(Store* store)
+        :
+#ifdef LINT_DEBUG
+          debug_(true),
+#endif
+          store_(store) {}
+    LINT_MEMBERS(Report, Base)
+};
+
 int Linter::check(const std::vector<std::string>& files) {
     int total = 0;
     for (const auto& f : files) {
