@@ -404,3 +404,30 @@ fn read_diff_against_head_shows_what_changed_since_the_last_commit() {
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert!(v["content"].as_str().unwrap().contains("--- /dev/null\n+++ b/src/new.py"), "{v}");
 }
+
+/// Issue 32.8: after a change the post-edit check rolled back, and after an undo
+/// or a redo, `status` says the index is up to date (it said "modified ... run
+/// `ironbees index`", and `index` then found nothing to parse).
+#[test]
+fn status_is_up_to_date_after_a_rollback_an_undo_and_a_redo() {
+    let p = project();
+    assert_eq!(run(p.root(), &["index"]).code, 0);
+    let steps: &[(&[&str], i32)] = &[
+        // The post-edit check fails: written, then restored byte for byte.
+        (&["change", "src/app.py", "--find", "respond(request, 200)", "--replace", "x("], 1),
+        (&["change", "src/app.py", "--find", "respond(request, 200)", "--replace", "ok()"], 0),
+        (&["undo"], 0),
+        (&["redo"], 0),
+    ];
+    for (args, code) in steps {
+        let o = run(p.root(), args);
+        assert_eq!(o.code, *code, "{args:?}: {}", o.stderr);
+        let st = run(p.root(), &["status", "--json"]);
+        let stale: Value = serde_json::from_str(&st.stdout).unwrap();
+        assert_eq!(
+            stale["stale"],
+            serde_json::json!({"modified": 0, "added": 0, "deleted": 0, "examples": []}),
+            "after {args:?}"
+        );
+    }
+}
