@@ -431,3 +431,41 @@ fn status_is_up_to_date_after_a_rollback_an_undo_and_a_redo() {
         );
     }
 }
+
+/// Issue 32.9: a missing file is NOT_FOUND (exit 3) whether it is the request
+/// file itself (it was INTERNAL) or the file an edit names (the engine's code,
+/// the same from flags and from JSON).
+#[test]
+fn a_missing_file_is_not_found_wherever_it_is_named() {
+    let p = project();
+    p.write(
+        "missing-target.json",
+        r#"{"edits":[{"path":"src/nope.py","targetString":"a","replacementString":"b"}]}"#,
+    );
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["change", "--edits", "nope.json"],
+            "error[NOT_FOUND]: reading the request from nope.json",
+        ),
+        (
+            &["change", "--edits", "missing-target.json"],
+            "error[NOT_FOUND]: src/nope.py: no such file",
+        ),
+        (
+            &["change", "src/nope.py", "--find", "a", "--replace", "b"],
+            "error[NOT_FOUND]: src/nope.py: no such file",
+        ),
+        (
+            &["change", "src/app.py", "--find-file", "nope.txt", "--replace", "b"],
+            "error[NOT_FOUND]: reading nope.txt",
+        ),
+    ];
+    for (args, stderr) in cases {
+        let o = run(p.root(), args);
+        assert_eq!(o.code, 3, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(stderr), "{args:?}: {}", o.stderr);
+    }
+    let o = run(p.root(), &["change", "--edits", "nope.json", "--json"]);
+    let v: Value = serde_json::from_str(&o.stderr).unwrap();
+    assert_eq!(v["error"]["code"], "NOT_FOUND", "{}", o.stderr);
+}
