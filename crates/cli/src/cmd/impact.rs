@@ -139,7 +139,7 @@ fn print(out: &Output, i: &Impact) {
             "  {:<6}  {}  {}",
             p,
             t.path,
-            dim.apply_to(format!("{} [{}]", t.reasons.join("; "), t.convention))
+            dim.apply_to(format!("{} [{}]", reasons(&t.reasons), t.convention))
         ));
         if !t.functions.is_empty() {
             // A test file can hold hundreds of tests; a few say which kind (24.15).
@@ -154,4 +154,16 @@ fn print(out: &Output, i: &Impact) {
             out.line(format!("          {}", dim.apply_to(names)));
         }
     }
+}
+
+/// The first few reasons a test file is listed for, and how many more: a file of
+/// tests named after the target has one reason per test, and all of them made one
+/// 2,225-character line (issue 32.9). `--json` keeps every one.
+fn reasons(all: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = all.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join("; ");
+    if all.len() > SHOWN {
+        text.push_str(&format!("; … {} more (--json lists all)", all.len() - SHOWN));
+    }
+    text
 }
