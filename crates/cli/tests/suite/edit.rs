@@ -403,6 +403,22 @@ fn read_diff_against_head_shows_what_changed_since_the_last_commit() {
     let o = run(p.root(), &["read", "src/new.py", "--diff", "HEAD", "--json"]);
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert!(v["content"].as_str().unwrap().contains("--- /dev/null\n+++ b/src/new.py"), "{v}");
+    assert!(v.get("unchanged").is_none(), "only an unchanged file says so: {v}");
+
+    // Issue 32.9: a file as it is at HEAD has no diff (it printed a bare
+    // `diff --git` header), says so, and --json has an empty diff and the flag.
+    let o = run(p.root(), &["read", "src/app.py", "--diff"]);
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{}", o.stdout);
+    assert!(o.stderr.contains("src/app.py is unchanged since HEAD"), "{}", o.stderr);
+    let o = run(p.root(), &["read", "src/app.py", "--diff", "HEAD", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!((&v["content"], &v["unchanged"]), (&Value::from(""), &Value::from(true)), "{v}");
+    let summary = v["guidance"]["contextSummary"].as_str().unwrap();
+    assert!(summary.contains("unchanged since HEAD"), "{summary}");
+    // Neither on disk nor at HEAD: not found, not an empty diff.
+    let o = run(p.root(), &["read", "src/gone.py", "--diff"]);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(o.stderr.contains("src/gone.py: no such file, on disk or at HEAD"), "{}", o.stderr);
 }
 
 /// Issue 32.8: after a change the post-edit check rolled back, and after an undo
