@@ -912,6 +912,16 @@ fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
         .map(|a| a["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(names, ["coder", "planner", "validator"]);
+    // Issue 32.7: the text list has every description whole (cut at 40
+    // characters before); off a terminal nothing wraps.
+    let text = bare(&["agents", "list"]);
+    ok(&text);
+    for a in serde_json::from_str::<Vec<Value>>(&list.stdout).unwrap() {
+        let (name, description) = (a["name"].as_str().unwrap(), a["description"].as_str().unwrap());
+        assert!(description.len() > 60, "{name}: a description worth the test: {description}");
+        let line = format!("{name:<10}  {description}\n");
+        assert!(text.stdout.contains(&line), "{line:?} in:\n{}", text.stdout);
+    }
     let planner = bare(&["agents", "show", "planner"]);
     ok(&planner);
     assert!(
