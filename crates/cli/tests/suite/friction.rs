@@ -194,4 +194,22 @@ fn impact_lists_a_few_reasons_per_test_file_and_json_all() {
     let more = format!("; … {} more (--json lists all)", reasons.len() - 3);
     assert!(line.contains(&more), "{line}");
     assert!(line.chars().count() < 250, "{} characters: {line}", line.chars().count());
+    // On a terminal, nothing is wider than it.
+    let bin = assert_cmd::cargo::cargo_bin("ironbees");
+    let cmd = format!(
+        "stty cols 60 rows 24; {} -C {} --color never impact checkout",
+        bin.display(),
+        p.root().display()
+    );
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).env("XDG_CONFIG_HOME", p.path(".no-user-config"));
+    super::without_model_env(&mut c);
+    let o = Out::from(c.output().unwrap());
+    // (The terminal has stderr's progress too, and the summary lines above.)
+    let listed = o.stdout.split_once("tests to run").map_or("", |(_, l)| l);
+    let count = format!("{} more (--json lists all)", reasons.len() - 3);
+    assert!(listed.contains(&count), "{}", o.stdout);
+    for l in listed.lines() {
+        assert!(l.trim_end().chars().count() <= 60, "wider than 60: {l:?}");
+    }
 }
