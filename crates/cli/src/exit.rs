@@ -60,6 +60,15 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
         if let Some(info) = cause.downcast_ref::<CliError>() {
             return info.0.clone();
         }
+        // A file the CLI reads itself (`change --edits FILE`, `--find-file`, a
+        // plan file): the user's mistake, not ironbees' (issue 32.9 said INTERNAL).
+        if let Some(e) = cause.downcast_ref::<std::io::Error>() {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => ErrorCode::NotFound,
+                _ => ErrorCode::Io,
+            };
+            return ErrorInfo::new(code, render_chain(err));
+        }
     }
     ErrorInfo::new(ErrorCode::Internal, render_chain(err))
 }

@@ -49,6 +49,12 @@ impl Output {
         }
     }
 
+    /// Columns of the terminal stdout is, if it is one: text to wrap to it. Not a
+    /// terminal (a pipe, a file): None, and text stays whole on its lines.
+    pub fn width(&self) -> Option<usize> {
+        console::Term::stdout().size_checked().map(|(_, cols)| usize::from(cols)).filter(|&c| c > 0)
+    }
+
     pub fn style_out(&self) -> console::Style {
         console::Style::new().force_styling(self.color_out)
     }
@@ -87,6 +93,45 @@ impl Output {
                 let at = first.split_whitespace().next().unwrap_or(first);
                 eprintln!("  name one by its path:line, e.g. `{at}`");
             }
+        }
+    }
+}
+
+/// `text` as lines of at most `width` characters, broken between words (a word
+/// longer than a line gets a line of its own, whole); None: one line.
+pub fn wrap(text: &str, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width else { return vec![text.to_owned()] };
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wraps_between_words() {
+        let cases: &[(&str, Option<usize>, &[&str])] = &[
+            ("one two three", None, &["one two three"]),
+            ("one two three", Some(7), &["one two", "three"]),
+            ("one two three", Some(3), &["one", "two", "three"]),
+            ("a verylongword b", Some(4), &["a", "verylongword", "b"]),
+            ("", Some(10), &[""]),
+            ("été à la mer", Some(6), &["été à", "la mer"]),
+        ];
+        for (text, width, want) in cases {
+            assert_eq!(super::wrap(text, *width), *want, "{text:?} at {width:?}");
         }
     }
 }

@@ -29,7 +29,7 @@ use stdx::Progress;
 /// Files with a modification time this close to the last run are re-hashed even
 /// when size and time match: the filesystem clock may not have ticked between an
 /// edit and that run (git's "racy clean" problem).
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
+pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// Commit at least this often, so readers and Ctrl-C see progress.
 const BATCH_FILES: usize = 500;

@@ -84,6 +84,45 @@ fn touching_a_file_rehashes_but_does_not_reparse() {
     assert_eq!(r.unchanged, 4);
 }
 
+/// Status says what the next update would find: a file rewritten with the bytes
+/// the index has (an undo, a rolled-back edit) is not modified however its time
+/// moved, and an edit is modified even when it kept size and time (issue 32.8:
+/// 108 files "modified" after a rolled-back edit, then `index` parsed none).
+#[test]
+fn status_calls_modified_only_what_the_update_would_reindex() {
+    let later = |p: &TempProject| {
+        let f = std::fs::File::options().write(true).open(p.path("a.py")).unwrap();
+        f.set_modified(SystemTime::now() + Duration::from_secs(5)).unwrap();
+    };
+    type Case = (&'static str, &'static str, bool, u64);
+    // (what happened, the new content, a later mtime, modified)
+    let cases: &[Case] = &[
+        ("rewritten with the same bytes", "def one(): pass\n", true, 0),
+        ("touched", "", true, 0),
+        ("same size, other bytes, later", "def two(): pass\n", true, 1),
+        ("same size and time, other bytes", "def two(): pass\n", false, 1),
+        ("other size", "def three(): pass\n", true, 1),
+    ];
+    for (what, content, move_time, modified) in cases {
+        let p = TempProject::with_fixture("//- a.py\ndef one(): pass\n");
+        let mut index = Index::open(p.root(), IndexConfig::default()).unwrap();
+        update(&mut index);
+        let mtime = std::fs::metadata(p.path("a.py")).unwrap().modified().unwrap();
+        if !content.is_empty() {
+            p.write("a.py", *content);
+        }
+        if *move_time {
+            later(&p);
+        } else {
+            let f = std::fs::File::options().write(true).open(p.path("a.py")).unwrap();
+            f.set_modified(mtime).unwrap();
+        }
+        let stale = index.status().unwrap().stale.unwrap();
+        assert_eq!(stale.modified, *modified, "{what}: {stale:?}");
+        assert_eq!(update(&mut index).modified, *modified, "{what}: the update agrees");
+    }
+}
+
 #[test]
 fn renames_and_copies_reuse_stored_content() {
     let p = project();

@@ -123,8 +123,7 @@ impl Session {
             };
             (r, Some(report))
         };
-        self.mark_dirty();
-        warnings.extend(self.refresh(call, false)?);
+        warnings.extend(self.refresh_after_edit(call));
         let guidance =
             change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);
         Ok(ChangeResponse {

@@ -7,20 +7,26 @@ use crate::{Session, error::Result};
 
 impl Session {
     /// Undoes an edit (the newest applied one by default). Refused with
-    /// `HASH_MISMATCH` when a file changed since.
-    pub fn undo(&self, req: &UndoRequest, _call: &Call<'_>) -> Result<EditResult> {
+    /// `HASH_MISMATCH` when a file changed since. The index is refreshed after,
+    /// as after a `change`.
+    pub fn undo(&self, req: &UndoRequest, call: &Call<'_>) -> Result<EditResult> {
         let r = self.edits().undo(req.id.as_deref(), req.dry_run)?;
         if !req.dry_run {
-            self.mark_dirty();
+            for w in self.refresh_after_edit(call) {
+                call.progress.warning(&w.code, &w.message);
+            }
         }
         Ok(r)
     }
 
-    /// Re-applies an undone edit (the most recently undone one by default).
-    pub fn redo(&self, req: &RedoRequest, _call: &Call<'_>) -> Result<EditResult> {
+    /// Re-applies an undone edit (the most recently undone one by default); the
+    /// index is refreshed after.
+    pub fn redo(&self, req: &RedoRequest, call: &Call<'_>) -> Result<EditResult> {
         let r = self.edits().redo(req.id.as_deref(), req.dry_run)?;
         if !req.dry_run {
-            self.mark_dirty();
+            for w in self.refresh_after_edit(call) {
+                call.progress.warning(&w.code, &w.message);
+            }
         }
         Ok(r)
     }

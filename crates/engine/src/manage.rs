@@ -91,8 +91,7 @@ impl Session {
                     self.edits().redo(req.id.as_deref(), req.dry_run)?
                 };
                 if !req.dry_run {
-                    self.mark_dirty();
-                    warnings = self.refresh(call, false)?;
+                    warnings = self.refresh_after_edit(call);
                 }
                 let files: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
                 let verb = if undo { "Undid" } else { "Redid" };

@@ -52,6 +52,7 @@ impl Session {
             Some(None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
             None => std::fs::read(&abs),
         };
+        let exists = from_disk.is_ok();
         let bytes = match from_disk {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && view != ReadView::Diff => {
@@ -127,11 +128,23 @@ impl Session {
                 let end = range.end.min(total_lines.max(1));
                 (slice_lines(&text, range.start, end), Some(LineRange::new(range.start, end)))
             }
-            ReadView::Diff => (self.diff_against(&rel, &bytes, req.against.as_deref())?, None),
+            ReadView::Diff => {
+                let now = exists.then_some(bytes.as_slice());
+                (self.diff_against(&rel, now, req.against.as_deref())?, None)
+            }
             _ => return Err(Error::InvalidArgument("unknown view".into())),
         };
         let tokens = code_index::count_tokens(&content) as u32;
-        let guidance = read_guidance(&rel, view, &hash, range, total_lines, truncated, warnings);
+        let unchanged = view == ReadView::Diff && content.is_empty();
+        let mut guidance =
+            read_guidance(&rel, view, &hash, range, total_lines, truncated, warnings);
+        if unchanged {
+            let against = req.against.as_deref().unwrap_or("HEAD").trim();
+            guidance.context_summary = format!(
+                "{rel} is unchanged since {against}: no diff. Hash {hash} (send it as \
+                 expectedHash when changing the file)."
+            );
+        }
         Ok(ReadResponse {
             path: rel,
             view,
@@ -142,6 +155,7 @@ impl Session {
             language,
             tokens,
             truncated,
+            unchanged,
             guidance,
         })
     }
@@ -209,7 +223,9 @@ impl Session {
         Ok(LineRange::new(first.line, first.end_line))
     }
 
-    fn diff_against(&self, rel: &str, bytes: &[u8], against: Option<&str>) -> Result<String> {
+    /// The diff of `now` (None: no such file) against HEAD or a transaction;
+    /// empty when the file is as it was there.
+    fn diff_against(&self, rel: &str, now: Option<&[u8]>, against: Option<&str>) -> Result<String> {
         let against = against.unwrap_or("HEAD").trim();
         if against.eq_ignore_ascii_case("head") {
             if !git::is_repository(&self.root)? {
@@ -221,7 +237,18 @@ impl Session {
             }
             // A file not in HEAD (new, or no commit yet) diffs against nothing.
             let head = git::file_at_head(&self.root, rel)?;
-            let now = self.root.join(rel).exists().then_some(bytes);
+            if head.is_none() && now.is_none() {
+                return Err(Error::NotFound {
+                    message: format!("{rel}: no such file, on disk or at HEAD"),
+                    path: Some(rel.to_owned()),
+                    similar: vec![],
+                });
+            }
+            // The same bytes: nothing to show, as `git diff` shows nothing (the
+            // diff renderer would print a bare `diff --git` header; issue 32.9).
+            if head.as_deref() == now {
+                return Ok(String::new());
+            }
             return Ok(edit::unified_diff(rel, head.as_deref(), now));
         }
         let (summary, changes) = self.edits().transaction(against)?;

@@ -272,6 +272,25 @@ impl Session {
         Ok(warnings)
     }
 
+    /// Brings the index up to date with files the edit engine just wrote (a
+    /// change, an undo, a redo, a rolled-back change). A process that ends after
+    /// the edit (the CLI) would otherwise leave the index behind the files, and
+    /// `status` would ask for an `index` (issue 32.8). Never fails: the edit is
+    /// done, and an error here must not read as the edit's (a caller would retry
+    /// an undo and undo one more); it becomes a warning, the session stays dirty.
+    pub(crate) fn refresh_after_edit(&self, call: &Call<'_>) -> Vec<Warning> {
+        self.mark_dirty();
+        self.refresh(call, false).unwrap_or_else(|e| {
+            vec![Warning {
+                severity: WarningLevel::Warning,
+                code: e.code().as_str().to_owned(),
+                message: format!("the edit is done, but the index was not refreshed: {e}"),
+                affected: Vec::new(),
+                mitigation: Some("the next call refreshes it (or run `ironbees index`)".into()),
+            }]
+        })
+    }
+
     /// The current snapshot, refreshed first; its warnings go to the call's
     /// progress sink (the answer has no place for them).
     pub(crate) fn snapshot(&self, call: &Call<'_>) -> Result<(Arc<Snapshot>, Vec<Warning>)> {

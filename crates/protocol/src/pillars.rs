@@ -839,6 +839,10 @@ pub struct ReadResponse {
     pub language: Option<String>,
     pub tokens: u32,
     pub truncated: bool,
+    /// A diff view of a file that is the same as what it is compared with:
+    /// `content` is empty (as `git diff` prints nothing), and this says why.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub unchanged: bool,
     pub guidance: Guidance,
 }
 

@@ -10,6 +10,11 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// end are what identify a path or a message), with the number of bytes dropped
 /// said in place. Cuts fall on character boundaries. A 5 MB argument echoed in an
 /// error must not become a 25 MB answer.
+///
+/// Clipping a clipped text counts what the earlier cut dropped: a marker the new
+/// cut reaches goes whole and its bytes are added, so the number is always what
+/// is missing from the original. (A 125 KB request stored clipped to 200 bytes,
+/// then clipped to 70 for `runs list`, said "[154 bytes cut]": issue 32.7.)
 pub fn clip(text: &str, max_bytes: usize) -> Cow<'_, str> {
     if text.len() <= max_bytes {
         return Cow::Borrowed(text);
@@ -23,8 +28,43 @@ pub fn clip(text: &str, max_bytes: usize) -> Cow<'_, str> {
     while !text.is_char_boundary(tail) {
         tail += 1;
     }
-    let cut = tail - head;
-    Cow::Owned(format!("{}…[{cut} bytes cut]…{}", &text[..head], &text[tail..]))
+    // Markers are disjoint, so widening the cut over one never reaches another.
+    let mut earlier = 0;
+    for m in markers(text) {
+        if m.end > head && m.start < tail {
+            head = head.min(m.start);
+            tail = tail.max(m.end);
+            earlier += m.cut;
+        }
+    }
+    let inside: usize =
+        markers(text).filter(|m| m.start >= head && m.end <= tail).map(|m| m.end - m.start).sum();
+    let cut = tail - head - inside + earlier;
+    Cow::Owned(format!("{}{MARK_OPEN}{cut}{MARK_CLOSE}{}", &text[..head], &text[tail..]))
+}
+
+const MARK_OPEN: &str = "…[";
+const MARK_CLOSE: &str = " bytes cut]…";
+
+/// A cut marker in a text: its byte range and the number it says.
+struct Marker {
+    start: usize,
+    end: usize,
+    cut: usize,
+}
+
+/// The cut markers [`clip`] left in `text`, in order.
+fn markers(text: &str) -> impl Iterator<Item = Marker> + '_ {
+    text.match_indices(MARK_OPEN).filter_map(move |(start, _)| {
+        let digits = &text[start + MARK_OPEN.len()..];
+        let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+        let cut = digits[..n].parse().ok()?;
+        digits[n..].starts_with(MARK_CLOSE).then(|| Marker {
+            start,
+            end: start + MARK_OPEN.len() + n + MARK_CLOSE.len(),
+            cut,
+        })
+    })
 }
 
 /// An `f32` as the `f64` with the same shortest decimal form (`0.1f32` is `0.1`,
@@ -59,5 +99,43 @@ mod tests {
         assert!(c.starts_with("한") && c.ends_with("한"), "{c}");
         let big = "x".repeat(5 << 20);
         assert!(clip(&big, 200).len() < 300);
+    }
+
+    /// What a clipped text shows plus what its marker says is the original's
+    /// length, however many times it was clipped.
+    #[test]
+    fn clipping_a_clipped_text_counts_every_byte_left_out() {
+        // (bytes shown, bytes the one marker says were cut)
+        let said = |c: &str| -> (usize, usize) {
+            let (start, end) = (c.find("…[").unwrap(), c.find(" bytes cut]…").unwrap());
+            assert_eq!(c.matches("…[").count(), 1, "one marker in {c:?}");
+            let end = end + " bytes cut]…".len();
+            (
+                c.len() - (end - start),
+                c[start + "…[".len()..].split(' ').next().unwrap().parse().unwrap(),
+            )
+        };
+        let request = format!("Fix the bug.\n{}", "Context line, 한 more.\n".repeat(5000));
+        // (text, first clip, second clip)
+        let cases: &[(&str, usize, usize)] = &[
+            (&request, 200, 70),
+            (&request, 200, 10),
+            (&request, 70, 200),
+            (&request, 1000, 999),
+            (&request, 2000, 100),
+            ("abcdefghijklmnopqrstuvwxyz0123456789", 20, 12),
+        ];
+        for &(text, first, second) in cases {
+            let once = clip(text, first);
+            let twice = clip(&once, second);
+            let (shown, cut) = said(&twice);
+            assert_eq!(shown + cut, text.len(), "{first} then {second}: {twice:?}");
+            assert!(twice.len() <= second.max(first) + 40, "{twice:?}");
+        }
+        // The 125 KB request of issue 32.7, as `runs list` showed it.
+        let big = "x".repeat(125_000);
+        let stored = clip(&big, 200);
+        let listed = clip(&stored, 70);
+        assert_eq!(said(&listed), (70, 124_930), "{listed}");
     }
 }

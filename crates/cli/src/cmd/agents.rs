@@ -5,7 +5,10 @@ use anyhow::Result;
 use protocol::{ChangeOptions, ChangeRequest, EditOp};
 
 use super::{Ctx, session};
-use crate::{exit::cli_error, output::Output};
+use crate::{
+    exit::cli_error,
+    output::{Output, wrap},
+};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -39,13 +42,21 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
                 out.json(&set.iter().collect::<Vec<_>>())?;
                 return Ok(0);
             }
+            // The whole description, wrapped to the terminal (it was cut at 40
+            // characters, issue 32.7); the tools and the source on the line below.
+            let name_width = set.iter().map(|a| a.name.chars().count()).max().unwrap_or(0).max(10);
+            let indent = " ".repeat(name_width + 2);
+            let text_width = out.width().map(|w| w.saturating_sub(indent.len()).max(20));
+            let dim = out.style_out().dim();
             for a in set.iter() {
+                for (i, line) in wrap(&a.description, text_width).iter().enumerate() {
+                    let head =
+                        if i == 0 { format!("{:<name_width$}  ", a.name) } else { indent.clone() };
+                    out.line(format!("{head}{line}"));
+                }
                 out.line(format!(
-                    "{:<12} {:<40} {}  [{}]",
-                    a.name,
-                    short(&a.description, 40),
-                    a.required_tools.join(","),
-                    a.source
+                    "{indent}{}",
+                    dim.apply_to(format!("tools: {}  [{}]", a.required_tools.join(", "), a.source))
                 ));
             }
             Ok(0)
@@ -122,14 +133,4 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
             Ok(0)
         }
     }
-}
-
-/// `text` cut to `max` characters with an ellipsis (a list column).
-fn short(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut s: String = text.chars().take(max - 1).collect();
-    s.push('…');
-    s
 }

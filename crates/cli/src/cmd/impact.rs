@@ -5,7 +5,7 @@ use super::{
     Ctx, analysis,
     session::{open_session, with_call},
 };
-use crate::output::Output;
+use crate::output::{Output, wrap};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -133,14 +133,22 @@ fn print(out: &Output, i: &Impact) {
         return;
     }
     out.line(format!("{} ({})", bold.apply_to("tests to run"), i.tests.len()));
+    // On a terminal, what does not fit goes on lines of its own, wrapped.
+    const INDENT: &str = "          ";
+    let width = out.width();
+    let wrapped = width.map(|w| w.saturating_sub(INDENT.len()).max(20));
     for t in &i.tests {
         let p = format!("{:?}", t.priority).to_lowercase();
-        out.line(format!(
-            "  {:<6}  {}  {}",
-            p,
-            t.path,
-            dim.apply_to(format!("{} [{}]", t.reasons.join("; "), t.convention))
-        ));
+        let head = format!("  {p:<6}  {}", t.path);
+        let why = format!("{} [{}]", reasons(&t.reasons), t.convention);
+        if width.is_some_and(|w| head.chars().count() + 2 + why.chars().count() > w) {
+            out.line(head);
+            for l in wrap(&why, wrapped) {
+                out.line(format!("{INDENT}{}", dim.apply_to(l)));
+            }
+        } else {
+            out.line(format!("{head}  {}", dim.apply_to(why)));
+        }
         if !t.functions.is_empty() {
             // A test file can hold hundreds of tests; a few say which kind (24.15).
             const SHOWN: usize = 8;
@@ -151,7 +159,21 @@ fn print(out: &Output, i: &Impact) {
                     t.functions.len() - SHOWN
                 ));
             }
-            out.line(format!("          {}", dim.apply_to(names)));
+            for l in wrap(&names, wrapped) {
+                out.line(format!("{INDENT}{}", dim.apply_to(l)));
+            }
         }
     }
+}
+
+/// The first few reasons a test file is listed for, and how many more: a file of
+/// tests named after the target has one reason per test, and all of them made one
+/// 2,225-character line (issue 32.9). `--json` keeps every one.
+fn reasons(all: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = all.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join("; ");
+    if all.len() > SHOWN {
+        text.push_str(&format!("; … {} more (--json lists all)", all.len() - SHOWN));
+    }
+    text
 }

@@ -299,6 +299,11 @@ pub fn read(ctx: &Ctx, out: &Output, args: &ReadArgs) -> Result<i32> {
         println!();
     }
     let dim = out.style_err().dim();
+    if r.unchanged {
+        // Nothing on stdout, as `git diff`; say why on the terminal.
+        let against = args.diff.as_deref().unwrap_or("HEAD");
+        eprintln!("{} is unchanged since {against}", r.path);
+    }
     eprintln!("{}", dim.apply_to(format!("{} lines, sha256 {}", r.lines, r.hash)));
     for w in &r.guidance.warnings {
         out.warn(&w.message);

@@ -260,6 +260,9 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
             }
             for r in runs {
                 let request = r.metadata.get("request").and_then(Value::as_str).unwrap_or("");
+                // One line per run; a byte for a byte, so the cut marker's count
+                // stays the original's.
+                let request = request.replace(['\n', '\r', '\t'], " ");
                 let node = if r.node == workflow::END { "-" } else { r.node.as_str() };
                 out.line(format!(
                     "{}  {:<10} {:<19} {}  {}",
@@ -267,7 +270,7 @@ pub fn runs(ctx: &Ctx, out: &Output, cmd: &RunsCommand) -> Result<i32> {
                     r.status.name(),
                     node,
                     super::analysis::date(r.updated_ms / 1000),
-                    stdx::clip(request, 70)
+                    stdx::clip(&request, 70)
                 ));
             }
             Ok(0)

@@ -979,6 +979,16 @@ fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
         .map(|a| a["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(names, ["coder", "planner", "validator"]);
+    // Issue 32.7: the text list has every description whole (cut at 40
+    // characters before); off a terminal nothing wraps.
+    let text = bare(&["agents", "list"]);
+    ok(&text);
+    for a in serde_json::from_str::<Vec<Value>>(&list.stdout).unwrap() {
+        let (name, description) = (a["name"].as_str().unwrap(), a["description"].as_str().unwrap());
+        assert!(description.len() > 60, "{name}: a description worth the test: {description}");
+        let line = format!("{name:<10}  {description}\n");
+        assert!(text.stdout.contains(&line), "{line:?} in:\n{}", text.stdout);
+    }
     let planner = bare(&["agents", "show", "planner"]);
     ok(&planner);
     assert!(
@@ -1094,6 +1104,14 @@ fn a_long_request_comes_from_a_file_or_standard_input() {
     let o = cli(&p, &mock, &["run", "--yes", "--json", "--request-file", "request.md"]);
     ok(&o);
     assert_eq!(o.outcome()["state"]["userRequest"], long.trim());
+    // Issue 32.7: `runs list` shows 70 bytes of it, on one line, and says how
+    // many the list leaves out (it said "[154 bytes cut]": the count of a second
+    // cut of the 200-byte excerpt the run stores).
+    let list = cli(&p, &mock, &["runs", "list"]);
+    ok(&list);
+    let cut = format!("…[{} bytes cut]…", long.trim().len() - 70);
+    let line = list.stdout.lines().find(|l| l.contains("Fix the division")).unwrap_or_default();
+    assert!(line.contains(&cut) && line.ends_with("line. Context line."), "{cut} in {line:?}");
     let mut c = ironbees(p.root(), &mock);
     c.args(["run", "--yes", "--json", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped());
     let mut child = c.spawn().unwrap();

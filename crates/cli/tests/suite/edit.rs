@@ -403,4 +403,85 @@ fn read_diff_against_head_shows_what_changed_since_the_last_commit() {
     let o = run(p.root(), &["read", "src/new.py", "--diff", "HEAD", "--json"]);
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert!(v["content"].as_str().unwrap().contains("--- /dev/null\n+++ b/src/new.py"), "{v}");
+    assert!(v.get("unchanged").is_none(), "only an unchanged file says so: {v}");
+
+    // Issue 32.9: a file as it is at HEAD has no diff (it printed a bare
+    // `diff --git` header), says so, and --json has an empty diff and the flag.
+    let o = run(p.root(), &["read", "src/app.py", "--diff"]);
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{}", o.stdout);
+    assert!(o.stderr.contains("src/app.py is unchanged since HEAD"), "{}", o.stderr);
+    let o = run(p.root(), &["read", "src/app.py", "--diff", "HEAD", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!((&v["content"], &v["unchanged"]), (&Value::from(""), &Value::from(true)), "{v}");
+    let summary = v["guidance"]["contextSummary"].as_str().unwrap();
+    assert!(summary.contains("unchanged since HEAD"), "{summary}");
+    // Neither on disk nor at HEAD: not found, not an empty diff.
+    let o = run(p.root(), &["read", "src/gone.py", "--diff"]);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(o.stderr.contains("src/gone.py: no such file, on disk or at HEAD"), "{}", o.stderr);
+}
+
+/// Issue 32.8: after a change the post-edit check rolled back, and after an undo
+/// or a redo, `status` says the index is up to date (it said "modified ... run
+/// `ironbees index`", and `index` then found nothing to parse).
+#[test]
+fn status_is_up_to_date_after_a_rollback_an_undo_and_a_redo() {
+    let p = project();
+    assert_eq!(run(p.root(), &["index"]).code, 0);
+    let steps: &[(&[&str], i32)] = &[
+        // The post-edit check fails: written, then restored byte for byte.
+        (&["change", "src/app.py", "--find", "respond(request, 200)", "--replace", "x("], 1),
+        (&["change", "src/app.py", "--find", "respond(request, 200)", "--replace", "ok()"], 0),
+        (&["undo"], 0),
+        (&["redo"], 0),
+    ];
+    for (args, code) in steps {
+        let o = run(p.root(), args);
+        assert_eq!(o.code, *code, "{args:?}: {}", o.stderr);
+        let st = run(p.root(), &["status", "--json"]);
+        let stale: Value = serde_json::from_str(&st.stdout).unwrap();
+        assert_eq!(
+            stale["stale"],
+            serde_json::json!({"modified": 0, "added": 0, "deleted": 0, "examples": []}),
+            "after {args:?}"
+        );
+    }
+}
+
+/// Issue 32.9: a missing file is NOT_FOUND (exit 3) whether it is the request
+/// file itself (it was INTERNAL) or the file an edit names (the engine's code,
+/// the same from flags and from JSON).
+#[test]
+fn a_missing_file_is_not_found_wherever_it_is_named() {
+    let p = project();
+    p.write(
+        "missing-target.json",
+        r#"{"edits":[{"path":"src/nope.py","targetString":"a","replacementString":"b"}]}"#,
+    );
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["change", "--edits", "nope.json"],
+            "error[NOT_FOUND]: reading the request from nope.json",
+        ),
+        (
+            &["change", "--edits", "missing-target.json"],
+            "error[NOT_FOUND]: src/nope.py: no such file",
+        ),
+        (
+            &["change", "src/nope.py", "--find", "a", "--replace", "b"],
+            "error[NOT_FOUND]: src/nope.py: no such file",
+        ),
+        (
+            &["change", "src/app.py", "--find-file", "nope.txt", "--replace", "b"],
+            "error[NOT_FOUND]: reading nope.txt",
+        ),
+    ];
+    for (args, stderr) in cases {
+        let o = run(p.root(), args);
+        assert_eq!(o.code, 3, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(stderr), "{args:?}: {}", o.stderr);
+    }
+    let o = run(p.root(), &["change", "--edits", "nope.json", "--json"]);
+    let v: Value = serde_json::from_str(&o.stderr).unwrap();
+    assert_eq!(v["error"]["code"], "NOT_FOUND", "{}", o.stderr);
 }

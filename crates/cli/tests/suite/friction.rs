@@ -172,3 +172,44 @@ fn understand_lists_the_same_calls_every_time() {
         assert_eq!(answer(), first);
     }
 }
+
+/// Issue 32.9: a test file with a test named after the target for each case has
+/// one reason per test; the text line lists a few and counts the rest (it was one
+/// line of 2,225 characters on psf/requests), `--json` keeps them all.
+#[test]
+fn impact_lists_a_few_reasons_per_test_file_and_json_all() {
+    let tests: String = (0..12)
+        .map(|i| format!("def test_checkout_case_{i:02}():\n    assert checkout([{i}])\n\n\n"))
+        .collect();
+    let p = TempProject::with_fixture("//- shop.py\ndef checkout(cart):\n    return cart\n");
+    p.write("tests/test_shop.py", format!("from shop import checkout\n\n\n{tests}"));
+    let o = run(p.root(), &["impact", "checkout"], &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let listed = o.stdout.split_once("tests to run").map_or("", |(_, l)| l);
+    let line = listed.lines().find(|l| l.contains("tests/test_shop.py")).unwrap_or_default();
+    let v = run(p.root(), &["impact", "checkout", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
+    let reasons = v["tests"][0]["reasons"].as_array().unwrap();
+    assert!(reasons.len() > 12, "every test named after the target: {reasons:?}");
+    let more = format!("; … {} more (--json lists all)", reasons.len() - 3);
+    assert!(line.contains(&more), "{line}");
+    assert!(line.chars().count() < 250, "{} characters: {line}", line.chars().count());
+    // On a terminal, nothing is wider than it.
+    let bin = assert_cmd::cargo::cargo_bin("ironbees");
+    let cmd = format!(
+        "stty cols 60 rows 24; {} -C {} --color never impact checkout",
+        bin.display(),
+        p.root().display()
+    );
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).env("XDG_CONFIG_HOME", p.path(".no-user-config"));
+    super::without_model_env(&mut c);
+    let o = Out::from(c.output().unwrap());
+    // (The terminal has stderr's progress too, and the summary lines above.)
+    let listed = o.stdout.split_once("tests to run").map_or("", |(_, l)| l);
+    let count = format!("{} more (--json lists all)", reasons.len() - 3);
+    assert!(listed.contains(&count), "{}", o.stdout);
+    for l in listed.lines() {
+        assert!(l.trim_end().chars().count() <= 60, "wider than 60: {l:?}");
+    }
+}

@@ -97,3 +97,34 @@ fn a_file_broken_before_the_edit_does_not_block_an_unrelated_fix() {
     assert!(r.success);
     assert_eq!(p.read("src/util.py"), "def helper(:\n    return 3\n");
 }
+
+/// Every way to undo or redo (the `undo`/`redo` tools, `manage`) leaves the index
+/// as current as `change` does: a process that ends after it (the CLI) must not
+/// leave `status` asking for an `index` (issue 32.8).
+#[test]
+fn undo_and_redo_refresh_the_index_as_change_does() {
+    // In this order, each reverses the one before. (tool, arguments, util.py after)
+    let cases: &[(&str, serde_json::Value, &str)] = &[
+        ("undo", json!({}), "return 1"),
+        ("redo", json!({}), "return 2"),
+        ("manage", json!({"command": "undo"}), "return 1"),
+        ("manage", json!({"command": "redo"}), "return 2"),
+    ];
+    let p = project();
+    let ws = open(&p);
+    let registry = engine::Registry::new();
+    let edit: ChangeRequest = serde_json::from_value(json!({
+        "edits": [{"path": "src/util.py", "targetString": "return 1", "replacementString": "return 2"}],
+        "options": {"dryRun": false},
+    }))
+    .unwrap();
+    call(|c| ws.change(&edit, c)).unwrap();
+    for (tool, args, now) in cases {
+        call(|c| registry.call(&ws, c, tool, args.clone()))
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e:?}"));
+        assert!(p.read("src/util.py").contains(now), "{tool} {args}");
+        let status = call(|c| ws.status(&protocol::StatusRequest {}, c)).unwrap();
+        let stale = status.stale.unwrap();
+        assert!(stale.is_fresh(), "{tool} {args} left the index behind: {stale:?}");
+    }
+}
