@@ -143,6 +143,12 @@ def main():
                     r.setdefault("split", "tuned")
                     rows.append(r)
         rows = [r for r in rows if keep(r)]
+        # Round robin over repositories: a run stopped early has scored every
+        # repository about equally, not the first ones whole.
+        by_repo = collections.OrderedDict()
+        for r in rows:
+            by_repo.setdefault(r["repo"], []).append(r)
+        rows = [q[i] for i in range(max(map(len, by_repo.values()), default=0)) for q in by_repo.values() if i < len(q)]
         out = open(results_path, "a")
         for i, r in enumerate(rows):
             todo = [v for v in variants if (r["instance_id"], v) not in done]
