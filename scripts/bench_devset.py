@@ -17,10 +17,14 @@ already there is not run again (so a stopped run resumes), `--fresh` starts over
 
     python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --split tuned
     python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --split heldout
-    python3 scripts/bench_devset.py --data ../shared/data/localization/dev.jsonl --results R --label swe-bench
-    python3 scripts/bench_devset.py --results R --report      # the tables again, nothing run
+    python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --report --per-repo   # tables, nothing run
 
-Rows without `language` / `split` (the SWE-bench set) count as python / tuned.
+Rows without `language` / `split` (the SWE-bench sets) count as python / tuned, or
+held-out for a repository named by --heldout-repo:
+
+    python3 scripts/heldout_localize.py --out bench-data/heldout.jsonl --per-repo 0
+    python3 scripts/bench_devset.py --data ../shared/data/localization/dev.jsonl --data bench-data/heldout.jsonl \
+        --heldout-repo sphinx-doc/sphinx --heldout-repo sympy/sympy --results bench-data/devset/swe.jsonl
 """
 import argparse, collections, json, os, shutil, subprocess, sys, time
 
@@ -111,6 +115,7 @@ def main():
     ap.add_argument("--language", action="append", help="only these languages")
     ap.add_argument("--repo", action="append", help="only these repositories")
     ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="only these variants (default: all)")
+    ap.add_argument("--heldout-repo", action="append", help="a row without `split` of this repository is held-out")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--keep-trees", action="store_true")
     ap.add_argument("--fresh", action="store_true", help="forget earlier results")
@@ -140,7 +145,7 @@ def main():
                 if line.strip():
                     r = json.loads(line)
                     r.setdefault("language", "python")
-                    r.setdefault("split", "tuned")
+                    r.setdefault("split", "heldout" if r["repo"] in (args.heldout_repo or []) else "tuned")
                     rows.append(r)
         rows = [r for r in rows if keep(r)]
         # Round robin over repositories: a run stopped early has scored every
@@ -171,7 +176,10 @@ def main():
                 shutil.rmtree(tree, ignore_errors=True)
         out.close()
 
-    results = [m for m in load() if keep(m)]
+    ids = None
+    if args.data:  # only the instances of --data (the results file may hold others)
+        ids = {json.loads(l)["instance_id"] for path in args.data for l in open(path) if l.strip()}
+    results = [m for m in load() if keep(m) and (ids is None or m["instance_id"] in ids)]
     report(results, variants)
     if args.per_repo:
         for v in variants:

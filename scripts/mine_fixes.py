@@ -12,8 +12,9 @@ bench/locdev/repos.tsv; each one's history comes from the `fetch` tool's mirror
 
 A commit is kept when (all on HEAD's history, merges skipped):
   - its subject says it fixes something (fix, bug, crash, panic, error, wrong,
-    regression, ...), is no release / revert / typo / lint / CI / docs / test-only
-    change, and says enough: at least four words once a `fix(scope):` prefix is off;
+    regression, ...), is no release / revert / typo / lint / CI / docs / build /
+    comment / test-only change ("Fix bar controller unit tests", "Fixing the Java
+    1.5 build", "Fix some blank line nits"), and says enough: at least four words once a `fix(scope):` prefix is off;
   - it changes 1-4 source files of the indexed languages outside tests, docs,
     examples, benchmarks, generated and vendored code, at least one of them in the
     repository's language, with at most MAX_LINES lines changed in them, no more
@@ -26,13 +27,14 @@ Co-authored-by, Reviewed-by, Change-Id, a bare `Closes #123`) dropped and nothin
 else: names, paths and issue numbers that a message mentions stay, as they would
 in a real issue.
 
-Sampling, deterministic: the kept commits of a repository, oldest first, are cut
-into --per-repo equal runs of time and one is drawn from each with a generator
-seeded by (seed, repo); commits that also change a test are drawn first (a fix with
-a regression test is more likely a real bug fix), the others only where a run has
-none.
+Sampling, deterministic: the time from a repository's first kept commit to its
+last is cut into --per-repo equal bins, and each bin gives the commit with the
+smallest hash of (seed, repo, sha), preferring commits that also change a test (a
+fix with a regression test is more likely a real bug fix); empty bins are made up
+from the rest by the same order. So a change to the filters moves only the picks of
+the bins where it adds or drops a commit.
 """
-import argparse, json, os, random, re, subprocess, sys
+import argparse, hashlib, json, os, re, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -72,6 +74,9 @@ DOC_DIR = re.compile(r"(?i)^(docs?|documentation|man|examples?|samples?|demos?|b
                      r"perf|playground|site|website|\.github|\.circleci|cypress)$")
 VENDOR_DIR = re.compile(r"(?i)^(vendor|vendored|_vendor|third[-_]?party|3rdparty|extern|external|deps|"
                         r"node_modules|dist|generated|single_include|amalgamat\w*|bower_components)$")
+# Build and tool configuration: not where a bug lives; ignored like docs.
+BUILD_FILE = re.compile(r"(?i)(^|/)(gulpfile|gruntfile|webpack\.config|rollup\.config|vite\.config|jest\.config|"
+                        r"babel\.config|karma\.conf|playground)[^/]*$")
 GENERATED_FILE = re.compile(r"(?i)(\.min\.js|\.bundle\.js|\.pb\.go|_pb2\.py|\.generated\.\w+|\.g\.cs|"
                             r"\.designer\.cs|AssemblyInfo\.cs|zz_generated\w*\.go|_gen\.go|bindata\.go|_string\.go)$")
 
@@ -84,9 +89,12 @@ NOT_A_FIX = re.compile(r"(?i)(\btypos?\b|\bspelling\b|\bgrammar\b|\bclippy\b|\bl
                        r"\bwarnings?\b|\bcheckstyle\b|\bstaticcheck\b|\bjavadoc\b|\breview comments?\b|"
                        r"\bcommented out\b|^(add(ed|s)?|adding) (a |some )?(failing |unit |regression )?tests?\b|"
                        r"\bfix(e[sd])? (a couple of |some |the |first |failing |unit |broken |more )*tests?\b|"
+                       r"\bfix(e[sd]|ing)?\b(?!.{0,40}\b(add(ed|s|ing)?|with|and|plus)\b).{0,40}\btests\b|\bnits?\b|"
                        r"\btests? (fail|pass)|#\d+ test\b|\bbuild (error|failure|fix)|\bci\b|\bgithub actions?\b|"
-                       r"\b(unit )?tests? (failures?|fix(es)?)\b|\bfix(e[sd])? (the |a |some )?(tests?|docs?|"
-                       r"documentation|readme|build|ci|compil\w+|warnings?|links?|comments?|examples?)\b)")
+                       r"\b(unit )?tests? (failures?|fix(es)?)\b|\bfix(e[sd]|ing)? (up )?(the |a |some )?([\w.+-]+ ){0,2}(tests?|docs?|"
+                       r"documentation|readme|build|builds|ci|compil\w+|warnings?|links?|comments?|examples?)$|"
+                       r"\bfix(e[sd]|ing)? (up )?(the |a |some )?([\w.+-]+ ){0,2}(tests?|docs?|documentation|readme|build|"
+                       r"builds|ci|compil\w+|warnings?|links?|comments?|examples?)\b(?! (of|for|when|on|in|if)\b))")
 NOT_A_FIX_START = re.compile(r"(?i)^(revert|merge|release|bump|chore|docs?|test|tests|ci|build|style|refactor|"
                              r"perf|translated using|update (dependency|changelog|readme)|\[?skip)\b")
 PREFIX = re.compile(r"(?i)^((\[[^\]]*\]|[\w./-]+(\([^)]*\))?!?:|fix(e[sd])?\s*#\d+:?|bugfix:?|hotfix:?)\s*)+")
@@ -118,7 +126,7 @@ def role(path):
     if any(TEST_DIR.match(p) or CAMEL_TEST.match(p) for p in parts[:-1]) or TEST_FILE.search(path) \
             or CAMEL_TEST.search(parts[-1]):
         return "test"
-    if any(DOC_DIR.match(p) for p in parts[:-1]):
+    if any(DOC_DIR.match(p) for p in parts[:-1]) or BUILD_FILE.search(path):
         return "doc"
     return "source"
 
@@ -134,6 +142,7 @@ def clean_message(msg):
 
 
 def subject_ok(subject):
+    subject = subject.rstrip(" .!:;")
     if not FIXY.search(subject) or NOT_A_FIX.search(subject) or NOT_A_FIX_START.match(subject):
         return False
     rest = PREFIX.sub("", subject).strip()
@@ -222,15 +231,23 @@ def mine(gitdir, repo, language):
 
 
 def sample(kept, n, seed, repo):
+    """n commits spread over the repository's time: its span from the first kept commit
+    to the last is cut into n equal bins, and each bin gives the commit with the
+    smallest seeded hash (one with a test change if it has one); bins left empty are
+    filled by the smallest hashes of the rest. A change to the filters moves a pick
+    only in the bin of a commit it adds or drops."""
     if len(kept) <= n:
         return kept
-    rng = random.Random(f"{seed}:{repo}")
-    picked = []
-    for i in range(n):
-        run = kept[len(kept) * i // n: len(kept) * (i + 1) // n]
-        tested = [k for k in run if k["tested"]]
-        picked.append(rng.choice(tested or run))
-    return picked
+    key = lambda k: hashlib.sha256(f"{seed}:{repo}:{k['sha']}".encode()).hexdigest()
+    t0, t1 = kept[0]["time"], kept[-1]["time"]
+    bins = [[] for _ in range(n)]
+    for k in kept:
+        bins[min(n - 1, (k["time"] - t0) * n // (t1 - t0 + 1))].append(k)
+    picked = [min([k for k in b if k["tested"]] or b, key=key) for b in bins if b]
+    chosen = {k["sha"] for k in picked}
+    rest = sorted((k for k in kept if k["sha"] not in chosen), key=lambda k: (not k["tested"], key(k)))
+    picked += rest[:n - len(picked)]
+    return sorted(picked, key=lambda k: (k["time"], k["sha"]))
 
 
 def main():
