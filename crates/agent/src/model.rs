@@ -69,8 +69,8 @@ impl Turn<'_> {
         let defs: Vec<ToolDef> = tools
             .tools()
             .map(|t| ToolDef {
-                name: t.spec.name.to_owned(),
-                description: t.spec.description.to_owned(),
+                name: t.spec.name.clone(),
+                description: t.spec.description.clone(),
                 input_schema: Value::Object((*t.spec.input_schema).clone()),
             })
             .collect();
@@ -202,7 +202,19 @@ impl Turn<'_> {
                 });
                 let (cancel, timer) = limit.token(cx.cancellation_token(), &shared.rt);
                 let call = stdx::Call::new(&stdx::NoProgress, &cancel);
-                let answer = tools.call_in(&shared.session, &call, &name, input, &mut overlay);
+                // Commands run in the run's workspace copy, brought up to date
+                // with the overlay first; nothing a tool does reaches the tree.
+                let ws = crate::nodes::workspace(shared, cx.run_id());
+                let materialize = |o: &edit::Overlay| {
+                    ws.sync(o).map_err(|e| e.to_string())?;
+                    // The command may write anywhere in the copy: the next
+                    // sync checks it.
+                    ws.mark_dirty().map_err(|e| e.to_string())?;
+                    Ok(ws.path().to_owned())
+                };
+                let mut shadow =
+                    engine::Shadow { overlay: &mut overlay, workspace: Some(&materialize) };
+                let answer = tools.call_in(&shared.session, &call, &name, input, &mut shadow);
                 drop(timer);
                 state.spend.tool_calls += 1;
                 if !cx.is_cancelled() && limit.passed() && answer.is_err() {

@@ -34,6 +34,12 @@
 //! The manifest is deleted when a sync starts and written (atomically) when it ends:
 //! a sync that was killed half-way leaves no manifest, and the next one recopies
 //! everything rather than trusting a half-made copy.
+//!
+//! A command an agent runs in the copy (`exec`, `test`) may write anywhere in it.
+//! Such a run marks the copy *dirty* first; the next sync then also checks each
+//! copied file against what it left there (the copy-side stamp in the manifest)
+//! and removes files nobody put there, so a validation never tests what a
+//! command wrote instead of what the run changed.
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashSet},
@@ -66,7 +72,7 @@ const METADATA_PARENTS: &[&str] = &["", "src", "lib"];
 const NEVER_COPIED: &[&str] = &[".git", stdx::STATE_DIR];
 
 /// Bumped when the manifest's meaning changes; another version reads as no manifest.
-const MANIFEST_VERSION: u32 = 1;
+const MANIFEST_VERSION: u32 = 2;
 
 /// A project file modified this soon before a sync started may have been modified
 /// again after it was copied without its size or modification time changing
@@ -113,6 +119,8 @@ pub(crate) struct ShadowWorkspace {
     root: PathBuf,
     dir: PathBuf,
     manifest: PathBuf,
+    /// Present while a command may have written into the copy.
+    dirty: PathBuf,
 }
 
 impl ShadowWorkspace {
@@ -122,17 +130,27 @@ impl ShadowWorkspace {
     /// `<dir>.manifest.json`, out of sight of the tests that run in the copy.
     /// Creates nothing yet.
     pub(crate) fn new(project_root: &Path, dir: &Path) -> ShadowWorkspace {
-        let mut name = dir.file_name().map_or_else(OsString::new, OsString::from);
-        name.push(".manifest.json");
+        let name = dir.file_name().map_or_else(OsString::new, OsString::from);
+        let beside = |suffix: &str| {
+            let mut n = name.clone();
+            n.push(suffix);
+            dir.with_file_name(n)
+        };
         ShadowWorkspace {
             root: project_root.to_owned(),
             dir: dir.to_owned(),
-            manifest: dir.with_file_name(name),
+            manifest: beside(".manifest.json"),
+            dirty: beside(".dirty"),
         }
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// Says a command is about to run in the copy: the next sync verifies it.
+    pub(crate) fn mark_dirty(&self) -> Result<(), WorkspaceError> {
+        fs::write(&self.dirty, b"").map_err(io_err(&self.dirty))
     }
 
     /// Brings the copy up to date: the project's current files, with `overlay` on
@@ -157,6 +175,7 @@ impl ShadowWorkspace {
 
         let previous = self.load_manifest(&root, &dir);
         let recovering = previous.is_none() && existed;
+        let dirty = self.dirty.exists();
         let project = walk_project(&root, &[dir.clone(), manifest_at])?;
         for path in overlay.keys() {
             project.check_not_under_link(path)?;
@@ -220,14 +239,26 @@ impl ShadowWorkspace {
             if overlay.contains_key(rel) {
                 continue;
             }
+            let in_copy = || {
+                let meta = fs::symlink_metadata(dir.join(rel)).ok()?;
+                let kind = if meta.file_type().is_symlink() { Kind::Symlink } else { Kind::File };
+                Some(Stamp::of(kind, &meta))
+            };
             let trusted = prev.files.get(rel) == Some(&found.stamp)
                 && !prev.overlay.contains(rel)
-                && found.stamp.mtime_ns.saturating_add(RACY_NS) < prev.started_ns;
-            if !trusted {
+                && found.stamp.mtime_ns.saturating_add(RACY_NS) < prev.started_ns
+                && (!dirty || prev.copies.get(rel).is_some_and(|c| in_copy() == Some(*c)));
+            let copy_stamp = if trusted {
+                prev.copies.get(rel).copied()
+            } else {
                 copy_entry(&root, &dir, rel, found)?;
                 report.copied += 1;
-            }
+                in_copy()
+            };
             next.files.insert(rel.clone(), found.stamp);
+            if let Some(c) = copy_stamp {
+                next.copies.insert(rel.clone(), c);
+            }
         }
 
         // Deletions before writes: an overlay may delete the file `a` and create
@@ -249,9 +280,10 @@ impl ShadowWorkspace {
         }
         next.overlay = overlay.keys().cloned().collect();
 
-        if recovering {
+        if recovering || dirty {
             // Recovering from a killed sync (or a lost manifest): the copy may hold
-            // files an earlier project or overlay had that this one has not.
+            // files an earlier project or overlay had that this one has not; after
+            // a command, files it made.
             let keep = |rel: &str| {
                 project.entries.contains_key(rel)
                     || project.linked.contains_key(rel)
@@ -263,6 +295,7 @@ impl ShadowWorkspace {
         let json = serde_json::to_vec_pretty(&next)
             .map_err(|e| WorkspaceError::Io { path: self.manifest.clone(), source: e.into() })?;
         stdx::atomic_write(&self.manifest, &json).map_err(io_err(&self.manifest))?;
+        remove_file_if_exists(&self.dirty)?;
         Ok(report)
     }
 
@@ -272,6 +305,7 @@ impl ShadowWorkspace {
         // The manifest first: a removal that dies half-way leaves a copy that the
         // next sync (if any) will not trust.
         remove_file_if_exists(&self.manifest)?;
+        remove_file_if_exists(&self.dirty)?;
         if let (Ok(root), Ok(dir)) = (self.root.canonicalize(), self.dir.canonicalize())
             && root.starts_with(&dir)
         {
@@ -323,6 +357,10 @@ struct Manifest {
     /// Files and symlinks copied from the project, with their stamp in the project
     /// at the time.
     files: BTreeMap<String, Stamp>,
+    /// The same files' stamps in the copy once copied: a dirty copy is checked
+    /// against them.
+    #[serde(default)]
+    copies: BTreeMap<String, Stamp>,
     /// Dependency directories linked, with the original they point to.
     linked: BTreeMap<String, PathBuf>,
     /// Every path the overlay wrote or deleted.
@@ -1062,6 +1100,31 @@ mod tests {
     }
 
     #[test]
+    fn what_a_command_wrote_in_the_copy_is_undone_by_the_next_sync() {
+        let (project, ws) = setup(
+            r#"
+            //- conftest.py
+            X = 1
+            //- app.py
+            def f(): pass
+            "#,
+        );
+        ws.sync(&edit::Overlay::new()).unwrap();
+        // A command run in the copy (an agent's `exec`) rewrites a file and adds one.
+        ws.mark_dirty().unwrap();
+        fs::write(ws.path().join("conftest.py"), "X = 2  # the command's\n").unwrap();
+        fs::write(ws.path().join("injected_test.py"), "def test(): pass\n").unwrap();
+        let r = ws.sync(&edit::Overlay::new()).unwrap();
+        assert_eq!(r, report(1, 1, 0, 0));
+        expect![[r#"
+            app.py: def f(): pass
+            conftest.py: X = 1"#]]
+        .assert_eq(&listing(&project, &ws));
+        // Clean again: the next sync trusts the copy.
+        assert_eq!(ws.sync(&edit::Overlay::new()).unwrap(), report(0, 0, 0, 0));
+    }
+
+    #[test]
     fn second_sync_of_an_unchanged_project_copies_nothing() {
         let (project, ws) = setup(
             r#"
@@ -1261,7 +1324,7 @@ mod tests {
             ("unreadable", |m| fs::write(m, "{ half a manif").unwrap()),
             ("another version", |m| {
                 let text = fs::read_to_string(m).unwrap();
-                fs::write(m, text.replace("\"version\": 1", "\"version\": 999")).unwrap();
+                fs::write(m, text.replace("\"version\": 2", "\"version\": 999")).unwrap();
             }),
         ];
         for (damage, inflict) in damages {

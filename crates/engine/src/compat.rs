@@ -17,6 +17,39 @@ use crate::{
     error::{Error, Result},
 };
 
+/// `read_code` is `read`.
+pub(crate) fn read_code_request(req: &ReadCodeRequest) -> ReadRequest {
+    ReadRequest {
+        target: req.file_path.clone(),
+        view: req.view,
+        line_range: req.line_range,
+        symbol: None,
+        against: None,
+    }
+}
+
+/// `edit_code` is `change` (applied unless it asks for a dry run, as it did).
+pub(crate) fn edit_code_request(req: &EditCodeRequest) -> Result<ChangeRequest> {
+    let edits = req
+        .edits
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            e.to_op(req.file_path.as_deref())
+                .map_err(|m| Error::InvalidArgument(format!("bad edit {i}: {m}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ChangeRequest {
+        description: Some("edit_code".into()),
+        target: None,
+        edits,
+        options: ChangeOptions {
+            dry_run: Some(req.dry_run.unwrap_or(false)),
+            ..Default::default()
+        },
+    })
+}
+
 /// Guidance of a superseded tool's answer: the summary, a pointer to the pillar
 /// that answers with more in one call, and the next step.
 fn superseded(by: &str, summary: String, next: Option<NextAction>) -> Guidance {
@@ -71,40 +104,11 @@ impl Session {
     }
 
     pub fn read_code(&self, req: &ReadCodeRequest, call: &Call<'_>) -> Result<ReadResponse> {
-        self.read(
-            &ReadRequest {
-                target: req.file_path.clone(),
-                view: req.view,
-                line_range: req.line_range,
-                symbol: None,
-                against: None,
-            },
-            call,
-        )
+        self.read(&read_code_request(req), call)
     }
 
     pub fn edit_code(&self, req: &EditCodeRequest, call: &Call<'_>) -> Result<ChangeResponse> {
-        let edits = req
-            .edits
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                e.to_op(req.file_path.as_deref())
-                    .map_err(|m| Error::InvalidArgument(format!("bad edit {i}: {m}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.change(
-            &ChangeRequest {
-                description: Some("edit_code".into()),
-                target: None,
-                edits,
-                options: ChangeOptions {
-                    dry_run: Some(req.dry_run.unwrap_or(false)),
-                    ..Default::default()
-                },
-            },
-            call,
-        )
+        self.change(&edit_code_request(req)?, call)
     }
 
     pub fn analyze_relationship(

@@ -1,11 +1,12 @@
 //! `manage`: status, undo, redo, history, rebuild, test.
 
+use std::path::Path;
+
 use protocol::{
     Guidance, ManageCommand, ManageRequest, ManageResponse, ProcessMemoryInfo, ProjectStatus,
     RebuildReport, RebuildScope, TestResult,
 };
 use serde_json::json;
-
 use stdx::Call;
 
 use crate::{
@@ -17,6 +18,27 @@ use crate::{
 
 impl Session {
     pub fn manage(&self, req: &ManageRequest, call: &Call<'_>) -> Result<ManageResponse> {
+        self.manage_in(req, None, call)
+    }
+
+    /// `manage test` in a run's workspace copy (a tool call inside a run; the
+    /// shadow routes no other command here).
+    pub(crate) fn manage_test_at(
+        &self,
+        req: &ManageRequest,
+        at: &Path,
+        call: &Call<'_>,
+    ) -> Result<ManageResponse> {
+        self.manage_in(req, Some(at), call)
+    }
+
+    /// `manage`, its tests run at `at` when given (else in the project).
+    fn manage_in(
+        &self,
+        req: &ManageRequest,
+        at: Option<&Path>,
+        call: &Call<'_>,
+    ) -> Result<ManageResponse> {
         check_cancel(call)?;
         let mut resp = ManageResponse {
             command: req.command,
@@ -200,7 +222,7 @@ impl Session {
                 )
             }
             ManageCommand::Test => {
-                let t = self.run_tests(&req.targets, call)?;
+                let t = self.run_tests(&req.targets, at.unwrap_or(&self.root), call)?;
                 if !t.success {
                     for f in t.failures.iter().take(3) {
                         match (&f.file, f.line) {
@@ -249,8 +271,13 @@ impl Session {
 
     /// Runs the project's tests (or only `targets`: test files or names) in the
     /// sandbox.
-    pub(crate) fn run_tests(&self, targets: &[String], call: &Call<'_>) -> Result<TestResult> {
-        let root = self.root.clone();
+    pub(crate) fn run_tests(
+        &self,
+        targets: &[String],
+        root: &Path,
+        call: &Call<'_>,
+    ) -> Result<TestResult> {
+        let root = root.to_owned();
         let project = self.detect_at(&root, false)?;
         let command = self.commands().test.clone().filter(|c| !c.is_empty());
         let targets = if command.is_some() { &[][..] } else { targets };

@@ -181,6 +181,50 @@ impl Session {
         Ok((policy, ws))
     }
 
+    /// A tool call's request for a command in a run's shadow: the configured
+    /// policy narrowed by the call's own options (a tool call never widens it),
+    /// run in the run's workspace copy `at`.
+    fn shadowed(opts: &SandboxOptions, at: &Path) -> SandboxOptions {
+        SandboxOptions { workspace: Some(at.display().to_string()), ..opts.clone() }
+    }
+
+    /// `build` in a run's workspace copy (a tool call inside a run).
+    pub(crate) fn build_at(
+        &self,
+        req: &BuildRequest,
+        at: &Path,
+        call: &Call<'_>,
+    ) -> Result<BuildResponse> {
+        apply_sandbox_options(&self.sandbox()?.1.policy, &req.sandbox, &self.root, Trust::Tool)?;
+        let req = BuildRequest { sandbox: Session::shadowed(&req.sandbox, at) };
+        self.build_as(&req, Trust::User, call)
+    }
+
+    /// `test` in a run's workspace copy (a tool call inside a run).
+    pub(crate) fn test_at(
+        &self,
+        req: &TestRequest,
+        at: &Path,
+        call: &Call<'_>,
+    ) -> Result<TestResponse> {
+        apply_sandbox_options(&self.sandbox()?.1.policy, &req.sandbox, &self.root, Trust::Tool)?;
+        let req = TestRequest { sandbox: Session::shadowed(&req.sandbox, at), ..req.clone() };
+        self.test_as(&req, Trust::User, call)
+    }
+
+    /// `exec` in a run's workspace copy (a tool call inside a run): what the
+    /// command writes lands in the copy, which the next sync restores.
+    pub(crate) fn exec_at(
+        &self,
+        req: &ExecRequest,
+        at: &Path,
+        call: &Call<'_>,
+    ) -> Result<ExecResult> {
+        apply_sandbox_options(&self.sandbox()?.1.policy, &req.sandbox, &self.root, Trust::Tool)?;
+        let req = ExecRequest { sandbox: Session::shadowed(&req.sandbox, at), ..req.clone() };
+        self.exec_as(&req, Trust::User, StdinMode::Null, call)
+    }
+
     pub fn build(&self, req: &BuildRequest, call: &Call<'_>) -> Result<BuildResponse> {
         self.build_as(req, Trust::Tool, call)
     }

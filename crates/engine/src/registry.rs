@@ -2,10 +2,15 @@
 //! and output JSON Schemas derived from its `protocol` types, its effect, and a
 //! handler. `ironbees mcp` lists and calls these; the agents hand them to models;
 //! the CLI's subcommands call the same session methods the handlers do.
+//!
+//! The registry is open: tools from outside (an MCP server's, namespaced by the
+//! server: `git.status`) join the built-in ones with their own names, schemas,
+//! effect and handler. Every tool has an effect, and a run's shadow decides by
+//! effect, not by name, what a tool may do inside it (see `shadow.rs`).
 
 use std::sync::{Arc, LazyLock};
 
-use protocol::{Effect, ErrorCode, ErrorInfo, Guidance, Op, Operation, PillarError};
+use protocol::{Effect, ErrorCode, ErrorInfo, Guidance, Op, Operation, PillarError, ToolSource};
 use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::{Map, Value};
 use stdx::Call;
@@ -15,11 +20,13 @@ use crate::{Session, error::Result, guidance::error_guidance};
 /// What a client is told about a tool.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
-    pub operation: Operation,
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
+    /// The built-in operation it answers (None for an outside tool).
+    pub operation: Option<Operation>,
+    pub name: String,
+    pub title: String,
+    pub description: String,
     pub effect: Effect,
+    pub source: ToolSource,
     /// The request type's JSON Schema (what a caller may send).
     pub input_schema: Arc<Map<String, Value>>,
     /// The response type's JSON Schema (what a successful call answers).
@@ -51,7 +58,7 @@ impl std::error::Error for ToolError {}
 
 /// Runs one tool call: JSON arguments in, the JSON answer or the error out.
 pub type Handler =
-    Box<dyn Fn(&Session, &Call<'_>, Value) -> std::result::Result<Value, ToolError> + Send + Sync>;
+    Arc<dyn Fn(&Session, &Call<'_>, Value) -> std::result::Result<Value, ToolError> + Send + Sync>;
 
 /// One operation as a tool.
 pub struct Tool {
@@ -59,7 +66,9 @@ pub struct Tool {
     pub handler: Handler,
 }
 
-/// Every operation as a tool, in `Operation::ALL` order.
+/// The built-in operations as tools, in `Operation::ALL` order, then the tools
+/// added from outside, in the order they were added.
+#[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<Tool>>,
 }
@@ -79,6 +88,19 @@ impl Registry {
         Registry { tools: ALL.clone() }
     }
 
+    /// Adds a tool from outside. Its name must be new: a built-in tool keeps its
+    /// name, and two servers' tools are told apart by their server's prefix.
+    pub fn add(&mut self, tool: Tool) -> std::result::Result<(), ErrorInfo> {
+        if self.get(&tool.spec.name).is_some() {
+            return Err(ErrorInfo::new(
+                ErrorCode::AlreadyExists,
+                format!("a tool named `{}` is registered already", tool.spec.name),
+            ));
+        }
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter().map(|t| t.as_ref())
     }
@@ -88,21 +110,31 @@ impl Registry {
     }
 
     /// Only the named tools (an agent sees its `requiredTools` only), in the
-    /// registry's order. `TOOL_NOT_FOUND` names the first unknown one.
+    /// registry's order. A name is a tool's, or an outside server's (all its
+    /// tools). `TOOL_NOT_FOUND` names the first unknown one.
     pub fn only(&self, names: &[&str]) -> std::result::Result<Registry, ErrorInfo> {
-        if let Some(unknown) = names.iter().find(|n| self.get(n).is_none()) {
+        let picked = |t: &Tool, n: &str| {
+            t.spec.name == n
+                || matches!(&t.spec.source, ToolSource::Server { server } if server == n)
+        };
+        if let Some(unknown) = names.iter().find(|n| !self.tools().any(|t| picked(t, n))) {
             return Err(ErrorInfo::new(
                 ErrorCode::ToolNotFound,
                 format!("no tool named `{unknown}` (known: {})", self.names().join(", ")),
             ));
         }
         Ok(Registry {
-            tools: self.tools.iter().filter(|t| names.contains(&t.spec.name)).cloned().collect(),
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| names.iter().any(|n| picked(t, n)))
+                .cloned()
+                .collect(),
         })
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools().map(|t| t.spec.name).collect()
+    pub fn names(&self) -> Vec<&str> {
+        self.tools().map(|t| t.spec.name.as_str()).collect()
     }
 
     /// Calls the tool `name` with JSON arguments. An unknown name is
@@ -177,11 +209,12 @@ fn inline_root_ref(mut root: Map<String, Value>) -> Map<String, Value> {
 pub(crate) fn spec_of<R: Op>() -> ToolSpec {
     let op = R::OPERATION;
     ToolSpec {
-        operation: op,
-        name: op.name(),
-        title: op.title(),
-        description: op.description(),
+        operation: Some(op),
+        name: op.name().to_owned(),
+        title: op.title().to_owned(),
+        description: op.description().to_owned(),
         effect: op.effect(),
+        source: ToolSource::BuiltIn,
         input_schema: schema::<R>(false),
         output_schema: output_schema::<R::Response>(),
     }
@@ -191,7 +224,7 @@ pub(crate) fn spec_of<R: Op>() -> ToolSpec {
 fn tool<R: Op>(f: fn(&Session, &R, &Call<'_>) -> Result<R::Response>) -> Tool {
     Tool {
         spec: spec_of::<R>(),
-        handler: Box::new(move |session, call, arguments| {
+        handler: Arc::new(move |session, call, arguments| {
             run_op(arguments, |req: R| f(session, &req, call))
         }),
     }
@@ -291,7 +324,7 @@ mod tests {
     #[test]
     fn every_operation_is_one_tool_with_object_schemas() {
         let r = Registry::new();
-        let ops: Vec<Operation> = r.tools().map(|t| t.spec.operation).collect();
+        let ops: Vec<Operation> = r.tools().filter_map(|t| t.spec.operation).collect();
         assert_eq!(ops, Operation::ALL.to_vec());
         for t in r.tools() {
             assert_eq!(

@@ -1,31 +1,102 @@
-//! Shadow mode: `read`, `change` and `write` against a run's overlay instead of
-//! the working tree.
+//! Shadow mode: every tool call inside an agent run stays in the run's shadow.
 //!
-//! An agent run must not touch the working tree before its change is validated
-//! and approved (seed 002's ShadowFS), yet its coder calls the same tools, with
-//! the same schemas, as any client. So the three file tools have a second entry
-//! point taking an [`edit::Overlay`]: reads see the overlay's version of a file,
-//! edits are planned by the edit engine against it (matches, hashes, conflicts
-//! checked exactly as for the disk) and land in the overlay, never on disk. The
-//! post-edit syntax check applies as well: an edit that adds syntax errors is
-//! refused, leaving the overlay as it was. Everything else (the index, navigation)
-//! still describes the working tree; [`Registry::call_in`] says so in a warning
-//! when a tool answers about a file the overlay changed.
+//! An agent run must not touch the working tree, the edit history or the outside
+//! before its change is validated and approved (seed 002's ShadowFS), yet its
+//! agents call the same tools, with the same schemas, as any client — and a
+//! project's `agent.yaml` may list any of them. So the shadow decides by a
+//! tool's *effect*, not its name ([`shadow_route`], a pure function tested as a
+//! table):
+//!
+//! - reads and edits of files go to the run's [`edit::Overlay`]: reads see the
+//!   overlay's version, edits are planned by the edit engine against it
+//!   (matches, hashes, conflicts, the syntax check) and land in it, never on
+//!   disk (`read`, `change`, `write` and their superseded forms);
+//! - other reads answer from the project, with a warning naming the files the
+//!   run has changed that the answer mentions;
+//! - project commands (`build`, `test`, `exec`, `manage test`) run in the run's
+//!   workspace copy, brought up to date with the overlay first;
+//! - anything else (`undo`, `redo`, `manage undo|redo|rebuild`, and outside
+//!   tools that are not declared read-only) is refused with `SHADOW_REFUSED`.
+
+use std::path::PathBuf;
 
 use protocol::{
-    ChangeRequest, ChangeResponse, FileChangeKind, Guidance, Op, ReadRequest, ReadResponse,
-    Warning, WarningLevel, WriteRequest, WriteResponse,
+    BuildRequest, ChangeRequest, ChangeResponse, EditCodeRequest, Effect, ErrorCode, ErrorInfo,
+    ExecRequest, FileChangeKind, Guidance, ManageProjectRequest, ManageRequest, Operation,
+    ReadCodeRequest, ReadRequest, ReadResponse, TestRequest, Warning, WarningLevel, WriteRequest,
+    WriteResponse,
 };
 use serde_json::Value;
 use stdx::Call;
 
 use crate::{
-    Registry, Session, ToolError,
+    Registry, Session, ToolError, ToolSpec,
     change::{change_guidance, edit_request, syntax_regression},
+    compat::{edit_code_request, read_code_request},
     error::{Error, Result},
     registry::run_op,
     session::check_cancel,
 };
+
+/// Where a tool call goes inside a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShadowRoute {
+    /// Reads or edits the run's overlay.
+    Overlay,
+    /// Answers from the project as it is (a read): run as it is.
+    Read,
+    /// A project command: runs in the run's workspace copy.
+    Copy,
+    /// Refused with `SHADOW_REFUSED`, for this reason.
+    Refuse(String),
+}
+
+/// Where a call of `spec` with `args` goes inside a run: by the tool's effect,
+/// and for `manage` by its command.
+pub fn shadow_route(spec: &ToolSpec, args: &Value) -> ShadowRoute {
+    use Operation as O;
+    let refuse = |what: &str| {
+        ShadowRoute::Refuse(format!(
+            "`{}` {what}, which an agent run may not touch before its change is approved and \
+             applied",
+            spec.name
+        ))
+    };
+    match (spec.operation, spec.effect) {
+        (Some(O::Read | O::ReadCode | O::Change | O::EditCode | O::Write), _) => {
+            ShadowRoute::Overlay
+        }
+        (Some(O::Manage | O::ManageProject), _) => {
+            let command = args.get("command").and_then(Value::as_str).unwrap_or("status");
+            match command {
+                "status" | "history" => ShadowRoute::Read,
+                "test" => ShadowRoute::Copy,
+                _ => refuse("changes the edit history or rebuilds the index"),
+            }
+        }
+        (Some(O::Build | O::Test | O::Exec), _) => ShadowRoute::Copy,
+        (_, Effect::Read) => ShadowRoute::Read,
+        (_, Effect::History) => refuse("changes the edit history"),
+        (_, Effect::Edit) => refuse("writes files outside the run's overlay"),
+        (_, Effect::Run) => refuse("runs commands outside the run's workspace copy"),
+        _ => refuse(
+            "can act on the world outside the project (configure its server's tools read-only if they only read)",
+        ),
+    }
+}
+
+/// Brings a run's workspace copy up to date with its overlay, and says where it
+/// is (or why it could not).
+pub type Materialize<'a> = &'a dyn Fn(&edit::Overlay) -> std::result::Result<PathBuf, String>;
+
+/// What a tool call inside a run can see and change: the run's overlay, and a
+/// way to bring the run's workspace copy up to date with it for commands.
+pub struct Shadow<'a> {
+    pub overlay: &'a mut edit::Overlay,
+    /// Materializes the project with the overlay on top; the directory project
+    /// commands run in. None: commands are refused (a run without a workspace).
+    pub workspace: Option<Materialize<'a>>,
+}
 
 impl Session {
     /// [`Session::read`] with the files `overlay` holds read from it.
@@ -87,7 +158,23 @@ impl Session {
         }
         let mut result = result;
         result.dry_run = dry_run;
-        let guidance = change_guidance(req, &result, None, None, dry_run, &mut warnings);
+        let mut guidance = change_guidance(req, &result, None, None, dry_run, &mut warnings);
+        if !dry_run {
+            // No transaction in a run: the change is in the run's overlay, which
+            // the run applies at its end. "Nothing changed" would send a model
+            // to redo a correct edit.
+            let files: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+            let (added, removed) = result
+                .files
+                .iter()
+                .fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
+            guidance.context_summary = format!(
+                "Applied in the run's workspace (the working tree changes when the run's change \
+                 is approved) to {} (+{added} -{removed}).",
+                files.join(", ")
+            );
+            guidance.next_actions.retain(|a| a.tool != "manage");
+        }
         Ok(ChangeResponse {
             success: true,
             dry_run,
@@ -150,36 +237,87 @@ fn syntax_errors(path: &str, bytes: &[u8]) -> u32 {
 }
 
 impl Registry {
-    /// [`Registry::call`] in shadow mode: `read`, `change` and `write` go to the
-    /// overlay ([`Session::read_in`], ...); the other tools answer about the
-    /// working tree, with a warning when their answer names a file the overlay
-    /// changed.
+    /// [`Registry::call`] inside a run's shadow (see the module's doc): the call
+    /// goes where [`shadow_route`] says.
     pub fn call_in(
         &self,
         session: &Session,
         call: &Call<'_>,
         name: &str,
         arguments: Value,
-        overlay: &mut edit::Overlay,
+        shadow: &mut Shadow<'_>,
     ) -> std::result::Result<Value, ToolError> {
-        if self.get(name).is_none() {
+        let Some(tool) = self.get(name) else {
             return self.call(session, call, name, arguments);
-        }
-        match name {
-            n if n == ReadRequest::OPERATION.name() => {
-                run_op(arguments, |r: ReadRequest| session.read_in(&r, overlay, call))
+        };
+        match shadow_route(&tool.spec, &arguments) {
+            ShadowRoute::Refuse(reason) => Err(ToolError {
+                info: ErrorInfo::new(ErrorCode::ShadowRefused, reason),
+                guidance: Guidance {
+                    context_summary: "Work with `read`, `change` and `write` (they act on the \
+                                      run's own copy) and the read-only tools."
+                        .into(),
+                    ..Guidance::default()
+                },
+            }),
+            ShadowRoute::Overlay => {
+                let overlay = &mut *shadow.overlay;
+                match tool.spec.operation {
+                    Some(Operation::Read) => {
+                        run_op(arguments, |r: ReadRequest| session.read_in(&r, overlay, call))
+                    }
+                    Some(Operation::ReadCode) => run_op(arguments, |r: ReadCodeRequest| {
+                        session.read_in(&read_code_request(&r), overlay, call)
+                    }),
+                    Some(Operation::Change) => {
+                        run_op(arguments, |r: ChangeRequest| session.change_in(&r, overlay, call))
+                    }
+                    Some(Operation::EditCode) => run_op(arguments, |r: EditCodeRequest| {
+                        session.change_in(&edit_code_request(&r)?, overlay, call)
+                    }),
+                    _ => run_op(arguments, |r: WriteRequest| session.write_in(&r, overlay, call)),
+                }
             }
-            n if n == ChangeRequest::OPERATION.name() => {
-                run_op(arguments, |r: ChangeRequest| session.change_in(&r, overlay, call))
+            ShadowRoute::Copy => {
+                let at = match shadow.workspace {
+                    Some(materialize) => materialize(shadow.overlay).map_err(|e| ToolError {
+                        info: ErrorInfo::new(
+                            ErrorCode::Io,
+                            format!("preparing the run's workspace: {e}"),
+                        ),
+                        guidance: Guidance::default(),
+                    }),
+                    None => Err(ToolError {
+                        info: ErrorInfo::new(
+                            ErrorCode::ShadowRefused,
+                            format!(
+                                "`{name}` needs the run's workspace copy, which this run has not"
+                            ),
+                        ),
+                        guidance: Guidance::default(),
+                    }),
+                }?;
+                match tool.spec.operation {
+                    Some(Operation::Build) => {
+                        run_op(arguments, |r: BuildRequest| session.build_at(&r, &at, call))
+                    }
+                    Some(Operation::Test) => {
+                        run_op(arguments, |r: TestRequest| session.test_at(&r, &at, call))
+                    }
+                    Some(Operation::ManageProject) => {
+                        run_op(arguments, |r: ManageProjectRequest| {
+                            session.manage_test_at(&r.0, &at, call)
+                        })
+                    }
+                    Some(Operation::Manage) => {
+                        run_op(arguments, |r: ManageRequest| session.manage_test_at(&r, &at, call))
+                    }
+                    _ => run_op(arguments, |r: ExecRequest| session.exec_at(&r, &at, call)),
+                }
             }
-            n if n == WriteRequest::OPERATION.name() => {
-                run_op(arguments, |r: WriteRequest| session.write_in(&r, overlay, call))
-            }
-            _ => {
-                let mut answer = self.call(session, call, name, arguments)?;
-                let text = answer.to_string();
-                let stale: Vec<&str> =
-                    overlay.keys().map(String::as_str).filter(|p| text.contains(p)).collect();
+            ShadowRoute::Read => {
+                let mut answer = (tool.handler)(session, call, arguments)?;
+                let stale = mentioned(&answer, shadow.overlay);
                 if let (false, Some(Value::Object(g))) =
                     (stale.is_empty(), answer.get_mut("guidance"))
                 {
@@ -191,7 +329,7 @@ impl Registry {
                              `read` them for the run's version",
                             stale.join(", ")
                         ),
-                        affected: stale.iter().map(|s| (*s).to_owned()).collect(),
+                        affected: stale.clone(),
                         mitigation: None,
                     };
                     let warnings = g.entry("warnings").or_insert_with(|| Value::Array(vec![]));
@@ -203,4 +341,28 @@ impl Registry {
             }
         }
     }
+}
+
+/// The overlay's paths an answer names: a string value that is the path, or
+/// the path followed by `:line` (not a substring of some other text: `a.py`
+/// is not mentioned by `data.py`).
+fn mentioned(answer: &Value, overlay: &edit::Overlay) -> Vec<String> {
+    fn walk(v: &Value, out: &mut std::collections::BTreeSet<String>, overlay: &edit::Overlay) {
+        match v {
+            Value::String(s) => {
+                let path = s.split_once(':').map_or(s.as_str(), |(p, rest)| {
+                    if rest.chars().next().is_some_and(|c| c.is_ascii_digit()) { p } else { s }
+                });
+                if overlay.contains_key(path) {
+                    out.insert(path.to_owned());
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out, overlay)),
+            Value::Object(m) => m.values().for_each(|x| walk(x, out, overlay)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(answer, &mut out, overlay);
+    out.into_iter().collect()
 }

@@ -80,15 +80,18 @@ impl Server {
             .map(|t| {
                 let s = &t.spec;
                 let read_only = s.effect == Effect::Read;
-                Tool::new(s.name, s.description, Arc::clone(&s.input_schema))
-                    .with_title(s.title)
+                // Undo, redo and outside tools may change what an earlier call
+                // did; an edit only adds to it.
+                let destructive = matches!(s.effect, Effect::History | Effect::External);
+                Tool::new(s.name.clone(), s.description.clone(), Arc::clone(&s.input_schema))
+                    .with_title(s.title.clone())
                     .with_raw_output_schema(Arc::clone(&s.output_schema))
                     .with_annotations(ToolAnnotations::from_raw(
-                        Some(s.title.to_owned()),
+                        Some(s.title.clone()),
                         Some(read_only),
-                        Some(!read_only),
+                        Some(destructive),
                         Some(false),
-                        Some(false),
+                        Some(s.effect == Effect::External),
                     ))
             })
             .collect()

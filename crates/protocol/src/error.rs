@@ -79,6 +79,10 @@ error_codes! {
     ToolExecutionFailed = "TOOL_EXECUTION_FAILED",
     AgentExecutionFailed = "AGENT_EXECUTION_FAILED",
     GuardrailBlocked = "GUARDRAIL_BLOCKED",
+    /// A tool that would act on the working tree, the edit history or the outside
+    /// was called inside an agent run, whose changes stay in its shadow until
+    /// they are approved and applied.
+    ShadowRefused = "SHADOW_REFUSED",
     /// The project does not build (or its tests cannot run) before any change: an
     /// agent run stops at once, since nothing it does could be validated.
     BaselineFailed = "BASELINE_FAILED",

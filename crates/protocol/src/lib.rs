@@ -70,7 +70,7 @@ pub use crate::{
         IndexResponse, LocalizeRequest, LocalizeResponse, Op, Operation, ProjectInfo, RedoRequest,
         RepomapRequest, ReportRequest, SandboxOptions, SearchRequest, SkeletonRequest,
         SkeletonResponse, SnapshotDerivation, SnapshotReport, StatusRequest, SymbolsRequest,
-        SymbolsResponse, TestRequest, TestResponse, UndoRequest,
+        SymbolsResponse, TestRequest, TestResponse, ToolSource, UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

@@ -24,6 +24,21 @@ pub enum Effect {
     Edit,
     /// Runs project commands in the sandbox (builds, tests, any command).
     Run,
+    /// Changes the edit history or the index wholesale (undo, redo, rebuild).
+    History,
+    /// Acts on something outside the project that ironbees cannot see into (an
+    /// outside tool: a database, a ticket system, the network).
+    External,
+}
+
+/// Where a tool comes from: ironbees itself, or an outside server (an MCP server
+/// configured under `mcp.servers`, its tools named `server.tool`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum ToolSource {
+    BuiltIn,
+    Server { server: String },
 }
 
 macro_rules! operations {
@@ -100,7 +115,7 @@ id). Always from disk, with the file's current sha256 `hash` (the next `expected
 file's language, with `variables`), or `from` an existing file (copied with its name \
 replaced in every case form: snake_case, CamelCase, kebab-case, UPPER_CASE). Journaled and \
 undoable; refuses to overwrite unless `overwrite` is true.";
-    Manage = "manage", "Manage project state", Edit,
+    Manage = "manage", "Manage project state", History,
         "Manage the project: `status` (index, freshness, recent edits, test tool), `undo` / \
 `redo` (an edit transaction, default the newest; refused if a file changed since), \
 `history` (with `id`: that transaction's diffs), `rebuild` (the index, incremental or full), \
@@ -150,10 +165,10 @@ starts over), and with it the search index and the stored project snapshot, so \
 that the queries after it pay for neither.";
 
     // --- edit history ----------------------------------------------------------------------
-    Undo = "undo", "Undo an edit", Edit,
+    Undo = "undo", "Undo an edit", History,
         "Undo an edit transaction (the newest applied one, or `id`; a unique prefix works). \
 Refused with HASH_MISMATCH when a file changed since, naming the later change.";
-    Redo = "redo", "Redo an edit", Edit,
+    Redo = "redo", "Redo an edit", History,
         "Re-apply the most recently undone edit (or `id`), when its files are still as the \
 undo left them.";
     History = "history", "Edit history", Read,
@@ -191,7 +206,7 @@ references, dependencies (upstream = dependents, downstream = imports).";
 each indexed file's language, line count and number of definitions.";
     GetHierarchy = "get_hierarchy", "Type hierarchy (superseded)", Read,
         "Superseded by `navigate` with action `hierarchy`. Supertypes and subtypes of a type.";
-    ManageProject = "manage_project", "Manage the project (superseded)", Edit,
+    ManageProject = "manage_project", "Manage the project (superseded)", History,
         "Superseded by `manage`. status, undo, redo, history, rebuild or test.";
 }
 

@@ -49,6 +49,7 @@ struct Listed<'a> {
     title: &'a str,
     description: &'a str,
     effect: protocol::Effect,
+    source: &'a protocol::ToolSource,
     input_schema: &'a serde_json::Map<String, Value>,
     output_schema: &'a serde_json::Map<String, Value>,
 }
@@ -59,10 +60,11 @@ pub fn list(_ctx: &Ctx, out: &Output, _args: &ToolsArgs) -> Result<i32> {
         let all: Vec<Listed<'_>> = registry
             .tools()
             .map(|t| Listed {
-                name: t.spec.name,
-                title: t.spec.title,
-                description: t.spec.description,
+                name: &t.spec.name,
+                title: &t.spec.title,
+                description: &t.spec.description,
                 effect: t.spec.effect,
+                source: &t.spec.source,
                 input_schema: &t.spec.input_schema,
                 output_schema: &t.spec.output_schema,
             })
@@ -77,13 +79,14 @@ pub fn list(_ctx: &Ctx, out: &Output, _args: &ToolsArgs) -> Result<i32> {
             protocol::Effect::Read => "reads",
             protocol::Effect::Edit => "edits",
             protocol::Effect::Run => "runs",
-            _ => "",
+            protocol::Effect::History => "history",
+            _ => "outside",
         };
         let first = t.spec.description.split(". ").next().unwrap_or_default();
         out.line(format!(
             "{:<22} {}  {}",
-            bold.apply_to(t.spec.name),
-            dim.apply_to(format!("{effect:<5}")),
+            bold.apply_to(&t.spec.name),
+            dim.apply_to(format!("{effect:<7}")),
             first
         ));
     }

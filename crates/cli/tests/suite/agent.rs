@@ -1122,3 +1122,83 @@ fn a_long_request_comes_from_a_file_or_standard_input() {
     let both = cli(&p, &mock, &["run", "x", "--request-file", "request.md"]);
     assert_eq!(both.code, 2, "{}", both.stderr);
 }
+
+// --- the shadow: whatever a project's agent.yaml lists ------------------------------------
+
+/// What a run may leave behind: the working tree's files, the edit history and
+/// what the index holds.
+fn fingerprint(p: &TempProject, mock: &MockLlm) -> (Vec<(String, String)>, String, String) {
+    let mut files: Vec<(String, String)> = ["calc.py", "test_calc.py", "keep.py", "new.py"]
+        .iter()
+        .filter(|f| p.path(f).exists())
+        .map(|f| (f.to_string(), p.read(f)))
+        .collect();
+    files.sort();
+    let history = cli(p, mock, &["--json", "history"]).stdout;
+    let symbols = cli(p, mock, &["--json", "symbols"]).stdout;
+    (files, history, symbols)
+}
+
+#[test]
+fn no_tool_a_projects_coder_lists_reaches_the_working_tree_the_history_or_the_index() {
+    let p = calc_project();
+    p.write("keep.py", "KEEP = 1\n");
+    p.write(
+        ".ironbees/agents/coder/agent.yaml",
+        "name: coder\ndescription: a coder with every tool\nrequiredTools: [read, change, write, \
+         edit_code, exec, undo, redo, manage, build, test, index, manage_project]\npromptTemplate: prompt.md\n",
+    );
+    p.write(".ironbees/agents/coder/prompt.md", "# Coder\nDo it.\n");
+    let mock = MockLlm::start();
+    // One call of each tool that acts, the ones that could escape the shadow
+    // first; each answer goes back to the model.
+    let calls = vec![
+        ("exec", json!({"command": ["sh", "-c", "echo X > keep.py; echo Y > new.py"]})),
+        (
+            "edit_code",
+            json!({"filePath": "keep.py", "edits": [{"targetString": "KEEP = 1", "replacementString": "KEEP = 2"}]}),
+        ),
+        ("undo", json!({})),
+        ("redo", json!({})),
+        ("manage", json!({"command": "undo"})),
+        ("manage_project", json!({"command": "rebuild"})),
+        ("write", json!({"path": "new.py", "content": "NEW = 1\n"})),
+        ("change", replace_args("calc.py", &stdx::sha256_hex(CALC.as_bytes()), DIVISION, GUARDED)),
+        ("test", json!({})),
+        ("index", json!({})),
+    ];
+    let n = calls.len();
+    mock.set_responder(move |body| {
+        Some(match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" => Reply::tool_calls("", calls.clone()),
+            _ => return None,
+        })
+    });
+    let before = fingerprint(&p, &mock);
+    let o = cli(&p, &mock, &["run", "--yes", "--review", "--json", "Fix the division by zero bug"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.outcome()["status"]["node"], "WAIT_REVIEW", "{}", o.outcome());
+    let results = o.events("toolResult");
+    assert_eq!(results.len(), n, "{results:?}");
+    let code = |name: &str| {
+        results.iter().find(|r| r["name"] == name).map(|r| r["code"].clone()).unwrap_or_default()
+    };
+    for refused in ["undo", "redo", "manage", "manage_project"] {
+        assert_eq!(code(refused), "SHADOW_REFUSED", "{refused}: {results:?}");
+    }
+    for ok in ["exec", "edit_code", "write", "change", "test", "index"] {
+        assert!(results.iter().any(|r| r["name"] == ok && r["ok"] == true), "{ok}: {results:?}");
+    }
+    assert_eq!(fingerprint(&p, &mock), before, "waiting for review: nothing outside the run");
+    // The run's own change holds the edits, not what `exec` wrote in its copy.
+    let overlay = o.outcome()["state"]["overlay"].to_string();
+    assert!(overlay.contains("KEEP = 2") && overlay.contains("NEW = 1"), "{overlay}");
+    assert!(!overlay.contains("X\\n"), "a command's writes in the copy are not the change");
+    let rejected = cli(&p, &mock, &["--json", "runs", "reject", &o.run_id(), "--feedback", "no"]);
+    assert_eq!(rejected.code, 10, "reworked, and waiting for review again: {}", rejected.stderr);
+    assert_eq!(fingerprint(&p, &mock), before, "a second round: still nothing outside the run");
+    ok(&cli(&p, &mock, &["--json", "runs", "cancel", &o.run_id()]));
+    assert_eq!(fingerprint(&p, &mock), before, "rejected and cancelled: nothing changed");
+}

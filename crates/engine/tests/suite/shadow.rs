@@ -1,7 +1,7 @@
 //! Shadow mode: a run's coder reads and edits an overlay through the same tools,
 //! and the working tree stays as it was.
 
-use engine::Registry;
+use engine::{Registry, Shadow, ShadowRoute, shadow_route};
 use serde_json::{Value, json};
 use test_support::TempProject;
 
@@ -15,7 +15,8 @@ fn tool(
     name: &str,
     args: Value,
 ) -> Result<Value, engine::ToolError> {
-    call(|c| Registry::new().call_in(session, c, name, args, overlay))
+    let mut shadow = Shadow { overlay, workspace: None };
+    call(|c| Registry::new().call_in(session, c, name, args, &mut shadow))
 }
 
 #[test]
@@ -94,6 +95,100 @@ fn deleted_in_the_overlay_is_not_found_and_other_tools_warn_they_see_the_disk() 
     assert!(warnings.contains("SHADOW_STALE") && warnings.contains("calc.py"), "{warnings}");
     // A tool outside the registry given is not reachable through the overlay either.
     let only = Registry::new().only(&["read"]).unwrap();
-    let err = call(|c| only.call_in(&s, c, "change", json!({}), &mut overlay)).unwrap_err();
+    let mut shadow = Shadow { overlay: &mut overlay, workspace: None };
+    let err = call(|c| only.call_in(&s, c, "change", json!({}), &mut shadow)).unwrap_err();
     assert_eq!(err.info.code.as_str(), "TOOL_NOT_FOUND");
+}
+
+/// Every built-in tool has a place in a run's shadow, decided by its effect: the
+/// table names each one, so a tool added later must be placed here too.
+#[test]
+fn every_tool_has_a_route_in_the_shadow() {
+    let r = Registry::new();
+    let route = |name: &str, args: Value| {
+        let t = r.get(name).unwrap_or_else(|| panic!("{name}"));
+        match shadow_route(&t.spec, &args) {
+            ShadowRoute::Overlay => "overlay",
+            ShadowRoute::Read => "read",
+            ShadowRoute::Copy => "copy",
+            ShadowRoute::Refuse(_) => "refuse",
+        }
+    };
+    let table: &[(&str, Value, &str)] = &[
+        ("understand", json!({}), "read"),
+        ("change", json!({}), "overlay"),
+        ("navigate", json!({}), "read"),
+        ("read", json!({}), "overlay"),
+        ("write", json!({}), "overlay"),
+        ("manage", json!({"command": "status"}), "read"),
+        ("manage", json!({"command": "history"}), "read"),
+        ("manage", json!({"command": "test"}), "copy"),
+        ("manage", json!({"command": "undo"}), "refuse"),
+        ("manage", json!({"command": "redo"}), "refuse"),
+        ("manage", json!({"command": "rebuild"}), "refuse"),
+        ("symbols", json!({}), "read"),
+        ("skeleton", json!({}), "read"),
+        ("search", json!({}), "read"),
+        ("localize", json!({}), "read"),
+        ("repomap", json!({}), "read"),
+        ("graph", json!({}), "read"),
+        ("impact", json!({}), "read"),
+        ("hotspots", json!({}), "read"),
+        ("report", json!({}), "read"),
+        ("status", json!({}), "read"),
+        ("index", json!({}), "read"),
+        ("undo", json!({}), "refuse"),
+        ("redo", json!({}), "refuse"),
+        ("history", json!({}), "read"),
+        ("build", json!({}), "copy"),
+        ("test", json!({}), "copy"),
+        ("exec", json!({}), "copy"),
+        ("search_project", json!({}), "read"),
+        ("read_code", json!({}), "overlay"),
+        ("edit_code", json!({}), "overlay"),
+        ("analyze_relationship", json!({}), "read"),
+        ("list_directory", json!({}), "read"),
+        ("get_hierarchy", json!({}), "read"),
+        ("manage_project", json!({"command": "status"}), "read"),
+        ("manage_project", json!({"command": "undo"}), "refuse"),
+    ];
+    for (name, args, want) in table {
+        assert_eq!(route(name, args.clone()), *want, "{name} {args}");
+    }
+    let named: std::collections::BTreeSet<&str> = table.iter().map(|(n, _, _)| *n).collect();
+    let all: std::collections::BTreeSet<&str> = r.names().into_iter().collect();
+    assert_eq!(named, all, "every tool of the registry is in the table");
+}
+
+#[test]
+fn refused_tools_say_why_with_a_code_and_change_nothing() {
+    let p = TempProject::with_fixture(&format!("//- calc.py\n{CALC}"));
+    let s = open(&p);
+    let mut overlay = edit::Overlay::new();
+    for (name, args) in [
+        ("undo", json!({})),
+        ("manage", json!({"command": "rebuild"})),
+        ("exec", json!({"command": ["sh", "-c", "echo X > calc.py"]})),
+    ] {
+        let err = tool(&s, &mut overlay, name, args).unwrap_err();
+        assert_eq!(err.info.code.as_str(), "SHADOW_REFUSED", "{name}: {err}");
+    }
+    assert_eq!(p.read("calc.py"), CALC);
+    // The superseded edit tool edits the overlay like `change`.
+    let edited = tool(
+        &s,
+        &mut overlay,
+        "edit_code",
+        json!({"filePath": "calc.py", "edits": [{"targetString": "a / b", "replacementString": "a // b"}]}),
+    )
+    .unwrap();
+    assert!(
+        edited["guidance"]["contextSummary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Applied in the run's workspace"),
+        "{edited}"
+    );
+    assert_eq!(p.read("calc.py"), CALC);
+    assert!(String::from_utf8_lossy(overlay["calc.py"].as_ref().unwrap()).contains("a // b"));
 }
