@@ -37,6 +37,7 @@ code, is committed.
 import argparse
 import concurrent.futures
 import datetime
+import fcntl
 import hashlib
 import json
 import os
@@ -284,6 +285,12 @@ def parse_rA(output):
     return status
 
 
+def error_hint(output):
+    """The error the most failing tests share (`E   SomeError: ...`), or the first one."""
+    lines = [l.strip()[2:].strip()[:200] for l in output.splitlines() if re.match(r"E\s+\S*(Error|Exception)\b", l)]
+    return max(set(lines), key=lines.count) if lines else ""
+
+
 def run_tests(vpy, root, files, log, timeout, args):
     argv = [vpy, "-m", "pytest", *args, *files]
     t0 = time.time()
@@ -395,7 +402,8 @@ def build(row, pins, args):
         elif f2p_bad:
             entry["reason"] = "FAIL_TO_PASS do not pass with the gold patch: " + ", ".join(
                 f"{t} ({s})" for t, s in list(f2p_bad.items())[:3]) + (f" (+{len(f2p_bad) - 3})" if len(f2p_bad) > 3 else "") \
-                + (f"; pytest: {last_lines(p1.stdout, 3)}" if set(f2p_bad.values()) == {"MISSING"} else "")
+                + (f"; pytest: {last_lines(p1.stdout, 3)}" if set(f2p_bad.values()) == {"MISSING"} else "") \
+                + (f"; most common error: {error_hint(p1.stdout)}" if error_hint(p1.stdout) else "")
         elif any(t not in p2p_bad_base for t in p2p_bad):
             broken = [t for t in p2p_bad if t not in p2p_bad_base]
             entry["reason"] = f"PASS_TO_PASS pass at the base and fail with the gold patch here: {broken[:3]}"
@@ -432,10 +440,6 @@ def main():
     if missing:
         sys.exit(f"not in {a.dataset}: {missing}")
     manifest_path = os.path.join(a.out, "manifest.json")
-    manifest = {"instances": {}}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f)
     with open(PINS, "rb") as f:
         pins_sha = hashlib.sha256(f.read()).hexdigest()
     with open(a.dataset, "rb") as f:
@@ -449,19 +453,29 @@ def main():
               file=sys.stderr, flush=True)
         return e
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        for e in ex.map(one, ids):
+    def record(e):
+        """Merge one entry into the manifest on disk (another setup may be writing it too)."""
+        with open(manifest_path + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            manifest = {"instances": {}}
+            if os.path.exists(manifest_path):
+                with open(manifest_path) as f:
+                    manifest = json.load(f)
+            e["pins_sha256"] = pins_sha
             manifest["instances"][e["instance_id"]] = e
             manifest.update({
                 "dataset": os.path.abspath(a.dataset),
                 "dataset_sha256": data_sha,
-                "pins_sha256": pins_sha,
-                "python": sys.version.split()[0] if a.python == "python3" else a.python,
                 "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             })
             with open(manifest_path + ".tmp", "w") as f:
                 json.dump(manifest, f, indent=1)
             os.replace(manifest_path + ".tmp", manifest_path)
+        return manifest
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        for e in ex.map(one, ids):
+            manifest = record(e)
     kept = [i for i, e in manifest["instances"].items() if e["kept"]]
     print(f"\n{len(kept)} kept, {len(manifest['instances']) - len(kept)} left out; manifest: {manifest_path}", file=sys.stderr)
     for i, e in sorted(manifest["instances"].items()):
