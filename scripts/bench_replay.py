@@ -230,8 +230,19 @@ def run_ironbees(binary, root, request, env, args, log):
     return p.returncode, events, outcome, wall, p.stderr
 
 
+def event(e):
+    """(kind, data) of a run event, in either shape: the typed one (`{"type": "command",
+    ...fields}`, protocol::RunEventKind since c89fb3c) or the older custom one (`{"type":
+    "custom", "kind": "command", "data": {...}}`)."""
+    k = e.get("kind", {})
+    if k.get("type") == "custom":
+        return k.get("kind"), k.get("data") or {}
+    return k.get("type"), k
+
+
 def custom(e, kind=None):
-    return bench_agent.custom(e, kind)
+    name, _ = event(e)
+    return kind is None or name == kind
 
 
 def rounds_of(events):
@@ -245,18 +256,18 @@ def rounds_of(events):
                 if events[j]["kind"].get("type") == "checkpoint":
                     break
                 if custom(events[j], "command"):
-                    cmds.append(events[j]["kind"]["data"])
+                    cmds.append(event(events[j])[1])
                     last = j
             out.append({
                 "validateMs": events[last]["timeMs"] - e["timeMs"] if last is not None else None,
-                "commands": [{k: c.get(k) for k in ("kind", "tool", "success", "exitCode", "wallMs", "durationMs", "failures")}
+                "commands": [{k: c.get(k) for k in ("kind", "tool", "success", "exitCode", "wallMs", "durationMs", "failures", "failed")}
                              | {"command": " ".join(c.get("command") or [])[:300] if isinstance(c.get("command"), list) else c.get("command"),
                                 "outputTail": (c.get("outputTail") or "")[-600:]}
                              for c in cmds],
             })
         elif custom(e, "validationReused"):
             out.append({"validateMs": None, "reused": True, "commands": []})
-    decisions = [e["kind"]["data"] for e in events if custom(e, "decision")]
+    decisions = [event(e)[1] for e in events if custom(e, "decision")]
     for r, d in zip(out, decisions):
         r["passed"] = d.get("passed")
         r["next"] = d.get("next")
@@ -474,7 +485,7 @@ def main():
             continue
         logdir = os.path.join(entry["out"], "_runs", iid)
         os.makedirs(logdir, exist_ok=True)
-        for variant in a.variants.split(","):
+        for variant in [v for v in a.variants.split(",") if v]:
             r = one_run(binary, entry, data[iid], variant, a, home, logdir)
             results.append(r)
             print(f"{iid} {variant}: {r['status']} rounds={r['rounds']} first={r['first_round']} "
