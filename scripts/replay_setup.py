@@ -421,7 +421,7 @@ def build(row, pins, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", required=True, help="SWE-bench Lite as JSON (a list) or JSON Lines")
+    ap.add_argument("--dataset", help="SWE-bench Lite as JSON (a list) or JSON Lines")
     ap.add_argument("--out", required=True, help="where the instances go (one directory each) and manifest.json")
     ap.add_argument("--mirrors", default="/work/.mirror", help="local git directories, OWNER+NAME/repo (default /work/.mirror)")
     ap.add_argument("--ids", default=IDS, help="instance ids, one a line (default scripts/replay/instances.txt)")
@@ -430,8 +430,13 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="instances built at once (default 1)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per pytest run (default 1800)")
     ap.add_argument("--keep-left-out", action="store_true", help="keep the directories of instances left out")
+    ap.add_argument("--report", action="store_true", help="print OUT/manifest.json as a Markdown table; build nothing")
     a = ap.parse_args()
     a.out = os.path.abspath(a.out)
+    if a.report:
+        return report(os.path.join(a.out, "manifest.json"))
+    if not a.dataset:
+        ap.error("--dataset is needed to build")
     os.makedirs(a.out, exist_ok=True)
     data = load_dataset(a.dataset)
     pins = load_pins()
@@ -481,6 +486,29 @@ def main():
     for i, e in sorted(manifest["instances"].items()):
         if not e["kept"]:
             print(f"  left out {i}: {e['reason']}", file=sys.stderr)
+
+
+def short_reason(reason):
+    """The part of a reason a table can hold: the error, not the command line."""
+    r = reason or ""
+    m = re.search(r"(\w+(?:\.\w+)*(?:Error|Exception): [^|]{0,160})", r)
+    head = r.split(":")[0] if r.startswith(("FAIL_TO_PASS", "PASS_TO_PASS", "pytest reported")) else ""
+    if m:
+        return (head + ": " if head else "") + m.group(1).strip()
+    return r[:200]
+
+
+def report(path):
+    with open(path) as f:
+        m = json.load(f)
+    print("| instance | version | Python | kept | FAIL_TO_PASS | PASS_TO_PASS checked (not passing here) | why left out |")
+    print("| --- | --- | --- | --- | ---: | ---: | --- |")
+    for iid, e in sorted(m["instances"].items()):
+        p2p = f"{len(e.get('pass_to_pass') or [])} ({len(e.get('pass_to_pass_not_here') or {})})" if e["kept"] else "-"
+        print(f"| {iid} | {e['version']} | {e.get('python') or '-'} | {'yes' if e['kept'] else 'no'} "
+              f"| {len(e.get('fail_to_pass') or []) or '-'} | {p2p} | {'' if e['kept'] else short_reason(e['reason']).replace('|', '/')} |")
+    kept = sum(e["kept"] for e in m["instances"].values())
+    print(f"\n{kept} kept, {len(m['instances']) - kept} left out")
 
 
 if __name__ == "__main__":
