@@ -25,7 +25,8 @@ status, the rounds (CODE iterations), per VALIDATE the wall time from its
 `workspace` event to its last `command` event and each `command` (tool, exit code,
 wall time, first failures). Then, outside ironbees, `.venv/bin/python -m pytest
 -rA` on the test patch's files: FAIL_TO_PASS pass, PASS_TO_PASS (those that pass
-here with the gold patch, see replay_setup.py) still pass. Then `ironbees undo`
+here with the gold patch, see replay_setup.py) still pass; a run that applied nothing
+left the instance's HEAD, whose tests the setup checked, and is not tested again. Then `ironbees undo`
 (when the run applied something) and the tree must equal the instance's HEAD
 (`git status --porcelain` empty). A run that waits for a human is cancelled
 (`runs cancel`); the tree is reset to HEAD before the next run either way.
@@ -46,6 +47,7 @@ import http.server
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -262,7 +264,7 @@ def rounds_of(events):
                 "validateMs": events[last]["timeMs"] - e["timeMs"] if last is not None else None,
                 "commands": [{k: c.get(k) for k in ("kind", "tool", "success", "exitCode", "wallMs", "durationMs", "failures", "failed")}
                              | {"command": " ".join(c.get("command") or [])[:300] if isinstance(c.get("command"), list) else c.get("command"),
-                                "outputTail": (c.get("outputTail") or "")[-600:]}
+                                "outputTail": (c.get("outputTail") or "")[-1500:]}
                              for c in cmds],
             })
         elif custom(e, "validationReused"):
@@ -274,6 +276,28 @@ def rounds_of(events):
     return out
 
 
+def key_error(tail):
+    """The line of a command's output that says why it failed: pytest's `E   SomeError: ...`
+    first, then an `ERROR ...` summary line, then any line naming an error."""
+    lines = [l.strip() for l in (tail or "").splitlines() if l.strip()]
+    for pick in (lambda l: re.match(r"E\s+\S*(Error|Exception)\b", l),
+                 lambda l: l.startswith("ERROR ") or l.startswith("INTERNALERROR>") and "Error" in l,
+                 lambda l: re.search(r"(Error|Exception)\b", l)):
+        hit = next((l for l in lines if pick(l)), None)
+        if hit:
+            return re.sub(r"^E\s+", "", hit)[:220]
+    return lines[-1][:220] if lines else ""
+
+
+def first_failure(rounds):
+    """`exit N: error` of the first VALIDATE's failing command, if one failed."""
+    for r in rounds:
+        for c in r["commands"]:
+            if not c.get("success"):
+                return f"`{c.get('kind')}` exit {c.get('exitCode')}: {key_error(c.get('outputTail'))}"
+    return ""
+
+
 def cause(outcome, rounds, code, stderr):
     """One line: why the run ended where it did."""
     if outcome is None:
@@ -283,14 +307,8 @@ def cause(outcome, rounds, code, stderr):
     if st.get("type") == "succeeded":
         return "applied"
     what = st.get("reason") or st.get("message") or state.get("pauseReason") or ""
-    last = next((c for r in reversed(rounds) for c in reversed(r["commands"])), None)
-    why = ""
-    if last is not None and not last.get("success"):
-        tail = [l for l in (last.get("outputTail") or "").splitlines() if l.strip()]
-        hint = next((l for l in tail if "Error" in l or "error" in l or "No module" in l), tail[-1] if tail else "")
-        why = f"; last {last.get('kind')} `{last.get('command')}` exit {last.get('exitCode')}: {hint.strip()[:200]}"
     node = st.get("node") or st.get("code") or ""
-    return f"{st.get('type')} {node}: {what[:300]}{why}"
+    return f"{st.get('type')} {node}: {what[:300]}"
 
 
 def check_tests(entry, root, args):
@@ -351,8 +369,13 @@ def one_run(binary, entry, row, variant, args, env_home, logdir):
     # The first VALIDATE's verdict on the first change: a no-op must be rejected.
     first = rounds[0] if rounds else None
     r["first_round"] = None if first is None else ("passed" if first.get("passed") else "rejected")
-    # Outside ironbees: what the working tree now holds.
-    r["tests"] = check_tests(entry, root, args)
+    # Outside ironbees: what the working tree now holds. A run that applied nothing left
+    # the instance's HEAD, whose tests replay_setup.py checked: FAIL_TO_PASS fail there.
+    unchanged, _ = git_clean(root, entry["head"])
+    if unchanged and r["status"] != "succeeded":
+        r["tests"] = {"f2p_pass": False, "p2p_pass": None, "not_run": "nothing applied: the tree is the instance's HEAD"}
+    else:
+        r["tests"] = check_tests(entry, root, args)
     if r["status"] == "waiting" and outcome:
         subprocess.run([binary, "-C", root, "runs", "cancel", outcome["runId"]], env=env, capture_output=True)
     if r["status"] == "succeeded":
@@ -398,7 +421,8 @@ def summarize(results, suites, manifest):
         "success": sum(map(ok, gold)),
         "success_rate": round(sum(map(ok, gold)) / len(gold), 3) if gold else None,
         "f2p_pass_after": sum(r["tests"]["f2p_pass"] for r in gold),
-        "p2p_unbroken_after": sum(r["tests"]["p2p_pass"] for r in gold),
+        "p2p_unbroken_after": sum(r["tests"]["p2p_pass"] is True for r in gold),
+        "p2p_checked": sum(r["tests"]["p2p_pass"] is not None for r in gold),
         "undo_restored": sum(bool(r["clean_after"]) for r in gold if ok(r)),
         "noop_runs": len(noop),
         "noop_rejected": sum(r["first_round"] == "rejected" for r in noop),
@@ -427,21 +451,21 @@ def summarize(results, suites, manifest):
 
 
 def report(results, suites, summary):
-    print("\n| instance | variant | status | rounds | VALIDATE s per round | first round | F2P pass | P2P unbroken | undo → clean | cause |")
-    print("| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- |")
+    print("\n| instance | variant | status | rounds | VALIDATE s per round | first round | F2P pass | P2P unbroken | undo → clean | cause | first failing command |")
+    print("| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         vs = ", ".join("reused" if v.get("reused") else (f"{v['validateMs'] / 1000:.1f}" if v.get("validateMs") is not None else "-")
                        for v in r["validations"]) or "-"
         undo = "-" if r["status"] != "succeeded" else ("yes" if r["clean_after"] else "NO")
         print(f"| {r['instance_id']} | {r['variant']} | {r['status']} | {r['rounds']} | {vs} | {r['first_round'] or '-'} "
-              f"| {'yes' if r['tests']['f2p_pass'] else 'no'} | {'yes' if r['tests']['p2p_pass'] else 'no'} | {undo} "
-              f"| {r['cause'].replace('|', '/')[:240]} |")
-    print("\n| repository | gold runs | SUCCESS | VALIDATE rounds | median VALIDATE s | whole suite s (outside) |")
+              f"| {'yes' if r['tests']['f2p_pass'] else 'no'} | {({True: 'yes', False: 'no', None: 'not run'})[r['tests']['p2p_pass']]} | {undo} "
+              f"| {r['cause'].replace('|', '/')[:160]} | {first_failure(r['validations']).replace('|', '/')} |")
+    print("\n| repository | gold runs | SUCCESS | VALIDATE rounds (both variants) | median VALIDATE s | whole suite s (outside) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for repo, p in summary["per_repo"].items():
         print(f"| {repo} | {p['gold_runs']} | {p['success']} | {p['validate_rounds']} | {p['median_validate_s']} | {p['whole_suite_s'] or '-'} |")
     print(f"\nSUCCESS {summary['success']}/{summary['gold_runs']} ({summary['success_rate']}); FAIL_TO_PASS pass after "
-          f"{summary['f2p_pass_after']}/{summary['gold_runs']}; PASS_TO_PASS unbroken {summary['p2p_unbroken_after']}/{summary['gold_runs']}; "
+          f"{summary['f2p_pass_after']}/{summary['gold_runs']}; PASS_TO_PASS unbroken {summary['p2p_unbroken_after']}/{summary['p2p_checked']} checked; "
           f"undo restored {summary['undo_restored']}/{summary['success']}; no-op first change rejected "
           f"{summary['noop_rejected']}/{summary['noop_runs']} (no verdict: {summary['noop_no_verdict']}; where the gold patch "
           f"succeeds: {summary['noop_rejected_where_gold_succeeds']}/{summary['noop_runs_where_gold_succeeds']})")
@@ -450,8 +474,8 @@ def report(results, suites, summary):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "ironbees"))
-    ap.add_argument("--dataset", required=True, help="the SWE-bench Lite file replay_setup.py read")
-    ap.add_argument("--instances", required=True, action="append",
+    ap.add_argument("--dataset", help="the SWE-bench Lite file replay_setup.py read")
+    ap.add_argument("--instances", action="append",
                     help="replay_setup.py's --out (with manifest.json); may be given more than once")
     ap.add_argument("--only", default="", help="comma-separated instance ids (default: every kept one)")
     ap.add_argument("--variants", default="gold,noop-first", help="gold, noop-first (default both)")
@@ -459,7 +483,15 @@ def main():
     ap.add_argument("--test-timeout", type=int, default=1800, help="seconds per pytest check outside ironbees")
     ap.add_argument("--suite-time", default="", help="comma-separated repositories whose whole suite is timed outside ironbees")
     ap.add_argument("--json-out", default=None, help="write the results and the summary here as JSON")
+    ap.add_argument("--from-json", default=None, help="print the report of a --json-out file again; run nothing")
     a = ap.parse_args()
+    if a.from_json:
+        with open(a.from_json) as f:
+            saved = json.load(f)
+        report(saved["results"], saved["suites"], saved["summary"])
+        return
+    if not a.dataset or not a.instances:
+        ap.error("--dataset and --instances are needed to run")
     binary = os.path.abspath(a.bin)
     if not os.access(binary, os.X_OK):
         sys.exit(f"no ironbees binary at {binary}: cargo build --release --bin ironbees")
