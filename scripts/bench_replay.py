@@ -35,10 +35,10 @@ left the instance's HEAD, whose tests the setup checked, and is not tested again
     python3 scripts/bench_replay.py --dataset /work/replay-data/swe-bench-lite.json \\
         --instances /work/replay-data/instances --json-out /work/replay-data/replay.json
 
-`--suite-time REPO,...` also times each named repository's whole test suite
-outside ironbees (`.venv/bin/python -m pytest -q -p no:cacheprovider`, once per
-repository, on its first kept instance): the "full" against which a targeted
-VALIDATE round is compared.
+`--suite-time REPO[=INSTANCE],...` also times each named repository's whole test
+suite outside ironbees (`.venv/bin/python -m pytest -q -p no:cacheprovider
+--continue-on-collection-errors`, once per repository, on the instance named or its
+first kept one): the "full" against which a targeted VALIDATE round is compared.
 """
 
 import argparse
@@ -394,8 +394,10 @@ def suite_time(entry, args, logdir):
     vpy = os.path.join(root, ".venv", "bin", "python")
     log = os.path.join(logdir, "suite.log")
     t0 = time.time()
-    p = rs.sh([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, log=log, timeout=args.test_timeout * 4,
-              check=False)
+    # Past collection errors (a test module whose import needs what the requirements do
+    # not list): the time of every test that can run, not of the first error.
+    p = rs.sh([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"], cwd=root,
+              log=log, timeout=args.test_timeout * 4, check=False)
     reset(root)
     return {"instance_id": entry["instance_id"], "seconds": round(time.time() - t0, 1), "exit": p.returncode,
             "summary": rs.last_lines(p.stdout, 1)}
@@ -481,7 +483,8 @@ def main():
     ap.add_argument("--variants", default="gold,noop-first", help="gold, noop-first (default both)")
     ap.add_argument("--run-timeout", type=int, default=1800, help="`ironbees run --timeout` seconds (default 1800)")
     ap.add_argument("--test-timeout", type=int, default=1800, help="seconds per pytest check outside ironbees")
-    ap.add_argument("--suite-time", default="", help="comma-separated repositories whose whole suite is timed outside ironbees")
+    ap.add_argument("--suite-time", default="",
+                    help="comma-separated REPO or REPO=INSTANCE whose whole suite is timed outside ironbees")
     ap.add_argument("--json-out", default=None, help="write the results and the summary here as JSON")
     ap.add_argument("--from-json", default=None, help="print the report of a --json-out file again; run nothing")
     a = ap.parse_args()
@@ -510,6 +513,9 @@ def main():
     home = tempfile.mkdtemp(prefix="replay-home-")
     os.makedirs(os.path.join(home, ".no-user-config"), exist_ok=True)
     results, suites = [], {}
+    # REPO or REPO=INSTANCE: the whole suite of that repository, on that instance (default
+    # its first kept one).
+    wanted = {w.split("=")[0]: (w.split("=")[1] if "=" in w else None) for w in a.suite_time.split(",") if w}
     for iid in ids:
         entry = manifest["instances"][iid]
         if not entry["kept"]:
@@ -523,7 +529,8 @@ def main():
             print(f"{iid} {variant}: {r['status']} rounds={r['rounds']} first={r['first_round']} "
                   f"f2p={'pass' if r['tests']['f2p_pass'] else 'FAIL'} clean={r['clean_after']} ({r['wall_s']}s) {r['cause'][:200]}",
                   file=sys.stderr, flush=True)
-        if entry["repo"] in a.suite_time.split(",") and entry["repo"] not in suites:
+        if (entry["repo"] in wanted and entry["repo"] not in suites
+                and wanted[entry["repo"]] in (None, iid)):
             suites[entry["repo"]] = suite_time(entry, a, logdir)
             print(f"{entry['repo']} whole suite: {suites[entry['repo']]}", file=sys.stderr, flush=True)
     summary = summarize(results, suites, manifest)
