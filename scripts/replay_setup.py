@@ -426,6 +426,7 @@ def main():
     ap.add_argument("--mirrors", default="/work/.mirror", help="local git directories, OWNER+NAME/repo (default /work/.mirror)")
     ap.add_argument("--ids", default=IDS, help="instance ids, one a line (default scripts/replay/instances.txt)")
     ap.add_argument("--only", default="", help="comma-separated instance ids (a subset of --ids or any)")
+    ap.add_argument("--pins", default=PINS, help="the pins file (default scripts/replay/pins.json)")
     ap.add_argument("--python", default="python3", help="the interpreter that makes the .venv (default python3)")
     ap.add_argument("--jobs", type=int, default=1, help="instances built at once (default 1)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per pytest run (default 1800)")
@@ -439,13 +440,13 @@ def main():
         ap.error("--dataset is needed to build")
     os.makedirs(a.out, exist_ok=True)
     data = load_dataset(a.dataset)
-    pins = load_pins()
+    pins = load_pins(a.pins)
     ids = [i for i in a.only.split(",") if i] or load_ids(a.ids)
     missing = [i for i in ids if i not in data]
     if missing:
         sys.exit(f"not in {a.dataset}: {missing}")
     manifest_path = os.path.join(a.out, "manifest.json")
-    with open(PINS, "rb") as f:
+    with open(a.pins, "rb") as f:
         pins_sha = hashlib.sha256(f.read()).hexdigest()
     with open(a.dataset, "rb") as f:
         data_sha = hashlib.sha256(f.read()).hexdigest()
