@@ -28,7 +28,7 @@ use crate::error::{Error, Position, Result};
 
 pub use self::{
     instructions::{InstructionFile, Instructions, project_instructions},
-    scaffold::scaffold,
+    scaffold::{is_built_in, scaffold},
 };
 
 /// Where built-in definitions say they are, in messages.
@@ -179,6 +179,19 @@ impl AgentSet {
 
     pub fn get(&self, name: &str) -> Option<&AgentDef> {
         self.agents.get(name)
+    }
+
+    /// Only the named agents (seed 001's `EnabledAgents`), and always the planner
+    /// and the coder, without which no run works. An unknown name is an error.
+    pub fn only(self, names: &[String]) -> Result<AgentSet> {
+        if let Some(unknown) = names.iter().find(|n| !self.agents.contains_key(*n)) {
+            return Err(Error::InvalidRequest(format!(
+                "agent.enabledAgents names `{unknown}`, which is no agent (known: {})",
+                self.names().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let keep = |n: &str| names.iter().any(|x| x == n) || n == "planner" || n == "coder";
+        Ok(AgentSet { agents: self.agents.into_iter().filter(|(n, _)| keep(n)).collect() })
     }
 
     /// Names in sorted order.

@@ -59,20 +59,23 @@
 
 mod defs;
 mod error;
+mod graph;
 mod limit;
 mod model;
 mod nodes;
 mod orchestrator;
 mod overlay;
 mod policy;
+mod review;
 mod validate;
 mod workspace;
 
 pub use crate::{
     defs::{
         AgentDef, AgentDirs, AgentSet, AgentSource, InstructionFile, Instructions, LlmConfig,
-        project_instructions, scaffold,
+        is_built_in, project_instructions, scaffold,
     },
     error::{Error, Position, Result},
+    graph::{CustomNode, GraphSpec},
     orchestrator::{Drive, Orchestrator, RUN_KIND, parse_decision},
 };

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use protocol::CodingState;
 use stdx::CancellationToken;
-use workflow::NodeContext;
 
 /// When this execution must stop.
 #[derive(Debug, Clone, Copy)]
@@ -22,8 +21,9 @@ pub(crate) struct Limit {
 }
 
 impl Limit {
-    pub(crate) fn of(s: &CodingState, cx: &NodeContext<'_>) -> Limit {
-        Limit { started: cx.execution_started(), seconds: s.settings.timeout_seconds }
+    /// The limit of the execution that started at `started`.
+    pub(crate) fn of(s: &CodingState, started: Instant) -> Limit {
+        Limit { started, seconds: s.settings.timeout_seconds }
     }
 
     /// The deadline, when there is a limit.

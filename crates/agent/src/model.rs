@@ -13,9 +13,12 @@
 //! after [`MAX_ROUNDS`] model calls: the node then records the reason and the run
 //! goes to WAIT_HUMAN with its work so far.
 
+use std::time::Instant;
+
 use llm::{CallOptions, Content, Message, Request, Role, StreamEvent, ToolDef};
 use protocol::{CodingState, RunEventKind};
 use serde_json::Value;
+use stdx::CancellationToken;
 use workflow::{NodeContext, NodeError};
 
 use crate::{
@@ -32,6 +35,57 @@ pub(crate) const MAX_ROUNDS: u32 = 40;
 /// above a whole-file `read` (which cuts itself at 12k tokens and says so), so only
 /// a runaway answer is ever cut.
 const MAX_TOOL_ANSWER: usize = 96 * 1024;
+
+/// What an agent's turn needs from the node running it: where its events go, its
+/// cancellation, its run. A node's context is one; a group of agents running in
+/// parallel gives each turn a [`Buffered`] one, emitted in order once all answered.
+pub(crate) trait TurnIo {
+    fn emit(&mut self, kind: RunEventKind);
+    fn cancellation_token(&self) -> &CancellationToken;
+    fn run_id(&self) -> &str;
+    fn execution_started(&self) -> Instant;
+    fn is_cancelled(&self) -> bool {
+        self.cancellation_token().is_cancelled()
+    }
+}
+
+impl TurnIo for NodeContext<'_> {
+    fn emit(&mut self, kind: RunEventKind) {
+        NodeContext::emit(self, kind);
+    }
+    fn cancellation_token(&self) -> &CancellationToken {
+        NodeContext::cancellation_token(self)
+    }
+    fn run_id(&self) -> &str {
+        NodeContext::run_id(self)
+    }
+    fn execution_started(&self) -> Instant {
+        NodeContext::execution_started(self)
+    }
+}
+
+/// A turn's events kept until its node emits them (a parallel group's turn).
+pub(crate) struct Buffered {
+    pub(crate) run_id: String,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) started: Instant,
+    pub(crate) events: Vec<RunEventKind>,
+}
+
+impl TurnIo for Buffered {
+    fn emit(&mut self, kind: RunEventKind) {
+        self.events.push(kind);
+    }
+    fn cancellation_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+    fn execution_started(&self) -> Instant {
+        self.started
+    }
+}
 
 /// How a turn ended.
 #[derive(Debug)]
@@ -57,7 +111,7 @@ impl Turn<'_> {
         &mut self,
         shared: &Shared,
         state: &mut CodingState,
-        cx: &mut NodeContext<'_>,
+        cx: &mut (dyn TurnIo + Send),
     ) -> Result<TurnEnd, NodeError> {
         let names: Vec<&str> = self.agent.required_tools.iter().map(String::as_str).collect();
         let tools = shared.registry.only(&names).map_err(|e| {
@@ -75,7 +129,7 @@ impl Turn<'_> {
             })
             .collect();
         let llm = shared.llm()?;
-        let limit = crate::limit::Limit::of(state, cx);
+        let limit = crate::limit::Limit::of(state, cx.execution_started());
         let mut overlay = crate::overlay::to_edit(&state.overlay);
         let mut loops = LoopDetector::default();
         let agent = self.agent.name.clone();
@@ -274,7 +328,7 @@ impl Turn<'_> {
 /// characters; events carry it a line (or 256 bytes) at a time, so a log stays
 /// readable and the store is not written once per token.
 fn stream_event(
-    cx: &mut NodeContext<'_>,
+    cx: &mut (dyn TurnIo + Send),
     agent: &str,
     round: u32,
     pending: &mut String,

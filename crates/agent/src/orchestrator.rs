@@ -12,12 +12,11 @@ use protocol::{
 };
 use serde::{Deserialize, Serialize};
 use workflow::{
-    END, EventSink, Graph, PolicyDecision, RunFilter, RunInfo, RunOptions, Runner, SqliteStore,
-    WorkflowState,
+    EventSink, PolicyDecision, RunFilter, RunInfo, RunOptions, Runner, SqliteStore, WorkflowState,
 };
 
 use crate::{
-    AgentDef, AgentSet,
+    AgentDef, AgentSet, GraphSpec,
     error::{Error, Result},
     nodes as n, policy,
 };
@@ -92,9 +91,23 @@ impl Orchestrator {
         agents: AgentSet,
         rt: tokio::runtime::Handle,
     ) -> Result<Orchestrator> {
+        Orchestrator::open_with(session, llm, agents, rt, &GraphSpec::default())
+    }
+
+    /// [`open`](Self::open) with a project's custom nodes in the coding graph
+    /// (checked here: unknown agents, places and next nodes are errors).
+    pub fn open_with(
+        session: Arc<Session>,
+        llm: Option<Arc<Llm>>,
+        agents: AgentSet,
+        rt: tokio::runtime::Handle,
+        spec: &GraphSpec,
+    ) -> Result<Orchestrator> {
         let registry = Registry::new();
         let known = registry.names();
-        for name in ["planner", "coder", "validator"] {
+        let placed = spec.place(&agents)?;
+        let used = placed.iter().flat_map(|p| p.members.iter().map(|m| m.agent.as_str()));
+        for name in ["planner", "coder", "validator"].into_iter().chain(used) {
             if let Some(a) = agents.get(name) {
                 a.validate_tools(&known)?;
             }
@@ -103,7 +116,7 @@ impl Orchestrator {
         let store = Arc::new(SqliteStore::open(&runs)?);
         let shared =
             Arc::new(Shared { session, llm, agents, registry, rt, work_dir: runs.join("work") });
-        let graph = Arc::new(graph(&shared).build()?);
+        let graph = Arc::new(crate::graph::build(&shared, &placed).build()?);
         let runner = Runner::new(graph, store).with_kind(RUN_KIND).with_policy(
             |node: &str, s: &RunState, run: &RunInfo<'_>| match policy::pause_before(
                 node,
@@ -264,61 +277,6 @@ fn outcome(report: workflow::RunReport<RunState>) -> RunOutcome {
     let mut state = report.state.0;
     state.state_id = report.checkpoint.state_id.clone();
     RunOutcome { run_id: report.run_id, status: report.status, state }
-}
-
-/// The coding graph (seed 000 §3.1.3). Later layers plug in without reworking it:
-/// a critic or guardrail between CODE and VALIDATE with `insert_between`, a router
-/// or task graph between INIT and PLAN the same way, and budgets or guardrails as
-/// policies asked before each node.
-fn graph(shared: &Arc<Shared>) -> Graph<RunState> {
-    let mut g = Graph::new();
-    let node = |f: n::NodeFn| {
-        let shared = Arc::clone(shared);
-        move |s: RunState, cx: &mut workflow::NodeContext<'_>| n::run(f, &shared, s, cx)
-    };
-    g.add_node(nodes::INIT, node(n::init))
-        .add_node(nodes::PLAN, node(n::plan))
-        .add_node(nodes::WAIT_PLAN_APPROVAL, node(n::wait_plan_approval))
-        .add_node(nodes::CODE, node(n::code))
-        .add_node(nodes::BASELINE, node(crate::validate::baseline))
-        .add_node(nodes::VALIDATE, node(crate::validate::validate))
-        .add_node(nodes::DECIDE, node(n::decide))
-        .add_node(nodes::WAIT_REVIEW, node(n::wait_review))
-        .add_node(nodes::SUCCESS, node(n::success))
-        .add_node(nodes::ESCALATE, node(n::escalate))
-        .add_node(nodes::WAIT_HUMAN, node(n::wait_human))
-        .set_entry(nodes::INIT)
-        .add_divert_target(nodes::WAIT_HUMAN)
-        .add_edge(nodes::INIT, nodes::PLAN)
-        .add_edge(nodes::PLAN, nodes::WAIT_PLAN_APPROVAL)
-        .add_conditional_edges(
-            nodes::WAIT_PLAN_APPROVAL,
-            &[nodes::BASELINE, nodes::CODE, nodes::PLAN],
-            |s: &RunState| n::after_plan_gate(&s.0),
-        )
-        .add_edge(nodes::BASELINE, nodes::CODE)
-        .add_edge(nodes::CODE, nodes::VALIDATE)
-        .add_edge(nodes::VALIDATE, nodes::DECIDE)
-        .add_conditional_edges(
-            nodes::DECIDE,
-            &[nodes::SUCCESS, nodes::WAIT_REVIEW, nodes::CODE, nodes::ESCALATE],
-            |s: &RunState| n::after_decide(&s.0),
-        )
-        .add_conditional_edges(
-            nodes::WAIT_REVIEW,
-            &[nodes::SUCCESS, nodes::CODE],
-            |s: &RunState| n::after_review(&s.0),
-        )
-        .add_conditional_edges(
-            nodes::SUCCESS,
-            &[END, nodes::VALIDATE, nodes::CODE],
-            |s: &RunState| n::after_success(&s.0),
-        )
-        .add_edge(nodes::ESCALATE, nodes::WAIT_HUMAN)
-        .add_conditional_edges(nodes::WAIT_HUMAN, &[nodes::PLAN, nodes::CODE], |s: &RunState| {
-            n::after_human(&s.0)
-        });
-    g
 }
 
 /// Reads a human's answer given as JSON (`{"approved": true, "feedback": "..."}`).

@@ -78,7 +78,7 @@ impl Commands<'_> {
                 workspace: Some(ws.path().display().to_string()),
                 ..SandboxOptions::default()
             },
-            limit: Limit::of(s, cx),
+            limit: Limit::of(s, cx.execution_started()),
         }
     }
 

@@ -314,12 +314,30 @@ impl Host {
 
     /// Where agents are found: the built-ins, the user's directory, the project's
     /// `agents/` and `.ironbees/agents/`.
-    pub fn agent_dirs(&self) -> agent::AgentDirs {
-        agent::AgentDirs::conventional(self.user_dir().map(|d| d.join("agents")), &self.root)
+    pub fn agent_dirs(&self) -> Result<agent::AgentDirs> {
+        let mut dirs =
+            agent::AgentDirs::conventional(self.user_dir().map(|d| d.join("agents")), &self.root);
+        let sec: AgentSection = self.config.section("agent")?;
+        if let Some(extra) = sec.agents_directory {
+            dirs.project.push(self.root.join(extra));
+        }
+        Ok(dirs)
     }
 
+    /// The agents, as `agent.enabledAgents` narrows them.
     pub fn agents(&self) -> Result<agent::AgentSet> {
-        Ok(agent::AgentSet::load(&self.agent_dirs())?)
+        let set = agent::AgentSet::load(&self.agent_dirs()?)?;
+        let sec: AgentSection = self.config.section("agent")?;
+        match sec.enabled_agents {
+            Some(names) => Ok(set.only(&names)?),
+            None => Ok(set),
+        }
+    }
+
+    /// The project's custom nodes in the coding graph (`agent.workflow`).
+    pub fn graph_spec(&self) -> Result<agent::GraphSpec> {
+        let sec: AgentSection = self.config.section("agent")?;
+        Ok(agent::GraphSpec { nodes: sec.workflow, parallel: sec.parallel_agent_execution })
     }
 
     /// A run's settings: the driver's flags over the `agent:` section over the

@@ -58,6 +58,16 @@ pub struct AgentSection {
     pub enable_human_in_the_loop: Option<bool>,
     pub budget_usd: Option<f64>,
     pub budget_tokens: Option<u64>,
+    /// Only these agents are loaded (the planner and the coder always are).
+    pub enabled_agents: Option<Vec<String>>,
+    /// One more agents directory, relative to the project, searched last (wins).
+    pub agents_directory: Option<std::path::PathBuf>,
+    /// Custom nodes at one place in the graph run their agents at once.
+    #[serde(default)]
+    pub parallel_agent_execution: bool,
+    /// Custom nodes in the coding graph.
+    #[serde(default)]
+    pub workflow: Vec<agent::CustomNode>,
 }
 
 /// `validate:` — how agent runs (and `ironbees build`/`test`) check a change:

@@ -248,6 +248,9 @@ pub enum RunEventKind {
         transaction_id: Option<String>,
         files: Vec<String>,
     },
+    /// A custom node's agent's verdict: where it sends the run (seed 001's
+    /// `NextNode`) and why.
+    AgentVerdict { node: String, agent: String, next: String, message: String },
     /// Something the user should know that does not stop the run (a budget that
     /// cannot be enforced, a setting ignored), with a machine code.
     Warning { code: String, message: String },

@@ -5,14 +5,44 @@ use crate::error::{Error, Result};
 
 /// The files of a new agent named `name`: `NAME/agent.yaml` and `NAME/prompt.md`
 /// (relative to an agents directory), a template to edit. It loads as it is.
+///
+/// A new definition of a built-in agent (`coder`) replaces the built-in; it
+/// starts from the built-in's tools and prompt, so the run keeps working (a
+/// coder without `change` and `write` could change nothing) until the author
+/// decides otherwise.
 pub fn scaffold(name: &str, description: Option<&str>) -> Result<Vec<(String, String)>> {
     super::check_name(name)
         .map_err(|reason| Error::InvalidName { name: name.to_string(), reason })?;
+    let builtin = super::BUILT_INS.iter().find(|(n, _, _)| *n == name);
     let description = description.map(str::trim).filter(|d| !d.is_empty());
     let quoted = double_quoted(description.unwrap_or("What this agent does, in one line"));
-    let yaml = AGENT_YAML.replace("{name}", name).replace("{description}", &quoted);
-    let prompt = PROMPT_MD.replace("{name}", name);
+    let mut yaml = AGENT_YAML.replace("{name}", name).replace("{description}", &quoted);
+    let mut prompt = PROMPT_MD.replace("{name}", name);
+    if let Some((_, builtin_yaml, builtin_prompt)) = builtin {
+        let tools: String = builtin_yaml
+            .split("requiredTools:")
+            .nth(1)
+            .map(|rest| {
+                rest.lines()
+                    .skip(1)
+                    .take_while(|l| l.trim_start().starts_with("- "))
+                    .map(|l| format!("{l}\n"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let template_tools = "  - understand\n  - navigate\n  - read\n  - search\n";
+        yaml = yaml.replace(
+            template_tools,
+            &format!("# The built-in {name}'s tools: it needs them to do its job.\n{tools}"),
+        );
+        prompt = (*builtin_prompt).to_owned();
+    }
     Ok(vec![(format!("{name}/agent.yaml"), yaml), (format!("{name}/prompt.md"), prompt)])
+}
+
+/// Whether `name` is a built-in agent's (a new one replaces it).
+pub fn is_built_in(name: &str) -> bool {
+    super::BUILT_INS.iter().any(|(n, _, _)| *n == name)
 }
 
 /// `text` as a YAML double-quoted scalar, so any description (colons, quotes, `#`,

@@ -93,6 +93,12 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
             Ok(0)
         }
         AgentsCommand::New { name, description } => {
+            if agent::is_built_in(name) {
+                out.warn(format!(
+                    "`{name}` is a built-in agent: the new definition replaces it, starting from \
+                     its tools and prompt (edit requiredTools only if you mean to take tools away)"
+                ));
+            }
             let files = agent::scaffold(name, description.as_deref())?;
             // The project's `agents/` (the seed's convention; `.ironbees/` is
             // ironbees' own state, which edits never touch).
@@ -129,6 +135,13 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &AgentsCommand) -> Result<i32> {
                     "edit {dir}/prompt.md and {dir}/agent.yaml (its requiredTools); `ironbees undo {}` removes it",
                     resp.transaction_id.as_deref().unwrap_or("")
                 ));
+                if !agent::is_built_in(name) {
+                    out.note(format!(
+                        "to run it in agent mode, place it in the coding graph in \
+                         .ironbees/config.yaml:\n  agent:\n    workflow:\n      - node: {}\n        agent: {name}\n        after: CODE        # PLAN, CODE or VALIDATE\n        next: [VALIDATE, CODE]",
+                        name.to_ascii_uppercase().replace('-', "_")
+                    ));
+                }
             }
             Ok(0)
         }

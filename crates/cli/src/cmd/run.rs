@@ -174,15 +174,18 @@ fn orchestrator(
     let llm = chat_client(ctx, out, rt, model)?;
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
-    Ok(agent::Orchestrator::open(session, Some(Arc::new(llm)), agents, rt.handle().clone())?)
+    let spec = ctx.host.graph_spec()?;
+    let handle = rt.handle().clone();
+    Ok(agent::Orchestrator::open_with(session, Some(Arc::new(llm)), agents, handle, &spec)?)
 }
 
 /// The orchestrator without a model, for commands that only read runs.
 fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent::Orchestrator> {
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
+    let spec = ctx.host.graph_spec()?;
     // Listing, showing and cancelling runs needs no model.
-    Ok(agent::Orchestrator::open(session, None, agents, rt.handle().clone())?)
+    Ok(agent::Orchestrator::open_with(session, None, agents, rt.handle().clone(), &spec)?)
 }
 
 /// How a run the CLI drives is drawn: its events go to the printer.

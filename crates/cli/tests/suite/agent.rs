@@ -1202,3 +1202,81 @@ fn no_tool_a_projects_coder_lists_reaches_the_working_tree_the_history_or_the_in
     ok(&cli(&p, &mock, &["--json", "runs", "cancel", &o.run_id()]));
     assert_eq!(fingerprint(&p, &mock), before, "rejected and cancelled: nothing changed");
 }
+
+// --- the open agent graph -------------------------------------------------------------------
+
+#[test]
+fn a_reviewer_placed_between_code_and_validate_sends_the_change_back_once() {
+    let p = calc_project();
+    p.write("agents/reviewer/agent.yaml", "name: reviewer\ndescription: Reviews the change\nrequiredTools: [read]\n");
+    p.write("agents/reviewer/prompt.md", "# Reviewer\nReview the change.\n");
+    p.write(
+        ".ironbees/config.yaml",
+        "agent:\n  workflow:\n    - node: REVIEW\n      agent: reviewer\n      after: CODE\n      next: [VALIDATE, CODE]\n",
+    );
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let wrong = CALC.replace(DIVISION, WRONG);
+    let wrong_hash = stdx::sha256_hex(wrong.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let system = body["system"].to_string();
+        let reply = if system.contains("# Reviewer") {
+            // The first change returns None; the reviewer wants a ValueError.
+            if conv.contains("return None") {
+                Reply::text("The guard returns None.\n{\"nextNode\": \"CODE\", \"message\": \"raise ValueError instead of returning None\"}")
+            } else {
+                Reply::text("{\"nextNode\": \"VALIDATE\", \"message\": \"looks right\"}")
+            }
+        } else {
+            match agent_of(body) {
+                "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+                "Coder" if after_tool(body) => Reply::text("Done."),
+                "Coder" if conv.contains("sent back by a reviewer") => Reply::tool_calls(
+                    "",
+                    vec![("change", replace_args("calc.py", &wrong_hash, WRONG, GUARDED))],
+                ),
+                "Coder" => Reply::tool_calls("", vec![("change", replace_args("calc.py", &hash, DIVISION, WRONG))]),
+                _ => return None,
+            }
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
+    ok(&o);
+    let verdicts = o.events("agentVerdict");
+    let nexts: Vec<&str> = verdicts.iter().map(|v| v["next"].as_str().unwrap()).collect();
+    assert_eq!(nexts, ["CODE", "VALIDATE"], "{verdicts:?}");
+    assert_eq!(verdicts[0]["agent"], "reviewer");
+    assert_eq!(verdicts[0]["node"], "REVIEW");
+    assert_eq!(o.outcome()["state"]["iterationCount"], 2, "the rejection cost a round");
+    // VALIDATE ran only on the change the reviewer let through.
+    let runs = test_runs(&o);
+    assert!(!runs.is_empty() && runs.iter().all(|t| t["success"] == true), "{runs:?}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+
+    // A workflow naming an agent that does not exist fails before any model call.
+    p.write(".ironbees/config.yaml", "agent:\n  workflow:\n    - node: REVIEW\n      agent: nobody\n      after: CODE\n");
+    let bad = cli(&p, &mock, &["run", "--yes", "--json", "Anything"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("agent.workflow node `REVIEW`: no agent `nobody`"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_new_definition_of_a_built_in_agent_keeps_its_tools_and_says_so() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let o = cli(&p, &mock, &["agents", "new", "coder"]);
+    ok(&o);
+    assert!(o.stderr.contains("`coder` is a built-in agent"), "{}", o.stderr);
+    let yaml = p.read("agents/coder/agent.yaml");
+    assert!(yaml.contains("  - change\n") && yaml.contains("  - write\n"), "{yaml}");
+    assert!(p.read("agents/coder/prompt.md").contains("# Coder"), "the built-in's prompt");
+    let shown = cli(&p, &mock, &["--json", "agents", "show", "coder"]);
+    let def: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(def["source"]["kind"], "project");
+    assert!(def["requiredTools"].as_array().unwrap().contains(&json!("change")));
+    // A new name is told how to run it.
+    let r = cli(&p, &mock, &["agents", "new", "security"]);
+    assert!(r.stderr.contains("workflow:") && r.stderr.contains("agent: security"), "{}", r.stderr);
+}
