@@ -64,6 +64,11 @@ const BUILT_INS: &[(&str, &str, &str)] = &[
         include_str!("../agents/validator/agent.yaml"),
         include_str!("../agents/validator/prompt.md"),
     ),
+    (
+        "critic",
+        include_str!("../agents/critic/agent.yaml"),
+        include_str!("../agents/critic/prompt.md"),
+    ),
 ];
 
 /// One agent: what its `agent.yaml` says, its prompt, and where it came from.

@@ -33,11 +33,14 @@ use crate::{
 
 /// Custom nodes and how they run (`agent.workflow` and
 /// `agent.parallelAgentExecution` in the configuration).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct GraphSpec {
     pub nodes: Vec<CustomNode>,
     /// Nodes placed at the same point run their agents at the same time.
     pub parallel: bool,
+    /// The rules CRITIC checks every round's change against (`guardrails:`);
+    /// `None`: none.
+    pub guardrails: Option<guard::RuleSet>,
 }
 
 /// One node a project adds to the coding graph.
@@ -59,6 +62,8 @@ pub struct CustomNode {
 /// The seed's working nodes a custom node may follow, with the node after each.
 const PLACES: &[(&str, &str)] = &[
     (nodes::PLAN, nodes::WAIT_PLAN_APPROVAL),
+    // After CODE means after its critique: nodes placed there see a change the
+    // guardrails let through.
     (nodes::CODE, nodes::VALIDATE),
     (nodes::VALIDATE, nodes::DECIDE),
 ];
@@ -70,6 +75,7 @@ const SEED: &[&str] = &[
     nodes::WAIT_PLAN_APPROVAL,
     nodes::BASELINE,
     nodes::CODE,
+    nodes::CRITIC,
     nodes::VALIDATE,
     nodes::DECIDE,
     nodes::SUCCESS,
@@ -214,6 +220,7 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
         .add_node(nodes::WAIT_PLAN_APPROVAL, node(n::wait_plan_approval))
         .add_node(nodes::BASELINE, node(crate::validate::baseline))
         .add_node(nodes::CODE, node(n::code))
+        .add_node(nodes::CRITIC, node(crate::critic::critic))
         .add_node(nodes::VALIDATE, node(crate::validate::validate))
         .add_node(nodes::DECIDE, node(n::decide))
         .add_node(nodes::WAIT_REVIEW, node(n::wait_review))
@@ -230,7 +237,15 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
             |s: &RunState| n::after_plan_gate(&s.0),
         )
         .add_edge(nodes::BASELINE, nodes::CODE)
-        .add_edge(nodes::CODE, &after(nodes::CODE, nodes::VALIDATE))
+        .add_edge(nodes::CODE, nodes::CRITIC)
+        .add_conditional_edges(
+            nodes::CRITIC,
+            &[&after(nodes::CODE, nodes::VALIDATE), nodes::CODE, nodes::ESCALATE],
+            {
+                let on = after(nodes::CODE, nodes::VALIDATE);
+                move |s: &RunState| crate::critic::after_critic(&s.0, &on)
+            },
+        )
         .add_edge(nodes::VALIDATE, &after(nodes::VALIDATE, nodes::DECIDE))
         .add_conditional_edges(
             nodes::DECIDE,
@@ -309,7 +324,7 @@ mod tests {
                 node("SECURITY", "reviewer", "CODE", &["ESCALATE"]),
                 node("PLAN_CRITIC", "reviewer", "PLAN", &[]),
             ],
-            parallel: false,
+            ..GraphSpec::default()
         };
         let placed = spec.place(&a).unwrap();
         let got: Vec<(String, String, Vec<String>)> =
@@ -335,17 +350,19 @@ mod tests {
         let cases = [
             (node("REVIEW", "nobody", "CODE", &[]), "no agent `nobody`"),
             (node("CODE", "reviewer", "CODE", &[]), "the name is taken"),
+            (node("CRITIC", "reviewer", "CODE", &[]), "the name is taken"),
             (node("REVIEW", "reviewer", "SUCCESS", &[]), "must be PLAN, CODE or VALIDATE"),
             (node("REVIEW", "reviewer", "CODE", &["NOWHERE"]), "next node `NOWHERE`"),
             (node("re view", "reviewer", "CODE", &[]), "letters, digits"),
         ];
         for (n, want) in cases {
-            let err = GraphSpec { nodes: vec![n], parallel: false }.place(&a).unwrap_err();
+            let err = GraphSpec { nodes: vec![n], ..GraphSpec::default() }.place(&a).unwrap_err();
             assert!(err.to_string().contains(want), "{err}");
         }
         let editors = GraphSpec {
             nodes: vec![node("A", "reviewer", "CODE", &[]), node("B", "fixer", "CODE", &[])],
             parallel: true,
+            ..GraphSpec::default()
         };
         let err = editors.place(&a).unwrap_err();
         assert!(err.to_string().contains("may only read"), "{err}");

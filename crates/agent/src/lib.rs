@@ -5,9 +5,9 @@
 //! `workflow` engine, one checkpoint per transition in `.ironbees/runs/`:
 //!
 //! ```text
-//! INIT → PLAN → WAIT_PLAN_APPROVAL ─approve→ CODE → VALIDATE → DECIDE ─pass→ SUCCESS → END
-//!          ↑          │ reject/edit          ↑                  │ (--review: WAIT_REVIEW first)
-//!          └──────────┘                      ├──── fail, rounds left
+//! INIT → PLAN → WAIT_PLAN_APPROVAL ─approve→ CODE → CRITIC → VALIDATE → DECIDE ─pass→ SUCCESS → END
+//!          ↑          │ reject/edit          ↑       │ blocked           │ (--review: WAIT_REVIEW first)
+//!          └──────────┘                      ├───────┴─ fail, rounds left
 //!                                            └── WAIT_HUMAN ← ESCALATE ← rounds used up
 //! ```
 //!
@@ -57,6 +57,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod critic;
 mod defs;
 mod error;
 mod graph;

@@ -103,6 +103,9 @@ pub(crate) struct Turn<'a> {
     pub(crate) agent: &'a AgentDef,
     pub(crate) system: String,
     pub(crate) messages: Vec<Message>,
+    /// The answer's JSON schema, for an agent without tools (the critic): the
+    /// provider is asked for structured output, and the turn's text is the JSON.
+    pub(crate) schema: Option<llm::OutputSchema>,
 }
 
 impl Turn<'_> {
@@ -147,6 +150,9 @@ impl Turn<'_> {
                 system: Some(self.system.clone()),
                 messages: self.messages.clone(),
                 tools: defs.clone(),
+                // A schema is an answer in a forced shape (Anthropic: a forced
+                // tool call), which leaves no room for other tools.
+                output_schema: self.schema.clone().filter(|_| defs.is_empty()),
                 ..Request::default()
             };
             if let Some(c) = &self.agent.llm_config {
@@ -234,6 +240,12 @@ impl Turn<'_> {
                 tool_calls: resp.tool_calls().count() as u32,
             });
             self.messages.push(Message::from_response(&resp));
+            if req.output_schema.is_some()
+                && let Some(json) = &resp.structured
+            {
+                let truncated = resp.stop_reason == llm::StopReason::MaxTokens;
+                return Ok(TurnEnd::Answer { text: json.to_string(), truncated });
+            }
             let calls: Vec<(String, String, Value)> = resp
                 .tool_calls()
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))

@@ -118,7 +118,8 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     }
     user.push_str(&format!("\n## Project context\n\n{context}"));
     let system = instructions(shared, &[]).append_to(&planner.prompt);
-    let mut turn = Turn { agent: planner, system, messages: vec![Message::user(user)] };
+    let mut turn =
+        Turn { agent: planner, system, messages: vec![Message::user(user)], schema: None };
     for attempt in 1..=2 {
         let (text, truncated) = match turn.run(shared, s, cx)? {
             TurnEnd::Paused(reason) => {
@@ -490,10 +491,15 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
         ));
     }
     if let Some(err) = &s.error_context {
-        user.push_str(&format!(
-            "\n## Validation failed after round {}\n\n{err}\n",
-            s.iteration_count
-        ));
+        // A reviewer's or the critic's words come with their own heading.
+        if err.starts_with("## ") {
+            user.push_str(&format!("\n{err}\n"));
+        } else {
+            user.push_str(&format!(
+                "\n## Validation failed after round {}\n\n{err}\n",
+                s.iteration_count
+            ));
+        }
     }
     if let Some(fb) = &s.feedback {
         user.push_str(&format!("\n## Feedback from a human\n\n{fb}\n"));
@@ -501,7 +507,7 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     let paths: Vec<&str> =
         s.plan.iter().flat_map(|p| p.affected_files.iter().map(String::as_str)).collect();
     let system = instructions(shared, &paths).append_to(&coder.prompt);
-    let mut turn = Turn { agent: coder, system, messages: vec![Message::user(user)] };
+    let mut turn = Turn { agent: coder, system, messages: vec![Message::user(user)], schema: None };
     let end = turn.run(shared, s, cx)?;
     s.iteration_count += 1;
     s.feedback = None;

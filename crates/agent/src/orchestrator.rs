@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) rt: tokio::runtime::Handle,
     /// Where runs build and test their overlays (`runs/work/<run-id>`).
     pub(crate) work_dir: PathBuf,
+    /// The rules CRITIC checks each round's change against.
+    pub(crate) guardrails: Option<guard::RuleSet>,
 }
 
 impl Shared {
@@ -107,15 +109,22 @@ impl Orchestrator {
         let known = registry.names();
         let placed = spec.place(&agents)?;
         let used = placed.iter().flat_map(|p| p.members.iter().map(|m| m.agent.as_str()));
-        for name in ["planner", "coder", "validator"].into_iter().chain(used) {
+        for name in ["planner", "coder", "validator", "critic"].into_iter().chain(used) {
             if let Some(a) = agents.get(name) {
                 a.validate_tools(&known)?;
             }
         }
         let runs = session.layout().runs_dir();
         let store = Arc::new(SqliteStore::open(&runs)?);
-        let shared =
-            Arc::new(Shared { session, llm, agents, registry, rt, work_dir: runs.join("work") });
+        let shared = Arc::new(Shared {
+            session,
+            llm,
+            agents,
+            registry,
+            rt,
+            work_dir: runs.join("work"),
+            guardrails: spec.guardrails.clone(),
+        });
         let graph = Arc::new(crate::graph::build(&shared, &placed).build()?);
         let runner = Runner::new(graph, store).with_kind(RUN_KIND).with_policy(
             |node: &str, s: &RunState, run: &RunInfo<'_>| match policy::pause_before(

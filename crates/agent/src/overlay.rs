@@ -74,6 +74,18 @@ pub(crate) fn diffs(files: &[OverlayFile], shared: &Shared) -> Vec<FileEdit> {
     out
 }
 
+/// The run's change as guardrails read it: each file's text in the working tree
+/// and in the overlay.
+pub(crate) fn change(files: &[OverlayFile], shared: &Shared) -> guard::Change {
+    let texts: Vec<(&str, Option<String>, Option<&str>)> = files
+        .iter()
+        .map(|f| (f.path.as_str(), disk_text(shared, &f.path), f.content.as_deref()))
+        .collect();
+    let borrowed: Vec<(&str, Option<&str>, Option<&str>)> =
+        texts.iter().map(|(p, before, after)| (*p, before.as_deref(), *after)).collect();
+    guard::Change::from_files(&borrowed)
+}
+
 /// The edits that apply the overlay to the working tree as one transaction: each
 /// file replaced, created or deleted only if the working tree still has the
 /// version the run started from (`expectedHash`), so a file someone changed

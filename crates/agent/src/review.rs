@@ -120,7 +120,8 @@ fn turn(
         spec.on,
         spec.back,
     );
-    let mut turn = Turn { agent: def, system, messages: vec![Message::user(context(s))] };
+    let mut turn =
+        Turn { agent: def, system, messages: vec![Message::user(context(s))], schema: None };
     let text = match turn.run(shared, s, cx)? {
         TurnEnd::Answer { text, .. } => text,
         TurnEnd::Paused(reason) => return Ok(Err(reason)),
@@ -202,7 +203,7 @@ fn add_spend(total: &mut RunSpend, after: &RunSpend, before: &RunSpend) {
 
 /// What a reviewing agent is shown: the request, the plan, the change so far and
 /// what the tests said.
-fn context(s: &CodingState) -> String {
+pub(crate) fn context(s: &CodingState) -> String {
     let mut out = format!("## Request\n\n{}\n", s.user_request);
     if let Some(spec) = &s.spec {
         out.push_str(&format!("\n## Specification\n\n{spec}\n"));

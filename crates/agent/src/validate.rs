@@ -655,7 +655,8 @@ fn diagnose(
         s.coder_summary.as_deref().unwrap_or("(no summary)")
     );
     let system = instructions(shared, &[]).append_to(&validator.prompt);
-    let mut turn = Turn { agent: validator, system, messages: vec![Message::user(user)] };
+    let mut turn =
+        Turn { agent: validator, system, messages: vec![Message::user(user)], schema: None };
     Ok(match turn.run(shared, s, cx)? {
         TurnEnd::Answer { text, .. } if !text.trim().is_empty() => Some(text),
         TurnEnd::Answer { .. } => None,

@@ -106,6 +106,7 @@ pub fn exit_code(code: ErrorCode) -> i32 {
         | ErrorCode::AmbiguousMatch
         | ErrorCode::HashMismatch
         | ErrorCode::AlreadyExists => 9,
+        ErrorCode::GuardrailBlocked => 11,
         ErrorCode::Cancelled => 130,
         _ => 1,
     }

@@ -46,6 +46,7 @@ Exit codes:
   8 budget exceeded    9 edit conflict: no match, ambiguous match, file changed
   (hash mismatch) or already exists; nothing was written
   10 an agent run waits for a human (`ironbees runs approve|reject ID`)
+  11 a guardrail blocked the change (`ironbees guard check`)
   127 command not found    130 cancelled (Ctrl-C)
   `ironbees exec` exits with the command's own code (see `ironbees exec --help`).
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).
@@ -121,6 +122,13 @@ pub enum Command {
     /// Configuration: `config show` prints the merged configuration, secrets masked.
     #[command(subcommand, after_help = "Example:\n  ironbees config show --json")]
     Config(cmd::config::ConfigCommand),
+    /// Guardrails: `guard check` a change (staged, a range, a patch) against the rules
+    /// agent runs keep; `guard rules` lists them.
+    #[command(
+        subcommand,
+        after_help = "Example:\n  ironbees guard check --staged\n  ironbees guard rules"
+    )]
+    Guard(cmd::guard::GuardCommand),
     /// Run a command in the sandbox: time, memory and process limits, network off,
     /// everything but the workspace read-only, secrets hidden.
     #[command(after_help = cmd::exec::EXEC_HELP)]

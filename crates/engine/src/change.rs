@@ -50,6 +50,27 @@ impl Session {
             Vec::new()
         };
         let impact = include_impact.then(|| impact(&snap, &preview, &sides, &hot));
+        // The guardrails: a blocker refuses the apply (a dry run reports it).
+        if let Some(rules) = &self.options.guardrails {
+            let report = guardrails(rules, &preview, &sides);
+            if report.blocked && !dry_run {
+                return Err(Error::GuardrailBlocked(report));
+            }
+            warnings.extend(report.findings.iter().map(|f| {
+                Warning {
+                    severity: match f.severity {
+                        protocol::GuardSeverity::Blocker => WarningLevel::Critical,
+                        protocol::GuardSeverity::Warning => WarningLevel::Warning,
+                        _ => WarningLevel::Info,
+                    },
+                    code: format!("GUARDRAIL_{}", f.rule_id),
+                    message: format!("{} {}: {}", f.rule_id, f.rule_name, f.message),
+                    affected: f.file.iter().cloned().collect(),
+                    mitigation: (f.severity == protocol::GuardSeverity::Blocker)
+                        .then(|| "the apply will be refused (GUARDRAIL_BLOCKED)".to_owned()),
+                }
+            }));
+        }
         if dry_run {
             let guidance =
                 change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
@@ -170,6 +191,24 @@ pub(crate) fn edit_request(req: &ChangeRequest) -> Result<EditRequest> {
 
 /// Each changed file's text before and after (keyed by the path before), from the
 /// contents the edit engine planned.
+/// The planned change against the guardrails: each file's text before and after.
+fn guardrails(
+    rules: &guard::RuleSet,
+    preview: &EditResult,
+    sides: &BTreeMap<String, Sides>,
+) -> protocol::GuardReport {
+    let files: Vec<(&str, Option<&str>, Option<&str>)> = preview
+        .files
+        .iter()
+        .filter_map(|f| {
+            let s = sides.get(&f.path)?;
+            let path = f.new_path.as_deref().unwrap_or(&f.path);
+            Some((path, s.before.as_deref(), s.after.as_deref()))
+        })
+        .collect();
+    rules.check(&guard::Change::from_files(&files))
+}
+
 fn sides(preview: &EditResult, files: Vec<edit::FileVersions>) -> BTreeMap<String, Sides> {
     let mut out = BTreeMap::new();
     for (f, v) in preview.files.iter().zip(files) {

@@ -37,9 +37,30 @@ pub enum Error {
     /// tests, git for a diff against HEAD).
     #[error("{0}")]
     Unavailable(String),
+    /// The change breaks a guardrail marked blocker (`guardrails.onChange`);
+    /// nothing was written.
+    #[error("{}", blocked_message(.0))]
+    GuardrailBlocked(protocol::GuardReport),
     /// The call was cancelled; nothing is half done.
     #[error("cancelled")]
     Cancelled,
+}
+
+fn blocked_message(r: &protocol::GuardReport) -> String {
+    let blockers: Vec<String> = r
+        .findings
+        .iter()
+        .filter(|f| f.severity == protocol::GuardSeverity::Blocker)
+        .map(|f| {
+            let at = match (&f.file, f.line) {
+                (Some(p), Some(l)) => format!(" at {p}:{l}"),
+                (Some(p), None) => format!(" in {p}"),
+                _ => String::new(),
+            };
+            format!("{} {}{at}: {}", f.rule_id, f.rule_name, f.message)
+        })
+        .collect();
+    format!("the change breaks the guardrails, nothing was written: {}", blockers.join("; "))
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -56,6 +77,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::Unavailable(_) => ErrorCode::ToolExecutionFailed,
+            Error::GuardrailBlocked(_) => ErrorCode::GuardrailBlocked,
             Error::Cancelled => ErrorCode::Cancelled,
         }
     }
@@ -72,6 +94,11 @@ impl Error {
                 let mut info = ErrorInfo::new(ErrorCode::NotFound, message.clone());
                 info.path = path.clone();
                 info.details.similar_names = similar.clone();
+                info
+            }
+            Error::GuardrailBlocked(report) => {
+                let mut info = ErrorInfo::new(ErrorCode::GuardrailBlocked, self.to_string());
+                info.details.findings = report.findings.clone();
                 info
             }
             other => ErrorInfo::new(other.code(), other.to_string()),

@@ -82,6 +82,9 @@ pub struct SessionOptions {
     pub rebuild_index: bool,
     /// The project's own build and test commands.
     pub commands: ProjectCommands,
+    /// Rules every applied `change` must keep (`guardrails.onChange`); agent
+    /// runs are checked by their CRITIC node instead.
+    pub guardrails: Option<guard::RuleSet>,
 }
 
 impl Default for SessionOptions {
@@ -94,6 +97,7 @@ impl Default for SessionOptions {
             llm: None,
             rebuild_index: false,
             commands: ProjectCommands::default(),
+            guardrails: None,
         }
     }
 }

@@ -32,7 +32,7 @@ mod run;
 pub use crate::{
     churn::{ChurnOptions, churn},
     error::{Error, Result},
-    repo::{file_at_head, head, is_repository, toplevel, tracked_files},
+    repo::{DiffOf, diff, file_at_head, head, is_repository, toplevel, tracked_files},
 };
 
 #[cfg(test)]

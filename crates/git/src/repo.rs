@@ -94,3 +94,52 @@ pub fn tracked_files(dir: &Path) -> Result<Option<Vec<String>>> {
             .collect(),
     ))
 }
+
+/// What [`diff`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffOf<'a> {
+    /// The index against HEAD: what `git commit` would record (a pre-commit hook).
+    Staged,
+    /// The work tree against HEAD, staged or not (untracked files are not in it).
+    WorkTree,
+    /// A revision range (`main..HEAD`, `HEAD~3`), as `git diff` reads it.
+    Revs(&'a str),
+}
+
+/// A unified diff without context lines (`-U0`), `a/`/`b/` prefixes, paths
+/// unquoted, no external diff drivers or text conversion: the format a patch
+/// file has, for tools that read the lines a change adds.
+pub fn diff(dir: &Path, of: DiffOf<'_>) -> Result<String> {
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-U0",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+    ];
+    match of {
+        DiffOf::Staged => args.push("--cached"),
+        DiffOf::WorkTree => args.push("HEAD"),
+        DiffOf::Revs(r) => {
+            // A range starting with `-` would be read as an option.
+            if r.starts_with('-') {
+                return Err(crate::Error::Failed {
+                    dir: dir.to_owned(),
+                    args: format!("diff {r}"),
+                    stderr: "a revision range cannot start with `-`".into(),
+                });
+            }
+            args.push(r);
+        }
+    }
+    args.push("--");
+    let out = git(dir, &args)?;
+    if !out.status.success() {
+        return Err(failed(dir, &args, &out));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}

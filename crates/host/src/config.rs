@@ -200,7 +200,7 @@ fn yaml_scalar(raw: &str) -> Value {
         .unwrap_or_else(|| Value::String(raw.to_owned()))
 }
 
-fn merge(into: &mut Value, layer: Value) {
+pub(crate) fn merge(into: &mut Value, layer: Value) {
     match (into, layer) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {

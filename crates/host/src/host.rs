@@ -13,7 +13,10 @@ use protocol::{Approver, RunSettings, SandboxOptions};
 use crate::{
     config::{Config, IndexSection, llm_settings, user_config_dir},
     error::{Error, Result},
-    sections::{AgentSection, EditSection, SandboxSection, ValidateSection, stated_commands},
+    sections::{
+        AgentSection, EditSection, GuardrailsSection, SandboxSection, ValidateSection,
+        stated_commands,
+    },
 };
 
 /// The process environment as the host reads it: captured once by the driver,
@@ -64,6 +67,17 @@ pub struct RunOverrides {
     pub budget_usd: Option<f64>,
     pub budget_tokens: Option<u64>,
     pub timeout: Option<Duration>,
+    /// A model reviews each round's change (`--critic`).
+    pub critic: bool,
+}
+
+/// The guardrails as configured.
+#[derive(Debug, Clone)]
+pub struct Guardrails {
+    /// `None`: turned off (`guardrails.enabled: false`).
+    pub rules: Option<guard::RuleSet>,
+    /// Check `change` calls too (`guardrails.onChange`).
+    pub on_change: bool,
 }
 
 /// One project's configuration and environment.
@@ -226,6 +240,10 @@ impl Host {
             llm: self.llm_settings().ok(),
             rebuild_index,
             commands: self.project_commands()?,
+            guardrails: {
+                let g = self.guardrails()?;
+                if g.on_change { g.rules } else { None }
+            },
         };
         Ok((options, notices))
     }
@@ -337,7 +355,46 @@ impl Host {
     /// The project's custom nodes in the coding graph (`agent.workflow`).
     pub fn graph_spec(&self) -> Result<agent::GraphSpec> {
         let sec: AgentSection = self.config.section("agent")?;
-        Ok(agent::GraphSpec { nodes: sec.workflow, parallel: sec.parallel_agent_execution })
+        Ok(agent::GraphSpec {
+            nodes: sec.workflow,
+            parallel: sec.parallel_agent_execution,
+            guardrails: self.guardrails()?.rules,
+        })
+    }
+
+    /// The guardrails (`guardrails:`): the shipped rules, the organization's
+    /// files, then the configuration's `rules` by id; `None` rules when turned
+    /// off. A rule that does not compile is a configuration error naming it.
+    pub fn guardrails(&self) -> Result<Guardrails> {
+        let sec: GuardrailsSection = self.config.section("guardrails")?;
+        if !sec.enabled {
+            return Ok(Guardrails { rules: None, on_change: false });
+        }
+        let mut rules = serde_json::Value::Object(serde_json::Map::new());
+        for file in &sec.files {
+            let path = self.root.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| Error::Io { path: path.clone(), source })?;
+            let layer: serde_json::Value = yaml_serde::from_str(&text)
+                .map_err(|e| Error::Config(format!("guardrails file {}: {e}", path.display())))?;
+            match layer.get("rules") {
+                Some(r @ serde_json::Value::Object(_)) => {
+                    crate::config::merge(&mut rules, r.clone())
+                }
+                _ => {
+                    return Err(Error::Config(format!(
+                        "guardrails file {}: expected a `rules:` map by rule id",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        crate::config::merge(&mut rules, serde_json::Value::Object(sec.rules));
+        let set =
+            guard::RuleSet::from_config(&serde_json::json!({ "rules": rules })).map_err(|e| {
+                Error::Config(format!("config `guardrails.rules.{}`: {}", e.rule, e.message))
+            })?;
+        Ok(Guardrails { rules: Some(set), on_change: sec.on_change })
     }
 
     /// A run's settings: the driver's flags over the `agent:` section over the
@@ -367,6 +424,7 @@ impl Host {
             timeout_seconds,
             tests: validate.tests.unwrap_or(d.tests),
             baseline: validate.baseline.unwrap_or(d.baseline),
+            critic: o.critic || sec.critic.unwrap_or(d.critic),
         })
     }
 

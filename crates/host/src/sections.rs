@@ -68,6 +68,45 @@ pub struct AgentSection {
     /// Custom nodes in the coding graph.
     #[serde(default)]
     pub workflow: Vec<agent::CustomNode>,
+    /// A model reviews each round's change after the guardrails.
+    pub critic: Option<bool>,
+}
+
+/// `guardrails:` — the rules every change an agent proposes is checked against
+/// (and, with `onChange`, every `change` a driver asks for): the shipped G001 to
+/// G004, organization files, then `rules` by id (the user's configuration, then
+/// the project's, merge key by key).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GuardrailsSection {
+    /// Off: no rules at all (default on).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Check `change` calls (CLI, MCP, HTTP) too, not only agent runs.
+    #[serde(default)]
+    pub on_change: bool,
+    /// YAML files with a `rules:` map (an organization's shared rules), relative
+    /// to the project; applied before `rules`.
+    #[serde(default)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Rules by id: a shipped id changes that rule, a new id adds one.
+    #[serde(default)]
+    pub rules: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for GuardrailsSection {
+    fn default() -> Self {
+        GuardrailsSection {
+            enabled: true,
+            on_change: false,
+            files: Vec::new(),
+            rules: serde_json::Map::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `validate:` — how agent runs (and `ironbees build`/`test`) check a change:

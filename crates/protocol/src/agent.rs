@@ -19,6 +19,8 @@ pub mod nodes {
     /// The project built and tested as it is, before the first change.
     pub const BASELINE: &str = "BASELINE";
     pub const CODE: &str = "CODE";
+    /// Guardrails and (when asked) a model review of each round's change.
+    pub const CRITIC: &str = "CRITIC";
     pub const VALIDATE: &str = "VALIDATE";
     pub const DECIDE: &str = "DECIDE";
     pub const SUCCESS: &str = "SUCCESS";
@@ -317,6 +319,10 @@ pub struct RunSettings {
     /// that were there already are not blamed on the run (`validate.baseline`).
     #[serde(default = "yes")]
     pub baseline: bool,
+    /// A model reviews each round's change after the guardrails (`agent.critic`,
+    /// `--critic`); a blocker it finds sends the change back to CODE.
+    #[serde(default)]
+    pub critic: bool,
 }
 
 fn yes() -> bool {
@@ -335,6 +341,7 @@ impl Default for RunSettings {
             timeout_seconds: 300,
             tests: TestScope::Both,
             baseline: true,
+            critic: false,
         }
     }
 }
@@ -430,6 +437,9 @@ pub struct CodingState {
     /// The run ended with nothing to apply: the coder changed nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_change: bool,
+    /// The CRITIC node's verdict on the last round's change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critique: Option<crate::Critique>,
 }
 
 impl CodingState {
@@ -469,6 +479,7 @@ impl CodingState {
             escalation: None,
             baseline: None,
             no_change: false,
+            critique: None,
         }
     }
 }

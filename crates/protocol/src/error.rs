@@ -160,6 +160,9 @@ pub struct ErrorDetails {
     /// SANDBOX_LIMIT: which limit fired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<crate::LimitKind>,
+    /// GUARDRAIL_BLOCKED: every finding of the check, blockers and the rest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::GuardFinding>,
 }
 
 impl ErrorDetails {

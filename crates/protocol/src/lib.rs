@@ -22,6 +22,7 @@ mod compat;
 mod edit;
 mod error;
 mod exec;
+mod guard;
 mod index;
 mod intel;
 mod model;
@@ -52,6 +53,7 @@ pub use crate::{
         BuildResult, CapturedOutput, Diagnostic, ExecResult, Isolation, LimitKind, Severity,
         TestFailure, TestResult,
     },
+    guard::{CriticIssue, Critique, GuardFinding, GuardReport, GuardSeverity},
     index::{FileSkip, IndexStats, LanguageStats, Symbol, SymbolKind},
     intel::{
         AffectedTest, AffectedTestPriority, ArchitectureReport, BlastRadius, CentralFile,

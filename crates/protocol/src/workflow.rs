@@ -251,6 +251,9 @@ pub enum RunEventKind {
     /// A custom node's agent's verdict: where it sends the run (seed 001's
     /// `NextNode`) and why.
     AgentVerdict { node: String, agent: String, next: String, message: String },
+    /// The CRITIC node's verdict on a round's change: the guardrails' findings
+    /// and the model review's issues.
+    Critique { critique: crate::Critique },
     /// Something the user should know that does not stop the run (a budget that
     /// cannot be enforced, a setting ignored), with a machine code.
     Warning { code: String, message: String },

@@ -13,6 +13,7 @@ const BUILT_IN_TOOLS: &[(&str, &[&str])] = &[
     ("coder", &["read", "navigate", "understand", "search", "change", "write"]),
     ("planner", &["understand", "navigate", "read", "localize", "search", "repomap"]),
     ("validator", &["read", "navigate"]),
+    ("critic", &[]),
 ];
 
 /// `text` with the temporary root removed, so paths read `agents/x/agent.yaml`.
@@ -27,7 +28,7 @@ fn load_project(p: &TempProject) -> Result<AgentSet> {
 #[test]
 fn built_ins_load_and_have_exactly_their_tools() {
     let set = AgentSet::load(&AgentDirs::default()).unwrap();
-    assert_eq!(set.names().collect::<Vec<_>>(), ["coder", "planner", "validator"]);
+    assert_eq!(set.names().collect::<Vec<_>>(), ["coder", "critic", "planner", "validator"]);
     for &(name, tools) in BUILT_IN_TOOLS {
         let def = set.get(name).unwrap();
         assert_eq!(def.source, AgentSource::BuiltIn);
@@ -148,6 +149,7 @@ docs prompt, ironbees
         .replace(&project.root().display().to_string(), "PROJECT");
     expect![[r#"
         coder | user coder | user coder prompt | user (USER/coder)
+        critic | Reviews each round's change before it is built and tested; blockers send it back to the coder (runs with --critic) | # Critic | built-in
         docs | project docs (.ironbees/agents/) | docs prompt, ironbees | project (PROJECT/.ironbees/agents/docs)
         planner | Reads the code and turns a request into a step-by-step plan for approval (read-only) | # Planner | built-in
         reviewer | project reviewer | project reviewer prompt | project (PROJECT/agents/reviewer)

@@ -9,6 +9,7 @@ pub mod config;
 pub mod demo;
 pub mod exec;
 pub mod graph;
+pub mod guard;
 pub mod history;
 pub mod hotspots;
 pub mod impact;
@@ -137,6 +138,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Ask(args) => ask::run(&ctx, out, args),
         Command::Llm(c) => llm::run(&ctx, out, c),
         Command::Config(c) => config::run(&ctx, out, c),
+        Command::Guard(c) => guard::run(&ctx, out, c),
         Command::Exec(args) => exec::run(&ctx, out, args),
         Command::Build(args) => build::run(&ctx, out, args),
         Command::Test(args) => test::run(&ctx, out, args),

@@ -85,6 +85,10 @@ pub struct LimitArgs {
     /// Stop for a human after this long in one go (default 300s).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// A model (the `critic` agent) reviews each round's change after the
+    /// guardrails, before it is built and tested; a blocker sends it back.
+    #[arg(long)]
+    pub critic: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -143,6 +147,33 @@ pub enum RunsCommand {
     },
 }
 
+/// The CRITIC node's verdict in a line, with the first blocker.
+fn critique_line(c: &protocol::Critique) -> String {
+    use protocol::GuardSeverity::Blocker;
+    let verdict = if c.approved { "approved" } else { "blocked" };
+    let by = if c.reviewed { "guardrails and review" } else { "guardrails" };
+    let mut line = format!("  critic ({by}): {verdict}");
+    let found = c.guardrails.findings.len() + c.issues.len();
+    if found > 0 {
+        line.push_str(&format!(", {found} finding(s)"));
+    }
+    let first = c
+        .guardrails
+        .findings
+        .iter()
+        .find(|f| f.severity == Blocker)
+        .map(|f| {
+            let at = f.file.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+            let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+            format!("{} {}{at}{line}: {}", f.rule_id, f.rule_name, f.message)
+        })
+        .or_else(|| c.issues.iter().find(|i| i.severity == Blocker).map(|i| i.message.clone()));
+    if let Some(first) = first {
+        line.push_str(&format!(" — {}", stdx::clip(&first, 200)));
+    }
+    line
+}
+
 pub const RUNS_HELP: &str = "\
 Examples:
   ironbees runs list
@@ -157,6 +188,7 @@ fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<Ru
     Ok(ctx.host.run_settings(&host::RunOverrides {
         yes,
         review,
+        critic: limits.critic,
         max_iterations: limits.max_iterations,
         budget_usd: limits.budget_usd,
         budget_tokens: limits.budget_tokens,
@@ -818,6 +850,10 @@ impl Printer {
                 format!("  validation not run again: {reason}")
             }
             RunEventKind::Warning { code, message } => format!("  warning [{code}]: {message}"),
+            RunEventKind::AgentVerdict { node, agent, next, .. } => {
+                format!("  {node}: `{agent}` → {next}")
+            }
+            RunEventKind::Critique { critique } => critique_line(critique),
             _ => return None,
         })
     }

@@ -726,6 +726,9 @@ fn the_event_log_of_scenario_one() {
           toolResult coder change ok=true
           modelCall coder tools=0
           diff
+        checkpoint CRITIC running
+        nodeStarted CRITIC
+        critique
         checkpoint VALIDATE running
         nodeStarted VALIDATE
           command test pytest success=true
@@ -978,7 +981,7 @@ fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
         .iter()
         .map(|a| a["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["coder", "planner", "validator"]);
+    assert_eq!(names, ["coder", "critic", "planner", "validator"]);
     // Issue 32.7: the text list has every description whole (cut at 40
     // characters before); off a terminal nothing wraps.
     let text = bare(&["agents", "list"]);
@@ -1208,7 +1211,10 @@ fn no_tool_a_projects_coder_lists_reaches_the_working_tree_the_history_or_the_in
 #[test]
 fn a_reviewer_placed_between_code_and_validate_sends_the_change_back_once() {
     let p = calc_project();
-    p.write("agents/reviewer/agent.yaml", "name: reviewer\ndescription: Reviews the change\nrequiredTools: [read]\n");
+    p.write(
+        "agents/reviewer/agent.yaml",
+        "name: reviewer\ndescription: Reviews the change\nrequiredTools: [read]\n",
+    );
     p.write("agents/reviewer/prompt.md", "# Reviewer\nReview the change.\n");
     p.write(
         ".ironbees/config.yaml",
@@ -1256,10 +1262,17 @@ fn a_reviewer_placed_between_code_and_validate_sends_the_change_back_once() {
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 
     // A workflow naming an agent that does not exist fails before any model call.
-    p.write(".ironbees/config.yaml", "agent:\n  workflow:\n    - node: REVIEW\n      agent: nobody\n      after: CODE\n");
+    p.write(
+        ".ironbees/config.yaml",
+        "agent:\n  workflow:\n    - node: REVIEW\n      agent: nobody\n      after: CODE\n",
+    );
     let bad = cli(&p, &mock, &["run", "--yes", "--json", "Anything"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(bad.stderr.contains("agent.workflow node `REVIEW`: no agent `nobody`"), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("agent.workflow node `REVIEW`: no agent `nobody`"),
+        "{}",
+        bad.stderr
+    );
 }
 
 #[test]
@@ -1279,4 +1292,183 @@ fn a_new_definition_of_a_built_in_agent_keeps_its_tools_and_says_so() {
     // A new name is told how to run it.
     let r = cli(&p, &mock, &["agents", "new", "security"]);
     assert!(r.stderr.contains("workflow:") && r.stderr.contains("agent: security"), "{}", r.stderr);
+}
+
+// --- CRITIC: guardrails and the model review ----------------------------------------------
+
+/// A key in Stripe's live format: the guardrails must stop it before validation.
+const LIVE_KEY: &str = "STRIPE_KEY = \"sk_live_4eC39HqLyjWDarjtT1zdp7dc\"\n";
+
+#[test]
+fn a_secret_in_a_change_is_blocked_before_validation_and_the_coder_removes_it() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let leaked = format!("{LIVE_KEY}{}", CALC.replace(DIVISION, GUARDED));
+    let leaked_hash = stdx::sha256_hex(leaked.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("GUARDRAIL_BLOCKED G002") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &leaked_hash, LIVE_KEY, ""))],
+            ),
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![(
+                    "change",
+                    json!({"edits": [{"path": "calc.py", "targetString": CALC, "replacementString": leaked, "expectedHash": hash}],
+                           "options": {"dryRun": false}}),
+                )],
+            ),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
+    ok(&o);
+    let critiques = o.events("critique");
+    let verdicts: Vec<(bool, u64)> = critiques
+        .iter()
+        .map(|c| (c["critique"]["approved"] == true, c["critique"]["iteration"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [(false, 1), (true, 2)], "{critiques:?}");
+    let finding = &critiques[0]["critique"]["guardrails"]["findings"][0];
+    assert_eq!(
+        (&finding["ruleId"], &finding["file"], &finding["line"], &finding["severity"]),
+        (&json!("G002"), &json!("calc.py"), &json!(1), &json!("blocker")),
+        "{finding}"
+    );
+    assert!(
+        !finding["message"].as_str().unwrap().contains("4eC39HqLyjWDarjtT1zdp7dc"),
+        "the report masks the secret: {finding}"
+    );
+    // The blocked round was never built or tested: one validation, of the fix.
+    let decisions = o.events("decision");
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0]["iteration"], 2);
+    assert_eq!(o.outcome()["state"]["iterationCount"], 2, "the block cost a round");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+#[test]
+fn add_1000_lines_of_logging_is_stopped_by_the_line_limit_and_escalates() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let logging: String = (0..1000).map(|i| format!("print('calculate: step {i}')\n")).collect();
+    let logged = format!("{CALC}{logging}");
+    mock.set_responder(move |body| {
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(plan_json("calc.py", "Add 1000 lines of logging")),
+            "Coder" if after_tool(body) => Reply::text("Added the logging."),
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![(
+                    "change",
+                    json!({"edits": [{"path": "calc.py", "targetString": CALC, "replacementString": logged, "expectedHash": hash}],
+                           "options": {"dryRun": false}}),
+                )],
+            ),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(
+        &p,
+        &mock,
+        &[
+            "run",
+            "--yes",
+            "--json",
+            "--max-iterations",
+            "1",
+            "Add 1000 lines of logging to every file",
+        ],
+    );
+    assert_eq!(o.code, 10, "waits for a human\n{}\n{}", o.stdout, o.stderr);
+    let critique = &o.events("critique")[0]["critique"];
+    assert_eq!(critique["guardrails"]["findings"][0]["ruleId"], "G001", "{critique}");
+    let escalated = o.events("escalated");
+    assert!(escalated[0]["reason"].as_str().unwrap().contains("LOC_LIMIT"), "{escalated:?}");
+    assert!(test_runs(&o).is_empty(), "nothing blocked is validated");
+    assert_eq!(p.read("calc.py"), CALC, "the working tree is untouched");
+
+    // A project that raises the limit lets the same change through to validation.
+    p.write(".ironbees/config.yaml", "guardrails:\n  rules:\n    G001: {maxLines: 2000}\n");
+    let o = cli(
+        &p,
+        &mock,
+        &[
+            "run",
+            "--yes",
+            "--json",
+            "--max-iterations",
+            "1",
+            "Add 1000 lines of logging to every file",
+        ],
+    );
+    assert_eq!(o.events("critique")[0]["critique"]["approved"], true);
+    assert!(!test_runs(&o).is_empty(), "the change went on to validation");
+}
+
+#[test]
+fn the_critic_reviews_with_a_schema_and_its_blocker_sends_the_change_back() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let wrong = CALC.replace(DIVISION, WRONG);
+    let wrong_hash = stdx::sha256_hex(wrong.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let system = body["system"].to_string();
+        let reply = if system.contains("# Critic") {
+            // Asked for the schema as a forced tool call (Anthropic's way).
+            assert_eq!(body["tool_choice"]["name"], "critique", "{}", body["tool_choice"]);
+            let review = if conv.contains("return None") {
+                json!({"approved": false,
+                       "issues": [{"severity": "blocker", "message": "callers expect ValueError, not None", "file": "calc.py", "line": 6}],
+                       "suggestions": ["raise ValueError(\"division by zero\")"]})
+            } else {
+                json!({"approved": true, "issues": [{"severity": "minor", "message": "a docstring would help"}], "suggestions": []})
+            };
+            Reply::tool_calls("", vec![("critique", review)])
+        } else {
+            match agent_of(body) {
+                "Planner" => Reply::text(plan_json("calc.py", "Guard the division")),
+                "Coder" if after_tool(body) => Reply::text("Done."),
+                "Coder" if conv.contains("callers expect ValueError") => Reply::tool_calls(
+                    "",
+                    vec![("change", replace_args("calc.py", &wrong_hash, WRONG, GUARDED))],
+                ),
+                "Coder" => Reply::tool_calls("", vec![("change", replace_args("calc.py", &hash, DIVISION, WRONG))]),
+                _ => return None,
+            }
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "--critic", "Fix the division by zero bug"]);
+    ok(&o);
+    let critiques: Vec<Value> =
+        o.events("critique").into_iter().map(|c| c["critique"].clone()).collect();
+    assert_eq!(critiques.len(), 2, "{critiques:?}");
+    assert_eq!(
+        (&critiques[0]["approved"], &critiques[0]["reviewed"]),
+        (&json!(false), &json!(true))
+    );
+    assert_eq!(critiques[0]["issues"][0]["severity"], "blocker");
+    assert_eq!(critiques[0]["issues"][0]["line"], 6);
+    assert_eq!(critiques[1]["approved"], true);
+    assert_eq!(critiques[1]["issues"][0]["severity"], "info", "`minor` is read as info");
+    let state = &o.outcome()["state"];
+    assert_eq!(state["iterationCount"], 2);
+    assert_eq!(state["critique"]["approved"], true, "the verdict is in the state");
+    // The critic's calls are the run's: booked to its spend, reported as events.
+    let critic_calls = o.events("modelCall").into_iter().filter(|c| c["agent"] == "critic").count();
+    assert_eq!(critic_calls, 2);
+    let decisions = o.events("decision");
+    assert_eq!(decisions.len(), 1, "only the approved change was validated: {decisions:?}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
 }

@@ -1,6 +1,7 @@
 mod agent;
 mod edit;
 mod friction;
+mod guard;
 mod index;
 mod llm;
 mod mcp;
