@@ -20,10 +20,15 @@ VALIDATE must reject; every later round is the gold patch).
 `ironbees run --yes --json "<problem statement>"` runs in the instance directory
 with only the mock's variables set (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY; no
 PYTHONPATH, no virtualenv activated, XDG_CONFIG_HOME pointed at an empty
-directory so no user configuration applies). From its JSON Lines: the outcome's
-status, the rounds (CODE iterations), per VALIDATE the wall time from its
-`workspace` event to its last `command` event and each `command` (tool, exit code,
-wall time, first failures). Then, outside ironbees, `.venv/bin/python -m pytest
+directory so no user configuration applies), `--timeout` large enough for a whole
+suite (`--run-timeout`, default 7200 s: ironbees cuts any execution past it). From
+its JSON Lines: the outcome's status, the rounds (CODE iterations), BASELINE (its
+`workspace` event and its `command` events, `"scope": "baseline"`: never counted as
+a round), per VALIDATE the wall time from its `workspace` event to its last
+`command` event, the time to the end of its targeted tests (`"scope": "targeted"`,
+which run first), the whole suite's time (`"scope": "full"`) and each `command`
+(tool, scope, exit code, wall time, first failures); runs from before BASELINE (no
+scope) still read. Then, outside ironbees, `.venv/bin/python -m pytest
 -rA` on the test patch's files: FAIL_TO_PASS pass, PASS_TO_PASS (those that pass
 here with the gold patch, see replay_setup.py) still pass; a run that applied nothing
 left the instance's HEAD, whose tests the setup checked, and is not tested again. Then `ironbees undo`
@@ -34,6 +39,9 @@ left the instance's HEAD, whose tests the setup checked, and is not tested again
     cargo build --release --bin ironbees
     python3 scripts/bench_replay.py --dataset /work/replay-data/swe-bench-lite.json \\
         --instances /work/replay-data/instances --json-out /work/replay-data/replay.json
+
+The results are written to `--json-out` after every run; run the same command again
+and the runs already there are kept, the rest run (`--fresh` starts over).
 
 `--suite-time REPO[=INSTANCE],...` also times each named repository's whole test
 suite outside ironbees (`.venv/bin/python -m pytest -q -p no:cacheprovider
@@ -215,7 +223,7 @@ def run_ironbees(binary, root, request, env, args, log):
     argv = [binary, "-C", root, "run", "--yes", "--json", "--timeout", f"{args.run_timeout}s", request]
     t0 = time.time()
     p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                       timeout=args.run_timeout + 600)
+                       timeout=args.wall_timeout)
     wall = time.time() - t0
     with open(log, "w") as f:
         f.write(p.stdout)
@@ -247,12 +255,22 @@ def custom(e, kind=None):
     return kind is None or name == kind
 
 
-def rounds_of(events):
-    """Per VALIDATE: its wall time (the `workspace` event to its last `command`), its
-    commands, and the DECIDE after it; a `validationReused` round has no command."""
-    out = []
+def command_row(c):
+    return ({k: c.get(k) for k in ("kind", "scope", "tool", "success", "exitCode", "wallMs", "durationMs", "failures", "failed")}
+            | {"command": " ".join(c.get("command") or [])[:300] if isinstance(c.get("command"), list) else c.get("command"),
+               "outputTail": (c.get("outputTail") or "")[-1500:]})
+
+
+def groups(events):
+    """Each `workspace` event with the `command` events after it (up to the next
+    checkpoint), tagged with the node it ran in (the last `nodeStarted`): BASELINE
+    (since 87a1174, once before the first CODE round) or VALIDATE."""
+    node, out = None, []
     for i, e in enumerate(events):
-        if custom(e, "workspace"):
+        name, data = event(e)
+        if name == "nodeStarted":
+            node = data.get("node")
+        elif name == "workspace":
             cmds, last = [], None
             for j in range(i + 1, len(events)):
                 if events[j]["kind"].get("type") == "checkpoint":
@@ -260,15 +278,50 @@ def rounds_of(events):
                 if custom(events[j], "command"):
                     cmds.append(event(events[j])[1])
                     last = j
-            out.append({
-                "validateMs": events[last]["timeMs"] - e["timeMs"] if last is not None else None,
-                "commands": [{k: c.get(k) for k in ("kind", "tool", "success", "exitCode", "wallMs", "durationMs", "failures", "failed")}
-                             | {"command": " ".join(c.get("command") or [])[:300] if isinstance(c.get("command"), list) else c.get("command"),
-                                "outputTail": (c.get("outputTail") or "")[-1500:]}
-                             for c in cmds],
-            })
-        elif custom(e, "validationReused"):
-            out.append({"validateMs": None, "reused": True, "commands": []})
+            # A group whose commands all say `"scope": "baseline"` is the baseline even
+            # without a nodeStarted before it.
+            base = bool(cmds) and all(c.get("scope") == "baseline" for c in cmds)
+            out.append((i, "BASELINE" if base else node, e, cmds, last))
+        elif name == "validationReused":
+            out.append((i, "VALIDATE", e, None, None))
+    return out
+
+
+def baseline_of(events):
+    """BASELINE (new event shape only): its wall time, its commands, the number of
+    tests that failed before any change; None for a run without one."""
+    for i, node, e, cmds, last in groups(events):
+        if node == "BASELINE" and cmds is not None:
+            return {"ms": events[last]["timeMs"] - e["timeMs"] if last is not None else None,
+                    "failed": sum(c.get("failed") if c.get("failed") is not None else len(c.get("failures") or [])
+                                  for c in cmds),
+                    "commands": [command_row(c) for c in cmds]}
+    return None
+
+
+def rounds_of(events):
+    """Per VALIDATE (never the BASELINE's `workspace` and `command` events): its wall
+    time (the `workspace` event to its last `command`), the time to the end of its
+    targeted tests (`"scope": "targeted"`, run first; the sync and the build
+    included), the whole suite's commands' time (`"scope": "full"`), its commands, and
+    the DECIDE after it; a `validationReused` round has no command. Runs before
+    87a1174 have no scope: their rounds have only `validateMs`."""
+    out = []
+    for i, node, e, cmds, last in groups(events):
+        if node == "BASELINE":
+            continue
+        if cmds is None:
+            out.append({"validateMs": None, "targetedMs": None, "fullMs": None, "reused": True, "commands": []})
+            continue
+        targeted = [j for j in range(i + 1, (last or i) + 1)
+                    if custom(events[j], "command") and event(events[j])[1].get("scope") == "targeted"]
+        full = [c for c in cmds if c.get("scope") == "full"]
+        out.append({
+            "validateMs": events[last]["timeMs"] - e["timeMs"] if last is not None else None,
+            "targetedMs": events[targeted[-1]]["timeMs"] - e["timeMs"] if targeted else None,
+            "fullMs": sum(c.get("wallMs") or 0 for c in full) if full else None,
+            "commands": [command_row(c) for c in cmds],
+        })
     decisions = [event(e)[1] for e in events if custom(e, "decision")]
     for r, d in zip(out, decisions):
         r["passed"] = d.get("passed")
@@ -289,12 +342,21 @@ def key_error(tail):
     return lines[-1][:220] if lines else ""
 
 
-def first_failure(rounds):
-    """`exit N: error` of the first VALIDATE's failing command, if one failed."""
+def first_failure(rounds, baseline=None):
+    """`exit N: error` of the first VALIDATE's failing command, if one failed: its
+    scope, its first failing test, and how many of its failing tests failed at
+    BASELINE too (pre-existing, yet counted against the change)."""
+    before = {f for c in (baseline or {}).get("commands", []) for f in (c.get("failures") or [])}
     for r in rounds:
         for c in r["commands"]:
             if not c.get("success"):
-                return f"`{c.get('kind')}` exit {c.get('exitCode')}: {key_error(c.get('outputTail'))}"
+                fails = c.get("failures") or []
+                out = f"`{c.get('kind')}`{' ' + c['scope'] if c.get('scope') else ''} exit {c.get('exitCode')}: {key_error(c.get('outputTail'))}"
+                if fails:
+                    out += f"; first: {fails[0]}"
+                if before and fails:
+                    out += f"; {sum(f in before for f in fails)} of {len(fails)} failing at BASELINE too"
+                return out
     return ""
 
 
@@ -342,6 +404,7 @@ def one_run(binary, entry, row, variant, args, env_home, logdir):
     args._testlog = os.path.join(logdir, f"{variant}-tests.log")
     if os.path.exists(args._testlog):
         os.remove(args._testlog)
+    load_before = [round(x, 2) for x in os.getloadavg()]
     try:
         code, events, outcome, wall, stderr = run_ironbees(binary, root, row["problem_statement"], env, args, log)
     except subprocess.TimeoutExpired:
@@ -349,6 +412,7 @@ def one_run(binary, entry, row, variant, args, env_home, logdir):
     finally:
         model.close()
     rounds = rounds_of(events)
+    baseline = baseline_of(events)
     status = (outcome or {}).get("status", {})
     state = (outcome or {}).get("state") or {}
     r = {
@@ -361,7 +425,10 @@ def one_run(binary, entry, row, variant, args, env_home, logdir):
         "cause": cause(outcome, rounds, code, stderr),
         "rounds": state.get("iterationCount"),
         "validations": rounds,
+        "baseline": baseline,
         "wall_s": round(wall, 1) if wall else None,
+        "load_before": load_before,
+        "log": log,
         "model_calls": model.calls,
         "unknown_requests": model.unknown,
         "transaction": state.get("transactionId"),
@@ -439,33 +506,70 @@ def summarize(results, suites, manifest):
             1 for r in noop if any(g["instance_id"] == r["instance_id"] and ok(g) for g in gold)),
         "per_repo": {},
     }
+    sec = lambda ms: round(ms / 1000, 2) if ms is not None else None
     for repo in sorted({r["repo"] for r in results}):
         rr = [r for r in results if r["repo"] == repo]
         ms = [v["validateMs"] for r in rr for v in r["validations"] if v.get("validateMs") is not None]
+        # Time per round with the targeted tests first: the sync, the build and the
+        # targeted tests of each VALIDATE that ran them; against the whole suite's
+        # time, in the same runs (`"scope": "full"`, else the baseline's).
+        targeted = [v["targetedMs"] for r in rr for v in r["validations"] if v.get("targetedMs") is not None]
+        full = [v["fullMs"] for r in rr for v in r["validations"] if v.get("fullMs") is not None]
+        base = [r["baseline"]["ms"] for r in rr if r.get("baseline") and r["baseline"].get("ms") is not None]
+        whole = median(full) if full else median(base)
         s["per_repo"][repo] = {
             "gold_runs": sum(r["variant"] == "gold" for r in rr),
             "success": sum(ok(r) for r in rr if r["variant"] == "gold"),
             "validate_rounds": len(ms),
-            "median_validate_s": round(median(ms) / 1000, 2) if ms else None,
+            "median_validate_s": sec(median(ms)) if ms else None,
+            "targeted_rounds": len(targeted),
+            "median_targeted_s": sec(median(targeted)) if targeted else None,
+            "full_runs": len(full),
+            "median_full_s": sec(median(full)) if full else None,
+            "median_baseline_s": sec(median(base)) if base else None,
+            "targeted_over_full": round(median(targeted) / whole, 3) if targeted and whole else None,
             "whole_suite_s": suites.get(repo, {}).get("seconds"),
         }
     return s
 
 
+def per_round(r, key):
+    """A run's rounds' times in seconds: `reused` for a round that reused a failure, `-`
+    for one without that part (no targeted test, the whole suite not reached)."""
+    return ", ".join("reused" if v.get("reused") else (f"{v[key] / 1000:.1f}" if v.get(key) is not None else "-")
+                     for v in r["validations"]) or "-"
+
+
 def report(results, suites, summary):
-    print("\n| instance | variant | status | rounds | VALIDATE s per round | first round | F2P pass | P2P unbroken | undo → clean | cause | first failing command |")
-    print("| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- |")
+    new = any("targetedMs" in v for r in results for v in r["validations"]) or any(r.get("baseline") for r in results)
+    if new:
+        print("\n| instance | variant | status | rounds | baseline s (failing before) | targeted s per round | full s per round | first round "
+              "| F2P pass | P2P unbroken | undo → clean | cause | first failing command |")
+        print("| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    else:
+        print("\n| instance | variant | status | rounds | VALIDATE s per round | first round | F2P pass | P2P unbroken | undo → clean | cause | first failing command |")
+        print("| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
-        vs = ", ".join("reused" if v.get("reused") else (f"{v['validateMs'] / 1000:.1f}" if v.get("validateMs") is not None else "-")
-                       for v in r["validations"]) or "-"
         undo = "-" if r["status"] != "succeeded" else ("yes" if r["clean_after"] else "NO")
-        print(f"| {r['instance_id']} | {r['variant']} | {r['status']} | {r['rounds']} | {vs} | {r['first_round'] or '-'} "
+        b = r.get("baseline")
+        base = f"{b['ms'] / 1000:.1f} ({b['failed']})" if b and b.get("ms") is not None else "-"
+        times = (f"| {base} | {per_round(r, 'targetedMs')} | {per_round(r, 'fullMs')} " if new
+                 else f"| {per_round(r, 'validateMs')} ")
+        print(f"| {r['instance_id']} | {r['variant']} | {r['status']} | {r['rounds']} {times}| {r['first_round'] or '-'} "
               f"| {'yes' if r['tests']['f2p_pass'] else 'no'} | {({True: 'yes', False: 'no', None: 'not run'})[r['tests']['p2p_pass']]} | {undo} "
-              f"| {r['cause'].replace('|', '/')[:160]} | {first_failure(r['validations']).replace('|', '/')} |")
-    print("\n| repository | gold runs | SUCCESS | VALIDATE rounds (both variants) | median VALIDATE s | whole suite s (outside) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for repo, p in summary["per_repo"].items():
-        print(f"| {repo} | {p['gold_runs']} | {p['success']} | {p['validate_rounds']} | {p['median_validate_s']} | {p['whole_suite_s'] or '-'} |")
+              f"| {r['cause'].replace('|', '/')[:160]} | {first_failure(r['validations'], r.get('baseline')).replace('|', '/')} |")
+    if new:
+        print("\n| repository | gold runs | SUCCESS | VALIDATE rounds (both variants) | median targeted s per round (rounds) "
+              "| median full s (runs) | median baseline s | targeted / full | whole suite s (outside) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for repo, p in summary["per_repo"].items():
+            print(f"| {repo} | {p['gold_runs']} | {p['success']} | {p['validate_rounds']} | {p['median_targeted_s']} ({p['targeted_rounds']}) "
+                  f"| {p['median_full_s']} ({p['full_runs']}) | {p['median_baseline_s']} | {p['targeted_over_full']} | {p['whole_suite_s'] or '-'} |")
+    else:
+        print("\n| repository | gold runs | SUCCESS | VALIDATE rounds (both variants) | median VALIDATE s | whole suite s (outside) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for repo, p in summary["per_repo"].items():
+            print(f"| {repo} | {p['gold_runs']} | {p['success']} | {p['validate_rounds']} | {p['median_validate_s']} | {p['whole_suite_s'] or '-'} |")
     print(f"\nSUCCESS {summary['success']}/{summary['gold_runs']} ({summary['success_rate']}); FAIL_TO_PASS pass after "
           f"{summary['f2p_pass_after']}/{summary['gold_runs']}; PASS_TO_PASS unbroken {summary['p2p_unbroken_after']}/{summary['p2p_checked']} checked; "
           f"undo restored {summary['undo_restored']}/{summary['success']}; no-op first change rejected "
@@ -481,12 +585,20 @@ def main():
                     help="replay_setup.py's --out (with manifest.json); may be given more than once")
     ap.add_argument("--only", default="", help="comma-separated instance ids (default: every kept one)")
     ap.add_argument("--variants", default="gold,noop-first", help="gold, noop-first (default both)")
-    ap.add_argument("--run-timeout", type=int, default=1800, help="`ironbees run --timeout` seconds (default 1800)")
+    ap.add_argument("--run-timeout", type=int, default=7200,
+                    help="`ironbees run --timeout` seconds, per execution (a model call, a tool call, a test run; "
+                         "default 7200: a whole suite must fit, twice on a loaded machine)")
+    ap.add_argument("--wall-timeout", type=int, default=4 * 3600,
+                    help="seconds one `ironbees run` may take in all before it is killed (default 4 h)")
     ap.add_argument("--test-timeout", type=int, default=1800, help="seconds per pytest check outside ironbees")
     ap.add_argument("--suite-time", default="",
                     help="comma-separated REPO or REPO=INSTANCE whose whole suite is timed outside ironbees")
+    ap.add_argument("--runs-dir", default=None,
+                    help="where each run's JSON Lines and test logs go (default: OUT/_runs/INSTANCE)")
     ap.add_argument("--json-out", default=None, help="write the results and the summary here as JSON")
     ap.add_argument("--from-json", default=None, help="print the report of a --json-out file again; run nothing")
+    ap.add_argument("--fresh", action="store_true",
+                    help="start over: without it, the runs (instance, variant) already in --json-out are kept, not run again")
     a = ap.parse_args()
     if a.from_json:
         with open(a.from_json) as f:
@@ -513,6 +625,27 @@ def main():
     home = tempfile.mkdtemp(prefix="replay-home-")
     os.makedirs(os.path.join(home, ".no-user-config"), exist_ok=True)
     results, suites = [], {}
+    # Checkpointed after every run: a stopped benchmark resumes where it was.
+    if a.json_out and os.path.exists(a.json_out) and not a.fresh:
+        with open(a.json_out) as f:
+            saved = json.load(f)
+        results, suites = saved.get("results", []), saved.get("suites", {})
+        print(f"resuming: {len(results)} runs already in {a.json_out}", file=sys.stderr, flush=True)
+    done = {(r["instance_id"], r["variant"]) for r in results}
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+    def save():
+        if not a.json_out:
+            return
+        tmp = a.json_out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"summary": summarize(results, suites, manifest), "suites": suites, "results": results,
+                       "machine": {"nproc": os.cpu_count(), "platform": platform.platform(),
+                                   "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
+                       "binary": binary, "run_timeout_s": a.run_timeout, "started": started,
+                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, f, indent=1)
+        os.replace(tmp, a.json_out)
+
     # REPO or REPO=INSTANCE: the whole suite of that repository, on that instance (default
     # its first kept one).
     wanted = {w.split("=")[0]: (w.split("=")[1] if "=" in w else None) for w in a.suite_time.split(",") if w}
@@ -521,11 +654,14 @@ def main():
         if not entry["kept"]:
             print(f"{iid}: left out by the setup ({entry['reason']}), skipped", file=sys.stderr)
             continue
-        logdir = os.path.join(entry["out"], "_runs", iid)
+        logdir = os.path.join(a.runs_dir, iid) if a.runs_dir else os.path.join(entry["out"], "_runs", iid)
         os.makedirs(logdir, exist_ok=True)
         for variant in [v for v in a.variants.split(",") if v]:
+            if (iid, variant) in done:
+                continue
             r = one_run(binary, entry, data[iid], variant, a, home, logdir)
             results.append(r)
+            save()
             print(f"{iid} {variant}: {r['status']} rounds={r['rounds']} first={r['first_round']} "
                   f"f2p={'pass' if r['tests']['f2p_pass'] else 'FAIL'} clean={r['clean_after']} ({r['wall_s']}s) {r['cause'][:200]}",
                   file=sys.stderr, flush=True)
@@ -533,15 +669,10 @@ def main():
                 and wanted[entry["repo"]] in (None, iid)):
             suites[entry["repo"]] = suite_time(entry, a, logdir)
             print(f"{entry['repo']} whole suite: {suites[entry['repo']]}", file=sys.stderr, flush=True)
+            save()
     summary = summarize(results, suites, manifest)
     report(results, suites, summary)
-    if a.json_out:
-        with open(a.json_out, "w") as f:
-            json.dump({"summary": summary, "suites": suites, "results": results,
-                       "machine": {"nproc": os.cpu_count(), "platform": platform.platform(),
-                                   "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
-                       "binary": binary,
-                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, f, indent=1)
+    save()
     print(json.dumps(summary))
 
 
