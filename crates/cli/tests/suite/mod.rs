@@ -4,6 +4,7 @@ mod friction;
 mod index;
 mod llm;
 mod mcp;
+mod mcp_client;
 mod registry;
 mod retrieval;
 mod sandbox;
