@@ -204,3 +204,75 @@ fn servers_that_fail_to_start_are_left_out_or_stop_everything_when_required() {
     assert!(err.to_string().contains("required MCP server `gone`"), "{err}");
     assert_gone(&pids(dir.path()));
 }
+
+/// The Python MCP SDK that `scripts/test` installs (under `target/test-deps`).
+fn python_sdk() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps/python");
+    if dir.join("mcp/server/mcpserver").is_dir() {
+        return Some(dir);
+    }
+    let msg = "the Python MCP SDK is not installed (scripts/test installs it)";
+    assert!(std::env::var_os("CI").is_none(), "{msg}");
+    #[allow(clippy::print_stderr)] // the loud skip is the point
+    {
+        eprintln!("\n!!! SKIPPED: {msg}\n");
+    }
+    None
+}
+
+#[test]
+fn a_streamable_http_server_gets_its_headers_and_answers_through_the_registry() {
+    let Some(sdk) = python_sdk() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/http_server.py");
+    #[allow(clippy::disallowed_methods)] // the test's own server
+    let mut server = std::process::Command::new("python3")
+        .arg(fixture)
+        .arg(port.to_string())
+        .env("PYTHONPATH", sdk)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP fixture did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut s = ServerSpec::new(
+        "web",
+        Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![
+                ("Authorization".into(), "Bearer tok-abc123".into()),
+                ("X-Team".into(), "bees".into()),
+            ],
+        },
+    );
+    s.secrets = vec!["Bearer tok-abc123".into(), "tok-abc123".into()];
+    let (servers, missing) = ServerSet::start(vec![s]).unwrap();
+    assert!(missing.is_empty(), "{missing:?}");
+    let mut registry = Registry::new();
+    servers.register(&mut registry);
+    let dir = tempfile::tempdir().unwrap();
+    let session = session(dir.path());
+    let v = call(&registry, &session, "web.add", json!({"a": 2, "b": 3})).unwrap();
+    assert_eq!(engine::render_text(&v), "5");
+    let v = call(&registry, &session, "web.headers", json!({})).unwrap();
+    let text = engine::render_text(&v);
+    assert!(text.contains("team=bees") && text.contains("authorization=***"), "{text}");
+    assert!(!text.contains("tok-abc123"), "{text}");
+    servers.shutdown();
+    let _ = server.kill();
+    let _ = server.wait();
+
+    // Nobody listening: left out, saying so, within its startup timeout.
+    let mut s = ServerSpec::new(
+        "down",
+        Transport::Http { url: format!("http://127.0.0.1:{port}/mcp"), headers: vec![] },
+    );
+    s.startup_timeout = Duration::from_secs(3);
+    let (_servers, missing) = ServerSet::start(vec![s]).unwrap();
+    assert_eq!(missing.len(), 1);
+    assert!(missing[0].reason.contains("127.0.0.1"), "{}", missing[0].reason);
+}
