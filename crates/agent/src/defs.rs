@@ -222,19 +222,31 @@ impl AgentDef {
 
     /// Every required tool must be one of `known` (the tools the orchestrator
     /// offers); the error names all unknown ones, the file, and the known tools.
-    pub fn validate_tools(&self, known: &[&str]) -> Result<()> {
-        let unknown: Vec<String> =
-            self.required_tools.iter().filter(|t| !known.contains(&t.as_str())).cloned().collect();
+    pub fn validate_tools(&self, registry: &engine::Registry) -> Result<()> {
+        let unknown: Vec<String> = self
+            .required_tools
+            .iter()
+            .filter(|t| registry.only(&[t.as_str()]).is_err())
+            .cloned()
+            .collect();
         if unknown.is_empty() {
             return Ok(());
         }
-        let mut known: Vec<String> = known.iter().map(|k| k.to_string()).collect();
+        let mut known: Vec<String> = registry.names().iter().map(|k| k.to_string()).collect();
+        known.extend(registry.servers().iter().map(|s| format!("{s} (a server)")));
         known.sort();
+        // A tool of a configured server that did not start: say so.
+        let why: Vec<String> = unknown
+            .iter()
+            .map(|t| registry.why_not_found(t))
+            .filter(|w| w.contains("is not available"))
+            .collect();
         Err(Error::UnknownTools {
             path: self.definition_file(),
             agent: self.name.clone(),
             unknown,
             known,
+            why: why.join("; "),
         })
     }
 }

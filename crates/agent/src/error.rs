@@ -19,13 +19,21 @@ pub enum Error {
     /// how the orchestrator checks tools are available, and the fix may be to
     /// configure the tool rather than to edit the agent.
     #[error(
-        "{}: agent `{agent}` requires unknown tool{} {}; known tools: {}",
+        "{}: agent `{agent}` requires unknown tool{} {}{}; known tools: {}",
         path.display(),
         if unknown.len() == 1 { "" } else { "s" },
         backticked(unknown),
+        if why.is_empty() { String::new() } else { format!(" ({why})") },
         known.join(", ")
     )]
-    UnknownTools { path: PathBuf, agent: String, unknown: Vec<String>, known: Vec<String> },
+    UnknownTools {
+        path: PathBuf,
+        agent: String,
+        unknown: Vec<String>,
+        known: Vec<String>,
+        /// Why a configured server's tools are missing (it did not start).
+        why: String,
+    },
     /// A name for a new agent (`scaffold`) that is not `[a-z][a-z0-9_-]*`, at most
     /// 40 characters.
     #[error("invalid agent name {name:?}: {reason}")]

@@ -47,7 +47,8 @@
 //! let dirs = agent::AgentDirs::conventional(None, Path::new("."));
 //! let rt = tokio::runtime::Runtime::new().unwrap();
 //! let agents = agent::AgentSet::load(&dirs)?;
-//! let orchestrator = agent::Orchestrator::open(session, Some(llm), agents, rt.handle().clone())?;
+//! let registry = engine::Registry::new(); // or host::Host::tools, with the configured servers'
+//! let orchestrator = agent::Orchestrator::open(session, Some(llm), agents, registry, rt.handle().clone())?;
 //! let run = orchestrator.start("Fix the division by zero in calculate()", Default::default(), Default::default())?;
 //! if run.waiting_at() == Some("WAIT_PLAN_APPROVAL") {
 //!     let yes = protocol::ApprovalDecision { approved: true, ..Default::default() };

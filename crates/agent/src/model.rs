@@ -118,19 +118,26 @@ impl Turn<'_> {
     ) -> Result<TurnEnd, NodeError> {
         let names: Vec<&str> = self.agent.required_tools.iter().map(String::as_str).collect();
         let tools = shared.registry.only(&names).map_err(|e| {
-            NodeError::new(
-                "AGENT_EXECUTION_FAILED",
-                format!("agent `{}`: {}", self.agent.name, e.message),
-            )
+            NodeError::new(e.code.as_str(), format!("agent `{}`: {}", self.agent.name, e.message))
         })?;
+        // Model APIs take `[A-Za-z0-9_-]{1,64}` as tool names: an outside
+        // tool's `server.tool` is sent as `server_tool`, and mapped back.
+        let wire = wire_names(&tools.names());
         let defs: Vec<ToolDef> = tools
             .tools()
-            .map(|t| ToolDef {
-                name: t.spec.name.clone(),
+            .zip(&wire)
+            .map(|(t, w)| ToolDef {
+                name: w.clone(),
                 description: t.spec.description.clone(),
                 input_schema: Value::Object((*t.spec.input_schema).clone()),
             })
             .collect();
+        let registry_name = |called: &str| {
+            wire.iter()
+                .position(|w| w == called)
+                .and_then(|i| tools.names().get(i).map(|n| n.to_string()))
+                .unwrap_or_else(|| called.to_owned())
+        };
         let llm = shared.llm()?;
         let limit = crate::limit::Limit::of(state, cx.execution_started());
         let mut overlay = crate::overlay::to_edit(&state.overlay);
@@ -248,7 +255,7 @@ impl Turn<'_> {
             }
             let calls: Vec<(String, String, Value)> = resp
                 .tool_calls()
-                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+                .map(|(id, name, input)| (id.to_owned(), registry_name(name), input.clone()))
                 .collect();
             if calls.is_empty() {
                 state.overlay = crate::overlay::from_edit(&overlay, &state.overlay, shared);
@@ -291,12 +298,15 @@ impl Turn<'_> {
                 }
                 let (text, is_error, summary, code) = match answer {
                     Ok(v) => {
+                        let text = match tools.get(&name) {
+                            Some(t) => engine::answer_text(&t.spec, &v),
+                            None => v.to_string(),
+                        };
                         let summary = v
                             .pointer("/guidance/contextSummary")
                             .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned();
-                        (v.to_string(), false, summary, None)
+                            .map_or_else(|| stdx::clip(&text, 200).into_owned(), str::to_owned);
+                        (text, false, summary, None)
                     }
                     Err(e) => (
                         serde_json::to_string(&e.to_body()).unwrap_or_default(),
@@ -334,6 +344,28 @@ impl Turn<'_> {
             "agent `{agent}` made {MAX_ROUNDS} model calls without finishing its turn"
         )))
     }
+}
+
+/// The names tools are sent to a model under: the registry's where they
+/// are valid for model APIs (`[A-Za-z0-9_-]`, at most 64 bytes), else with
+/// every other character as `_` (and a suffix when two would collide).
+pub(crate) fn wire_names(names: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let mut w: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .collect();
+        w.truncate(60);
+        let base = w.clone();
+        let mut n = 2;
+        while out.contains(&w) {
+            w = format!("{base}_{n}");
+            n += 1;
+        }
+        out.push(w);
+    }
+    out
 }
 
 /// Turns the model's stream into run events. Text arrives in deltas of a few
@@ -384,5 +416,16 @@ fn clip_json(v: &Value) -> Value {
             Value::Object(m.iter().map(|(k, x)| (k.clone(), clip_json(x))).collect())
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wire_names_are_valid_for_model_apis_and_distinct() {
+        let names = ["read", "git.status", "git_status", "fs.read-file", &"x".repeat(80)];
+        let w = super::wire_names(&names);
+        assert_eq!(&w[..4], ["read", "git_status", "git_status_2", "fs_read-file"]);
+        assert_eq!(w[4].len(), 60);
     }
 }

@@ -82,18 +82,23 @@ pub struct Orchestrator {
 
 impl Orchestrator {
     /// An orchestrator for `session`'s project, its runs stored under
-    /// `.ironbees/runs/`. Checks that every agent the graph needs exists and asks
-    /// only for tools the registry has. Without a model (`None`) it lists, shows
+    /// `.ironbees/runs/`. With a model, checks that every agent the graph needs
+    /// asks only for tools the registry has (`TOOL_NOT_FOUND`, saying why when a
+    /// configured server did not start). Without a model (`None`) it lists, shows
     /// and cancels runs; a node that needs the model fails with `LLM_UNAVAILABLE`.
     /// `rt`: the runtime model calls are awaited on (drive runs from threads
     /// outside it: the CLI's main thread, a server's blocking pool).
+    /// `registry`: the tools agents may be given, the built-in ones and the
+    /// configured servers' (`host::Host::tools`), whose servers the caller
+    /// keeps running while runs execute.
     pub fn open(
         session: Arc<Session>,
         llm: Option<Arc<Llm>>,
         agents: AgentSet,
+        registry: Registry,
         rt: tokio::runtime::Handle,
     ) -> Result<Orchestrator> {
-        Orchestrator::open_with(session, llm, agents, rt, &GraphSpec::default())
+        Orchestrator::open_with(session, llm, agents, registry, rt, &GraphSpec::default())
     }
 
     /// [`open`](Self::open) with a project's custom nodes in the coding graph
@@ -102,16 +107,16 @@ impl Orchestrator {
         session: Arc<Session>,
         llm: Option<Arc<Llm>>,
         agents: AgentSet,
+        registry: Registry,
         rt: tokio::runtime::Handle,
         spec: &GraphSpec,
     ) -> Result<Orchestrator> {
-        let registry = Registry::new();
-        let known = registry.names();
         let placed = spec.place(&agents)?;
         let used = placed.iter().flat_map(|p| p.members.iter().map(|m| m.agent.as_str()));
+        // An orchestrator that only reads runs needs no tools (nor their servers).
         for name in ["planner", "coder", "validator", "critic"].into_iter().chain(used) {
-            if let Some(a) = agents.get(name) {
-                a.validate_tools(&known)?;
+            if let (Some(a), Some(_)) = (agents.get(name), &llm) {
+                a.validate_tools(&registry)?;
             }
         }
         let runs = session.layout().runs_dir();

@@ -191,10 +191,12 @@ pub enum Command {
     /// The agents runs use (built-in, user, project): list, show, new.
     #[command(subcommand, after_help = cmd::agents::AFTER_HELP)]
     Agents(cmd::agents::AgentsCommand),
-    /// List every tool (operation) the MCP server and the agents call.
+    /// Every tool the MCP server and the agents call (built-in and the configured MCP
+    /// servers'): `tools list`, `tools call NAME --args JSON`.
     #[command(after_help = cmd::tool::TOOLS_HELP)]
     Tools(cmd::tool::ToolsArgs),
-    /// Call one tool by name with its JSON arguments, as an MCP client would.
+    /// Call one tool by name with its JSON arguments, as an MCP client would (the same
+    /// as `tools call`).
     #[command(after_help = cmd::tool::TOOL_HELP)]
     Tool(cmd::tool::ToolArgs),
 }

@@ -78,7 +78,7 @@ pub use crate::{
     intent::route,
     layout::Layout,
     project::{Trust, apply_sandbox_options, parse_duration, parse_size},
-    registry::{Handler, Registry, Tool, ToolError, ToolSpec},
+    registry::{Handler, Registry, Tool, ToolError, ToolSpec, answer_text, render_text},
     session::{IndexLocator, ProjectCommands, SandboxSetup, Session, SessionOptions},
     shadow::{Materialize, Shadow, ShadowRoute, shadow_route},
 };

@@ -71,6 +71,9 @@ pub struct Tool {
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<Tool>>,
+    /// Outside servers that are configured but not there, and why: a name
+    /// that would be theirs gets that reason instead of "no tool named".
+    unavailable: Vec<(String, String)>,
 }
 
 impl Default for Registry {
@@ -85,7 +88,50 @@ impl Registry {
     pub fn new() -> Registry {
         static ALL: LazyLock<Vec<Arc<Tool>>> =
             LazyLock::new(|| all_tools().into_iter().map(Arc::new).collect());
-        Registry { tools: ALL.clone() }
+        Registry { tools: ALL.clone(), unavailable: Vec::new() }
+    }
+
+    /// Records that the outside server `server` is configured but not there
+    /// (it failed to start), so that asking for its tools says why.
+    pub fn note_unavailable(&mut self, server: &str, reason: &str) {
+        self.unavailable.push((server.to_owned(), reason.to_owned()));
+    }
+
+    /// The configured servers that are not there, with why.
+    pub fn unavailable(&self) -> &[(String, String)] {
+        &self.unavailable
+    }
+
+    /// The outside servers whose tools are here, in the order they were added.
+    pub fn servers(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for t in self.tools() {
+            if let ToolSource::Server { server } = &t.spec.source
+                && !out.contains(&server.as_str())
+            {
+                out.push(server);
+            }
+        }
+        out
+    }
+
+    /// Why `name` names nothing: the unavailable server it would belong to
+    /// (`git` or `git.status`), else the tools there are.
+    pub fn why_not_found(&self, name: &str) -> String {
+        let server = name.split_once('.').map_or(name, |(s, _)| s);
+        match self.unavailable.iter().find(|(s, _)| s == server) {
+            Some((s, reason)) => {
+                format!(
+                    "no tool named `{}`: the MCP server `{s}` is not available ({reason})",
+                    stdx::clip(name, 80)
+                )
+            }
+            None => format!(
+                "no tool named `{}` (known: {})",
+                stdx::clip(name, 80),
+                self.names().join(", ")
+            ),
+        }
     }
 
     /// Adds a tool from outside. Its name must be new: a built-in tool keeps its
@@ -118,10 +164,7 @@ impl Registry {
                 || matches!(&t.spec.source, ToolSource::Server { server } if server == n)
         };
         if let Some(unknown) = names.iter().find(|n| !self.tools().any(|t| picked(t, n))) {
-            return Err(ErrorInfo::new(
-                ErrorCode::ToolNotFound,
-                format!("no tool named `{unknown}` (known: {})", self.names().join(", ")),
-            ));
+            return Err(ErrorInfo::new(ErrorCode::ToolNotFound, self.why_not_found(unknown)));
         }
         Ok(Registry {
             tools: self
@@ -130,6 +173,7 @@ impl Registry {
                 .filter(|t| names.iter().any(|n| picked(t, n)))
                 .cloned()
                 .collect(),
+            unavailable: self.unavailable.clone(),
         })
     }
 
@@ -147,18 +191,89 @@ impl Registry {
         arguments: Value,
     ) -> std::result::Result<Value, ToolError> {
         let Some(tool) = self.get(name) else {
-            let info = ErrorInfo::new(
-                ErrorCode::ToolNotFound,
-                format!(
-                    "no tool named `{}` (known: {})",
-                    stdx::clip(name, 80),
-                    self.names().join(", ")
-                ),
-            );
+            let info = ErrorInfo::new(ErrorCode::ToolNotFound, self.why_not_found(name));
             return Err(ToolError { guidance: Guidance::default(), info });
         };
-        (tool.handler)(session, call, arguments)
+        let span = tool_span(&tool.spec);
+        let _enter = span.enter();
+        let started = std::time::Instant::now();
+        let out = (tool.handler)(session, call, arguments);
+        record_outcome(&span, &tool.spec, started, &out);
+        out
     }
+}
+
+/// What a model reads of a tool's answer: a built-in tool's JSON; an outside
+/// tool's answer (an MCP `CallToolResult` as JSON: `content` blocks and
+/// `structuredContent`) as its text blocks, else its structured content.
+pub fn answer_text(spec: &ToolSpec, answer: &Value) -> String {
+    match spec.source {
+        ToolSource::BuiltIn => answer.to_string(),
+        _ => render_text(answer),
+    }
+}
+
+/// The text of an MCP `CallToolResult` (as JSON): its text blocks (a
+/// resource's text too, other blocks as `[type]`), else its structured
+/// content.
+pub fn render_text(answer: &Value) -> String {
+    let blocks = answer.get("content").and_then(Value::as_array);
+    let texts: Vec<String> = blocks
+        .into_iter()
+        .flatten()
+        .map(|b| match b.get("text").and_then(Value::as_str) {
+            Some(t) => t.to_owned(),
+            None => match b.get("resource").and_then(|r| r.get("text")).and_then(Value::as_str) {
+                Some(t) => t.to_owned(),
+                None => format!("[{}]", b.get("type").and_then(Value::as_str).unwrap_or("content")),
+            },
+        })
+        .collect();
+    if texts.is_empty() {
+        return answer.get("structuredContent").map(Value::to_string).unwrap_or_default();
+    }
+    texts.join("\n")
+}
+
+/// The span of one tool call (OpenTelemetry's GenAI conventions: an
+/// `execute_tool` operation).
+pub(crate) fn tool_span(spec: &ToolSpec) -> tracing::Span {
+    let source = match &spec.source {
+        ToolSource::Server { server } => server.as_str(),
+        _ => "builtin",
+    };
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format!("execute_tool {}", spec.name),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %spec.name,
+        gen_ai.tool.type = "function",
+        ironbees.tool.source = source,
+        ironbees.tool.effect = ?spec.effect,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// Records how a call ended on its span, and its duration as a metric.
+pub(crate) fn record_outcome(
+    span: &tracing::Span,
+    spec: &ToolSpec,
+    started: std::time::Instant,
+    out: &std::result::Result<Value, ToolError>,
+) {
+    let code = out.as_ref().err().map(|e| e.info.code.as_str());
+    if let Some(code) = code {
+        span.record("error.type", code);
+        span.record("otel.status_code", "ERROR");
+    }
+    tracing::event!(
+        target: "ironbees::metrics",
+        tracing::Level::TRACE,
+        histogram.ironbees.tool.duration = started.elapsed().as_secs_f64(),
+        gen_ai.tool.name = %spec.name,
+        ironbees.tool.ok = code.is_none(),
+    );
 }
 
 /// The schema of `T` as a JSON object: the request as deserialized, or the

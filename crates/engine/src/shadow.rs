@@ -250,6 +250,22 @@ impl Registry {
         let Some(tool) = self.get(name) else {
             return self.call(session, call, name, arguments);
         };
+        let span = crate::registry::tool_span(&tool.spec);
+        let _enter = span.enter();
+        let started = std::time::Instant::now();
+        let out = Self::route_in(tool, session, call, name, arguments, shadow);
+        crate::registry::record_outcome(&span, &tool.spec, started, &out);
+        out
+    }
+
+    fn route_in(
+        tool: &crate::Tool,
+        session: &Session,
+        call: &Call<'_>,
+        name: &str,
+        arguments: Value,
+        shadow: &mut Shadow<'_>,
+    ) -> std::result::Result<Value, ToolError> {
         match shadow_route(&tool.spec, &arguments) {
             ShadowRoute::Refuse(reason) => Err(ToolError {
                 info: ErrorInfo::new(ErrorCode::ShadowRefused, reason),

@@ -14,10 +14,30 @@ use crate::{
     config::{Config, IndexSection, llm_settings, user_config_dir},
     error::{Error, Result},
     sections::{
-        AgentSection, EditSection, GuardrailsSection, SandboxSection, ValidateSection,
-        stated_commands,
+        AgentSection, EditSection, GuardrailsSection, ReadOnlySetting, SandboxSection,
+        ValidateSection, mcp_servers, stated_commands,
     },
 };
+
+/// The tools a driver offers: the registry (built-in tools, then the started
+/// servers' tools) and the servers behind it. The servers end when this is
+/// dropped (or [`Tools::shutdown`]); registries cloned from it then answer
+/// their tools' calls with `TOOL_EXECUTION_FAILED`.
+pub struct Tools {
+    pub registry: engine::Registry,
+    pub servers: mcp_client::ServerSet,
+}
+
+impl Tools {
+    /// The built-in tools alone (no server configured or wanted).
+    pub fn builtin() -> Tools {
+        Tools { registry: engine::Registry::new(), servers: mcp_client::ServerSet::default() }
+    }
+
+    pub fn shutdown(&self) {
+        self.servers.shutdown();
+    }
+}
 
 /// The process environment as the host reads it: captured once by the driver,
 /// passed in (tests make one up).
@@ -296,6 +316,122 @@ impl Host {
         Ok(commands)
     }
 
+    /// The servers configured under `mcp.servers` (those not `enabled: false`),
+    /// ready to start: paths resolved from the project root, the child's
+    /// environment (this process's, secrets removed, plus the server's `env`),
+    /// the values to mask.
+    pub fn mcp_server_specs(&self) -> Result<Vec<mcp_client::ServerSpec>> {
+        let servers = mcp_servers(self.config.value.get("mcp")).map_err(Error::Config)?;
+        let builtin = engine::Registry::new();
+        let builtin = builtin.names();
+        let mut specs = Vec::new();
+        for (name, s) in servers {
+            let bad = |m: String| Error::Config(format!("config `mcp.servers.{name}`: {m}"));
+            mcp_client::check_name(&name, &builtin).map_err(bad)?;
+            if s.enabled == Some(false) {
+                continue;
+            }
+            let resolve = |p: &Path| if p.is_absolute() { p.to_owned() } else { self.root.join(p) };
+            let mut secrets: Vec<String> = s.env.values().cloned().collect();
+            secrets.extend(s.headers.values().cloned());
+            let transport = match (&s.command, &s.url) {
+                (Some(command), None) => {
+                    let command = if command.contains('/') {
+                        resolve(Path::new(command))
+                    } else {
+                        PathBuf::from(command)
+                    };
+                    let (mut env, _removed) = sandbox::filter_env(self.env.vars.iter().cloned());
+                    env.retain(|(k, _)| !s.env.contains_key(k));
+                    env.extend(s.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    let cwd = s.cwd.as_deref().map_or_else(|| self.root.clone(), resolve);
+                    mcp_client::Transport::Stdio { command, args: s.args.clone(), env, cwd }
+                }
+                (None, Some(url)) => mcp_client::Transport::Http {
+                    url: url.clone(),
+                    headers: s.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                },
+                (Some(_), Some(_)) => {
+                    return Err(bad("give `command` (stdio) or `url` (HTTP), not both".into()));
+                }
+                (None, None) => {
+                    return Err(bad(
+                        "give `command` (a stdio server) or `url` (streamable HTTP)".into()
+                    ));
+                }
+            };
+            let mut spec = mcp_client::ServerSpec::new(name.clone(), transport);
+            let duration = |v: &Option<String>, key: &str| {
+                v.as_deref()
+                    .map(|t| {
+                        engine::parse_duration(t).map_err(|e| {
+                            Error::Config(format!("config `mcp.servers.{name}.{key}`: {e}"))
+                        })
+                    })
+                    .transpose()
+            };
+            if let Some(d) = duration(&s.startup_timeout, "startup_timeout")? {
+                spec.startup_timeout = d;
+            }
+            if let Some(d) = duration(&s.tool_timeout, "tool_timeout")? {
+                spec.tool_timeout = d;
+            }
+            if let Some(m) = &s.max_result {
+                spec.max_result_bytes =
+                    engine::parse_size(m).map_err(|e| bad(format!("max_result: {e}")))? as usize;
+            }
+            spec.enabled_tools = s.enabled_tools.clone();
+            spec.disabled_tools = s.disabled_tools.clone();
+            spec.required = s.required;
+            spec.read_only = match &s.read_only {
+                ReadOnlySetting::All(true) => mcp_client::ReadOnly::All,
+                ReadOnlySetting::All(false) => mcp_client::ReadOnly::None,
+                ReadOnlySetting::Tools(t) => mcp_client::ReadOnly::Tools(t.clone()),
+            };
+            spec.secrets = secrets;
+            specs.push(spec);
+        }
+        Ok(specs)
+    }
+
+    /// The registry with the configured servers' tools: every server started
+    /// (in parallel, each within its startup timeout). An optional server that
+    /// does not start is left out with a warning (and asking for its tools
+    /// says why); a required one is an error (`TOOL_EXECUTION_FAILED`). No
+    /// server configured: the built-in registry, and nothing started.
+    pub fn tools(&self) -> Result<(Tools, Vec<Notice>)> {
+        self.tools_where(|_| true)
+    }
+
+    /// [`tools`](Self::tools) for calling `name` alone: only the server it
+    /// belongs to (`server.tool`) is started; none for a built-in tool.
+    pub fn tools_for(&self, name: &str) -> Result<(Tools, Vec<Notice>)> {
+        let server = name.split_once('.').map(|(s, _)| s.to_owned());
+        self.tools_where(|s| server.as_deref() == Some(s))
+    }
+
+    fn tools_where(&self, keep: impl Fn(&str) -> bool) -> Result<(Tools, Vec<Notice>)> {
+        let mut specs = self.mcp_server_specs()?;
+        specs.retain(|s| keep(&s.name));
+        if specs.is_empty() {
+            return Ok((Tools::builtin(), Vec::new()));
+        }
+        let (servers, missing) = mcp_client::ServerSet::start(specs)?;
+        let mut registry = engine::Registry::new();
+        let mut notices = Vec::new();
+        for m in &missing {
+            registry.note_unavailable(&m.server, &m.reason);
+            notices.push(Notice::Warning(format!(
+                "MCP server `{}` is left out: {}",
+                m.server, m.reason
+            )));
+        }
+        for skipped in servers.register(&mut registry) {
+            notices.push(Notice::Warning(format!("an MCP tool is left out: {skipped}")));
+        }
+        Ok((Tools { registry, servers }, notices))
+    }
+
     /// The `llm:` section completed by the standard variables.
     pub fn llm_settings(&self) -> Result<llm::Settings> {
         llm_settings(&self.config, &self.env.vars)
@@ -520,5 +656,54 @@ mod tests {
             matches!(&notices[..], [Notice::Warning(w)] if w.contains("forever")),
             "{notices:?}"
         );
+    }
+
+    #[test]
+    fn mcp_servers_become_specs_with_a_filtered_environment_and_their_secrets() {
+        let config = "mcp:\n  servers:\n    git:\n      command: ./bin/git-mcp\n      args: [--repo, .]\n      env: {GH_TOKEN: ghp_abcdef, DEBUG: 1}\n      startup_timeout: 5s\n      tool_timeout: 90\n      read_only: [status]\n      disabled_tools: [push]\n      max_result: 16K\n    docs:\n      url: http://127.0.0.1:9/mcp\n      headers: {Authorization: \"Bearer ${DOCS_TOKEN}\"}\n      required: true\n    off:\n      command: x\n      enabled: false\n";
+        let (dir, h) = host(
+            config,
+            &[("PATH", "/usr/bin"), ("OPENAI_API_KEY", "sk-x"), ("DOCS_TOKEN", "tok-123456")],
+        );
+        let specs = h.mcp_server_specs().unwrap();
+        assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["git", "docs"]);
+        let git = &specs[0];
+        let mcp_client::Transport::Stdio { command, args, env, cwd } = &git.transport else {
+            panic!("stdio")
+        };
+        assert_eq!(command, &dir.path().join("./bin/git-mcp"));
+        assert_eq!(args, &["--repo", "."]);
+        assert_eq!(cwd, dir.path());
+        assert!(env.iter().any(|(k, v)| k == "PATH" && v == "/usr/bin"));
+        assert!(env.iter().all(|(k, _)| k != "OPENAI_API_KEY"), "our secrets are not passed on");
+        assert!(env.iter().any(|(k, v)| k == "DEBUG" && v == "1"));
+        assert_eq!(git.startup_timeout, Duration::from_secs(5));
+        assert_eq!(git.tool_timeout, Duration::from_secs(90));
+        assert_eq!(git.max_result_bytes, 16 * 1024);
+        assert!(git.read_only.covers("status") && !git.read_only.covers("push"));
+        assert!(!git.offers("push") && git.offers("status"));
+        assert!(git.secrets.contains(&"ghp_abcdef".to_owned()));
+        let docs = &specs[1];
+        assert!(docs.required);
+        assert!(docs.secrets.contains(&"Bearer tok-123456".to_owned()));
+
+        // The list form of seed 001, and errors that name the server.
+        let (_d, h) =
+            host("mcp:\n  servers:\n    - name: mem\n      command: mcp-server-memory\n", &[]);
+        assert_eq!(h.mcp_server_specs().unwrap()[0].name, "mem");
+        for (bad, want) in [
+            ("mcp:\n  servers:\n    git:\n      comand: x\n", "mcp.servers.git"),
+            ("mcp:\n  servers:\n    git: {}\n", "give `command`"),
+            ("mcp:\n  servers:\n    read:\n      command: x\n", "built-in tool"),
+            ("mcp:\n  servers:\n    a.b:\n      command: x\n", "not a usable server name"),
+            ("mcp:\n  server: {}\n", "unknown key `server`"),
+        ] {
+            let (_d, h) = host(bad, &[]);
+            let err = h.mcp_server_specs().unwrap_err().to_string();
+            assert!(err.contains(want), "{bad}: {err}");
+        }
+        let (_d, h) = host("", &[]);
+        let (tools, notices) = h.tools().unwrap();
+        assert!(notices.is_empty() && tools.servers.servers().is_empty());
     }
 }

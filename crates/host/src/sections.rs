@@ -49,6 +49,115 @@ fn scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::E
     })
 }
 
+/// One server under `mcp.servers` (the map's key is its name; in the list
+/// form, `name`). Either `command` (a child speaking stdio) or `url` (a
+/// streamable HTTP endpoint).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServerSection {
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    #[serde(deserialize_with = "scalar_map")]
+    pub env: std::collections::BTreeMap<String, String>,
+    pub cwd: Option<std::path::PathBuf>,
+    pub url: Option<String>,
+    #[serde(deserialize_with = "scalar_map")]
+    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(deserialize_with = "scalar")]
+    pub startup_timeout: Option<String>,
+    #[serde(deserialize_with = "scalar")]
+    pub tool_timeout: Option<String>,
+    pub enabled_tools: Option<Vec<String>>,
+    pub disabled_tools: Vec<String>,
+    /// A server that does not start stops the command (default: left out with
+    /// a warning).
+    pub required: bool,
+    /// `false` keeps the server configured but not started.
+    pub enabled: Option<bool>,
+    /// `true` (every tool) or a list of tools that only read: an agent run may
+    /// call those; the others are treated as acting on the world.
+    pub read_only: ReadOnlySetting,
+    #[serde(deserialize_with = "scalar")]
+    pub max_result: Option<String>,
+}
+
+/// `read_only: true` or `read_only: [tool, ...]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ReadOnlySetting {
+    All(bool),
+    Tools(Vec<String>),
+}
+
+impl Default for ReadOnlySetting {
+    fn default() -> Self {
+        ReadOnlySetting::All(false)
+    }
+}
+
+/// The servers under `mcp.servers`: a map by name, or (as seed 001's
+/// `MCP.Servers`) a list of entries with a `name`. Each entry is checked
+/// on its own, so an error names the server.
+pub fn mcp_servers(
+    section: Option<&serde_json::Value>,
+) -> Result<Vec<(String, McpServerSection)>, String> {
+    use serde_json::Value;
+    let Some(Value::Object(mcp)) = section else {
+        return match section {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(_) => Err("config section `mcp`: expected a map".into()),
+        };
+    };
+    if let Some(k) = mcp.keys().find(|k| *k != "servers") {
+        return Err(format!("config section `mcp`: unknown key `{k}` (expected `servers`)"));
+    }
+    let entries: Vec<(Option<String>, Value)> = match mcp.get("servers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(m)) => m.iter().map(|(k, v)| (Some(k.clone()), v.clone())).collect(),
+        Some(Value::Array(a)) => a.iter().map(|v| (None, v.clone())).collect(),
+        Some(_) => return Err("config `mcp.servers`: expected a map of servers by name".into()),
+    };
+    let mut out = Vec::new();
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        let label = key.clone().unwrap_or_else(|| format!("[{i}]"));
+        let server: McpServerSection = serde_json::from_value(value)
+            .map_err(|e| format!("config `mcp.servers.{label}`: {e}"))?;
+        let name = match (key, &server.name) {
+            (Some(k), _) => k,
+            (None, Some(n)) => n.clone(),
+            (None, None) => {
+                return Err(format!("config `mcp.servers[{i}]`: a server needs a `name`"));
+            }
+        };
+        out.push((name, server));
+    }
+    Ok(out)
+}
+
+fn scalar_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    let m = Option::<std::collections::BTreeMap<String, serde_json::Value>>::deserialize(d)?;
+    m.unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| {
+            let s = match v {
+                serde_json::Value::String(s) => s,
+                serde_json::Value::Bool(b) => b.to_string(),
+                serde_json::Value::Number(n) => n.to_string(),
+                serde_json::Value::Null => String::new(),
+                other => {
+                    return Err(serde::de::Error::custom(format!(
+                        "`{k}`: expected a scalar, got {other}"
+                    )));
+                }
+            };
+            Ok((k, s))
+        })
+        .collect()
+}
+
 /// `agent:` — agent mode's defaults (seed 001 §5.1).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -15,7 +15,10 @@
 //! type are such results too (`INVALID_ARGUMENT`), so the model can correct them;
 //! an unknown tool is a JSON-RPC error (-32602). A stdio front (`stdio.rs`) answers
 //! lines that are not JSON (-32700) or not JSON-RPC 2.0 (-32600), which rmcp alone
-//! would drop or answer without an id. Progress goes out as
+//! would drop or answer without an id. With a registry that holds configured
+//! servers' tools ([`Server::with_registry`], `ironbees mcp --reexport`), those
+//! are served beside ours under their registry names (`git.git_status`), and
+//! their answers pass through as their servers gave them. Progress goes out as
 //! `notifications/progress` when the client sent a `progressToken`; a
 //! `notifications/cancelled` stops the call at its next consistent point.
 //!
@@ -51,5 +54,11 @@ impl Error {
 /// Lines that are not JSON-RPC 2.0 get proper JSON-RPC errors (parse error, invalid
 /// request) and the server keeps serving.
 pub async fn serve_stdio(session: std::sync::Arc<engine::Session>) -> Result<(), Error> {
-    stdio::serve(Server::new(session), tokio::io::stdin(), tokio::io::stdout()).await
+    serve_stdio_with(Server::new(session)).await
+}
+
+/// [`serve_stdio`] with a given server (one with re-exported outside tools:
+/// [`Server::with_registry`]).
+pub async fn serve_stdio_with(server: Server) -> Result<(), Error> {
+    stdio::serve(server, tokio::io::stdin(), tokio::io::stdout()).await
 }

@@ -69,7 +69,14 @@ impl stdx::Progress for ChannelProgress {
 
 impl Server {
     pub fn new(session: Arc<Session>) -> Server {
-        Server { session, registry: Arc::new(Registry::new()) }
+        Server::with_registry(session, Registry::new())
+    }
+
+    /// A server of `registry`'s tools: the built-in ones and, re-exported
+    /// beside them, the configured MCP servers' (`server.tool`), whose answers
+    /// pass through as their servers gave them.
+    pub fn with_registry(session: Arc<Session>, registry: Registry) -> Server {
+        Server { session, registry: Arc::new(registry) }
     }
 
     /// The MCP description of every tool: name, title, description, input and
@@ -83,16 +90,22 @@ impl Server {
                 // Undo, redo and outside tools may change what an earlier call
                 // did; an edit only adds to it.
                 let destructive = matches!(s.effect, Effect::History | Effect::External);
-                Tool::new(s.name.clone(), s.description.clone(), Arc::clone(&s.input_schema))
-                    .with_title(s.title.clone())
-                    .with_raw_output_schema(Arc::clone(&s.output_schema))
-                    .with_annotations(ToolAnnotations::from_raw(
-                        Some(s.title.clone()),
-                        Some(read_only),
-                        Some(destructive),
-                        Some(false),
-                        Some(s.effect == Effect::External),
-                    ))
+                let tool =
+                    Tool::new(s.name.clone(), s.description.clone(), Arc::clone(&s.input_schema))
+                        .with_title(s.title.clone());
+                // An outside tool without an output schema answers content only.
+                let tool = if s.output_schema.is_empty() {
+                    tool
+                } else {
+                    tool.with_raw_output_schema(Arc::clone(&s.output_schema))
+                };
+                tool.with_annotations(ToolAnnotations::from_raw(
+                    Some(s.title.clone()),
+                    Some(read_only),
+                    Some(destructive),
+                    Some(false),
+                    Some(s.effect == Effect::External),
+                ))
             })
             .collect()
     }
@@ -133,6 +146,7 @@ impl Server {
             done: AtomicU64::new(0),
             phase: Mutex::new(String::new()),
         };
+        let name_of_call = name.clone();
         let (session, registry, cancel) =
             (Arc::clone(&self.session), Arc::clone(&self.registry), ctx.ct.clone());
         let joined = tokio::task::spawn_blocking(move || {
@@ -143,7 +157,11 @@ impl Server {
         })
         .await;
         let _ = forward.await;
+        let outside = self.registry.get(&name_of_call).is_some_and(|t| t.spec.operation.is_none());
         Ok(match joined {
+            // An outside tool's answer is an MCP result already: passed through.
+            Ok((_, Ok(value))) if outside => serde_json::from_value(value.clone())
+                .unwrap_or_else(|_| CallToolResult::structured(value)),
             Ok((_, Ok(value))) => CallToolResult::structured(value),
             Ok((_, Err(e))) => failure(&e),
             Err(join) => failure(&ToolError {

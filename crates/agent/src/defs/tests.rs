@@ -21,6 +21,11 @@ fn relative(root: &Path, text: &str) -> String {
     text.replace(&format!("{}/", root.display()), "")
 }
 
+/// The built-in registry narrowed to `names`.
+fn registry(names: &[&str]) -> engine::Registry {
+    engine::Registry::new().only(names).unwrap()
+}
+
 fn load_project(p: &TempProject) -> Result<AgentSet> {
     AgentSet::load(&AgentDirs::conventional(None, p.root()))
 }
@@ -33,7 +38,7 @@ fn built_ins_load_and_have_exactly_their_tools() {
         let def = set.get(name).unwrap();
         assert_eq!(def.source, AgentSource::BuiltIn);
         assert_eq!(def.required_tools, tools, "{name}");
-        def.validate_tools(tools).unwrap();
+        def.validate_tools(&registry(tools)).unwrap();
         // The prompt describes the tools the agent has and no others, so a model
         // is never told to call a tool it was not given.
         for tool in ALL_TOOLS {
@@ -391,8 +396,11 @@ s3cr3t
 #[test]
 fn unknown_required_tools_name_the_file_and_the_known_tools() {
     let set = AgentSet::load(&AgentDirs::default()).unwrap();
-    let err =
-        set.get("coder").unwrap().validate_tools(&["read", "search", "navigate"]).unwrap_err();
+    let err = set
+        .get("coder")
+        .unwrap()
+        .validate_tools(&registry(&["read", "search", "navigate"]))
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::ToolNotFound);
     expect!["<built-in>/coder/agent.yaml: agent `coder` requires unknown tools `understand`, `change`, `write`; known tools: navigate, read, search"].assert_eq(&err.to_string());
 
@@ -406,7 +414,12 @@ requiredTools: [read, shellcheck]
 Lint.
 "#,
     );
-    let err = load_project(&p).unwrap().get("lint").unwrap().validate_tools(&["read"]).unwrap_err();
+    let err = load_project(&p)
+        .unwrap()
+        .get("lint")
+        .unwrap()
+        .validate_tools(&registry(&["read"]))
+        .unwrap_err();
     expect![
         "agents/lint/agent.yaml: agent `lint` requires unknown tool `shellcheck`; known tools: read"
     ]
@@ -647,7 +660,7 @@ fn scaffold_and_load(name: &str, description: Option<&str>) -> AgentDef {
     }
     let def = load_project(&p).unwrap().get(name).unwrap().clone();
     assert_eq!(def.source, AgentSource::Project(p.path(&format!("agents/{name}"))));
-    def.validate_tools(ALL_TOOLS).unwrap();
+    def.validate_tools(&registry(ALL_TOOLS)).unwrap();
     def
 }
 

@@ -137,8 +137,14 @@ pub fn run(ctx: &Ctx, out: &Output, args: &DemoArgs) -> Result<i32> {
     };
     let session = session::open_session(&ctx, out, false)?;
     let agents = ctx.host.agents()?;
-    let orch =
-        agent::Orchestrator::open(session, Some(Arc::new(llm)), agents, rt.handle().clone())?;
+    // The demo project has no configuration of its own: the built-in tools.
+    let orch = agent::Orchestrator::open(
+        session,
+        Some(Arc::new(llm)),
+        agents,
+        engine::Registry::new(),
+        rt.handle().clone(),
+    )?;
     out.note(format!("ironbees run --yes {REQUEST:?}"));
     let started = Instant::now();
     let settings =

@@ -68,6 +68,8 @@ fn install_ctrl_c() -> CancellationToken {
     // Fails only if a handler is already installed (tests calling twice); ignore.
     let _ = ctrlc::set_handler(move || {
         if t.is_cancelled() {
+            // No destructor runs past this: the MCP servers' children go now.
+            mcp_client::kill_all();
             std::process::exit(130);
         }
         t.cancel();
@@ -152,7 +154,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Write(args) => pillar::write(&ctx, out, args),
         Command::Manage(args) => pillar::manage(&ctx, out, args),
         Command::Mcp(args) => pillar::mcp(&ctx, out, args),
-        Command::Tools(args) => tool::list(&ctx, out, args),
+        Command::Tools(args) => tool::run(&ctx, out, args),
         Command::Tool(args) => tool::call(&ctx, out, args),
     }
 }

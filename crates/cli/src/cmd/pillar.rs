@@ -450,6 +450,10 @@ pub struct McpArgs {
     /// Don't watch the tree for changes; check the files on every call instead.
     #[arg(long)]
     pub no_watch: bool,
+    /// Also serve the tools of the MCP servers configured under `mcp.servers`
+    /// (as SERVER.TOOL), which this process starts and ends.
+    #[arg(long)]
+    pub reexport: bool,
 }
 
 pub const MCP_HELP: &str = "\
@@ -459,17 +463,23 @@ graph, impact, hotspots, report, undo/redo/history, build, test, exec, and the
 superseded low-level tools — for the project at -C DIR (or the current directory). Register it with a client, e.g.:
   claude mcp add ironbees -- ironbees mcp -C /path/to/repo
   codex mcp add ironbees -- ironbees mcp -C /path/to/repo
+With --reexport, the tools of the MCP servers configured under `mcp.servers` are
+served beside them as SERVER.TOOL (this process starts the servers and ends them).
 Logs go to stderr (IRONBEES_LOG=debug); stdout carries only the protocol.";
 
 pub fn mcp(ctx: &Ctx, out: &Output, args: &McpArgs) -> Result<i32> {
     let session = open_session(ctx, out, !args.no_watch)?;
+    let tools = if args.reexport { super::tool::tools(ctx, out)? } else { host::Tools::builtin() };
+    let server = mcp::Server::with_registry(session, tools.registry.clone());
     let rt = super::runtime()?;
     let cancel = ctx.cancel.clone();
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         tokio::select! {
-            r = mcp::serve_stdio(session) => r.map_err(anyhow::Error::from),
+            r = mcp::serve_stdio_with(server) => r.map_err(anyhow::Error::from),
             () = cancel.cancelled() => Ok(()),
         }
-    })?;
+    });
+    tools.shutdown();
+    served?;
     Ok(0)
 }

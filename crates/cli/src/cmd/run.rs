@@ -196,19 +196,49 @@ fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<Ru
     })?)
 }
 
-/// The orchestrator over this project with a model; it waits on `rt`.
+/// An orchestrator with the tools it was given: the configured MCP servers
+/// live as long as it does.
+pub struct Agent {
+    orch: agent::Orchestrator,
+    tools: host::Tools,
+}
+
+impl std::ops::Deref for Agent {
+    type Target = agent::Orchestrator;
+
+    fn deref(&self) -> &agent::Orchestrator {
+        &self.orch
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.tools.shutdown();
+    }
+}
+
+/// The orchestrator over this project with a model and the configured
+/// tools (MCP servers started); it waits on `rt`.
 fn orchestrator(
     ctx: &Ctx,
     out: &Output,
     rt: &tokio::runtime::Runtime,
     model: Option<&str>,
-) -> Result<agent::Orchestrator> {
+) -> Result<Agent> {
     let llm = chat_client(ctx, out, rt, model)?;
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
     let spec = ctx.host.graph_spec()?;
-    let handle = rt.handle().clone();
-    Ok(agent::Orchestrator::open_with(session, Some(Arc::new(llm)), agents, handle, &spec)?)
+    let tools = super::tool::tools(ctx, out)?;
+    let orch = agent::Orchestrator::open_with(
+        session,
+        Some(Arc::new(llm)),
+        agents,
+        tools.registry.clone(),
+        rt.handle().clone(),
+        &spec,
+    )?;
+    Ok(Agent { orch, tools })
 }
 
 /// The orchestrator without a model, for commands that only read runs.
@@ -216,8 +246,15 @@ fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
     let spec = ctx.host.graph_spec()?;
-    // Listing, showing and cancelling runs needs no model.
-    Ok(agent::Orchestrator::open_with(session, None, agents, rt.handle().clone(), &spec)?)
+    // Listing, showing and cancelling runs needs no model and no tools.
+    Ok(agent::Orchestrator::open_with(
+        session,
+        None,
+        agents,
+        engine::Registry::new(),
+        rt.handle().clone(),
+        &spec,
+    )?)
 }
 
 /// How a run the CLI drives is drawn: its events go to the printer.

@@ -22,21 +22,21 @@ use test_support::{
     mock_llm::{MockLlm, MockUsage, Reply},
 };
 
-const CALC: &str = "def calculate(a, b, op):\n    if op == \"+\":\n        return a + b\n    if op == \"/\":\n        return a / b\n    raise ValueError(op)\n";
-const TEST_CALC: &str = "import pytest\nfrom calc import calculate\n\n\ndef test_add():\n    assert calculate(1, 2, \"+\") == 3\n\n\ndef test_divide_by_zero():\n    with pytest.raises(ValueError):\n        calculate(1, 0, \"/\")\n";
-const DIVISION: &str = "        return a / b";
-const GUARDED: &str =
+pub(crate) const CALC: &str = "def calculate(a, b, op):\n    if op == \"+\":\n        return a + b\n    if op == \"/\":\n        return a / b\n    raise ValueError(op)\n";
+pub(crate) const TEST_CALC: &str = "import pytest\nfrom calc import calculate\n\n\ndef test_add():\n    assert calculate(1, 2, \"+\") == 3\n\n\ndef test_divide_by_zero():\n    with pytest.raises(ValueError):\n        calculate(1, 0, \"/\")\n";
+pub(crate) const DIVISION: &str = "        return a / b";
+pub(crate) const GUARDED: &str =
     "        if b == 0:\n            raise ValueError(\"division by zero\")\n        return a / b";
 const WRONG: &str = "        if b == 0:\n            return None\n        return a / b";
 
-fn calc_project() -> TempProject {
+pub(crate) fn calc_project() -> TempProject {
     let p = TempProject::new();
     p.write("calc.py", CALC);
     p.write("test_calc.py", TEST_CALC);
     p
 }
 
-fn plan_json(file: &str, what: &str) -> String {
+pub(crate) fn plan_json(file: &str, what: &str) -> String {
     json!({
         "spec": format!("{what}; everything else unchanged."),
         "plan": {
@@ -51,7 +51,7 @@ fn plan_json(file: &str, what: &str) -> String {
 }
 
 /// Which agent a request is for, from its system prompt's title.
-fn agent_of(body: &Value) -> &'static str {
+pub(crate) fn agent_of(body: &Value) -> &'static str {
     let system = body["system"].to_string();
     ["Planner", "Coder", "Validator"]
         .into_iter()
@@ -65,19 +65,19 @@ fn conversation(body: &Value) -> String {
 }
 
 /// Whether the last message is a tool result (the agent's turn goes on).
-fn after_tool(body: &Value) -> bool {
+pub(crate) fn after_tool(body: &Value) -> bool {
     body["messages"]
         .as_array()
         .and_then(|m| m.last())
         .is_some_and(|m| m["content"].to_string().contains("tool_result"))
 }
 
-fn replace_args(path: &str, hash: &str, from: &str, to: &str) -> Value {
+pub(crate) fn replace_args(path: &str, hash: &str, from: &str, to: &str) -> Value {
     json!({"edits": [{"path": path, "targetString": from, "replacementString": to, "expectedHash": hash}],
            "options": {"dryRun": false}})
 }
 
-fn usage() -> MockUsage {
+pub(crate) fn usage() -> MockUsage {
     MockUsage { input: 1000, output: 100, ..MockUsage::default() }
 }
 
@@ -106,7 +106,7 @@ fn calculator_model(mock: &MockLlm, first: &'static str) {
 }
 
 /// The binary in `dir` with the mock as its only model and no user configuration.
-fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
+pub(crate) fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
     let mut c = Command::cargo_bin("ironbees").unwrap();
     c.arg("-C").arg(dir);
     c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
@@ -118,14 +118,14 @@ fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
 
 impl Out {
     /// The JSON Lines of a `--json` run: its events, then its outcome.
-    fn lines(&self) -> Vec<Value> {
+    pub(crate) fn lines(&self) -> Vec<Value> {
         self.stdout
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
             .collect()
     }
 
-    fn outcome(&self) -> Value {
+    pub(crate) fn outcome(&self) -> Value {
         self.lines().last().map(|l| l["outcome"].clone()).unwrap_or_default()
     }
 
@@ -134,7 +134,7 @@ impl Out {
     }
 
     /// The events of one kind (`toolCall`, `command`, ...).
-    fn events(&self, kind: &str) -> Vec<Value> {
+    pub(crate) fn events(&self, kind: &str) -> Vec<Value> {
         self.lines()
             .into_iter()
             .filter(|l| l["kind"]["type"] == kind)
@@ -144,18 +144,18 @@ impl Out {
 }
 
 /// Runs the binary in `p` with `args` and the mock as its model.
-fn cli(p: &TempProject, mock: &MockLlm, args: &[&str]) -> Out {
+pub(crate) fn cli(p: &TempProject, mock: &MockLlm, args: &[&str]) -> Out {
     let mut c = ironbees(p.root(), mock);
     c.args(args);
     run(c)
 }
 
-fn run(mut c: Command) -> Out {
+pub(crate) fn run(mut c: Command) -> Out {
     let o = c.output().unwrap();
     Out::from(o)
 }
 
-fn ok(o: &Out) {
+pub(crate) fn ok(o: &Out) {
     assert_eq!(o.code, 0, "stdout:\n{}\nstderr:\n{}", o.stdout, o.stderr);
 }
 

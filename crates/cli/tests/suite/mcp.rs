@@ -19,13 +19,13 @@ use test_support::TempProject;
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ironbees");
 
-fn deps() -> PathBuf {
+pub(crate) fn deps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps")
 }
 
 /// Returns false (after a loud message) when the client is missing outside CI;
 /// panics when it is missing in CI.
-fn client_available(name: &str, present: bool, install: &str) -> bool {
+pub(crate) fn client_available(name: &str, present: bool, install: &str) -> bool {
     if present {
         return true;
     }

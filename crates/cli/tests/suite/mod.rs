@@ -5,6 +5,7 @@ mod guard;
 mod index;
 mod llm;
 mod mcp;
+mod mcp_client;
 mod registry;
 mod retrieval;
 mod sandbox;
