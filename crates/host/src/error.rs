@@ -21,6 +21,8 @@ pub enum Error {
     Llm(#[from] llm::Error),
     #[error(transparent)]
     Agent(#[from] agent::Error),
+    #[error(transparent)]
+    Workflow(#[from] workflow::Error),
 }
 
 impl Error {
@@ -31,6 +33,7 @@ impl Error {
             Error::Engine(e) => e.to_info().code,
             Error::Llm(e) => e.code(),
             Error::Agent(e) => e.to_info().code,
+            Error::Workflow(e) => e.code(),
         }
     }
 
@@ -39,6 +42,7 @@ impl Error {
             Error::Engine(e) => e.to_info(),
             Error::Llm(e) => e.to_info(),
             Error::Agent(e) => e.to_info(),
+            Error::Workflow(e) => e.to_info(),
             other => ErrorInfo::new(other.code(), other.to_string()),
         }
     }

@@ -32,9 +32,9 @@ mod sections;
 pub use crate::{
     config::{Config, IndexSection, llm_settings, masked, user_config_dir},
     error::{Error, Result},
-    host::{Environment, Host, Notice, RunOverrides},
+    host::{Environment, Host, Notice, RunOverrides, ServeToken},
     sections::{
-        AgentSection, CommandSpec, EditSection, SandboxSection, ValidateSection, command_words,
-        stated_commands,
+        AgentSection, CommandSpec, EditSection, SandboxSection, ServeSection, ValidateSection,
+        command_words, stated_commands,
     },
 };

@@ -73,6 +73,7 @@ mod error;
 mod failpoint;
 mod graph;
 mod hub;
+mod lease;
 mod node;
 mod policy;
 mod runner;
@@ -86,9 +87,10 @@ pub use crate::{
     error::{Error, Result},
     graph::{CompiledGraph, END, Graph},
     hub::{EventHub, Subscription},
+    lease::{DEFAULT_LEASE, Heartbeat, lease_owner},
     node::{Node, NodeContext, NodeError, NodeOutcome, WorkflowState},
     policy::{Policy, PolicyDecision, RunInfo},
     runner::{EventSink, RunOptions, RunReport, Runner},
     sqlite::SqliteStore,
-    store::{Checkpoint, CheckpointStore, RunFilter, RunLock},
+    store::{Checkpoint, CheckpointStore, Job, RunFilter, RunLock, validate_run_id},
 };

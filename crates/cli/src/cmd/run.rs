@@ -174,7 +174,7 @@ fn orchestrator(
     let llm = chat_client(ctx, out, rt, model)?;
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
-    Ok(agent::Orchestrator::open(session, Some(Arc::new(llm)), agents, rt.handle().clone())?)
+    Ok(ctx.host.orchestrator(session, Some(Arc::new(llm)), agents, rt.handle().clone())?)
 }
 
 /// The orchestrator without a model, for commands that only read runs.
@@ -182,14 +182,14 @@ fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
     // Listing, showing and cancelling runs needs no model.
-    Ok(agent::Orchestrator::open(session, None, agents, rt.handle().clone())?)
+    Ok(ctx.host.orchestrator(session, None, agents, rt.handle().clone())?)
 }
 
 /// How a run the CLI drives is drawn: its events go to the printer.
 pub fn drive_here(ctx: &Ctx, out: &Output) -> agent::Drive {
     let printer = Arc::new(Printer::new(out));
     let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    agent::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink) }
+    agent::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink), ..agent::Drive::default() }
 }
 
 /// The request: the argument, a file, or standard input (`-`).

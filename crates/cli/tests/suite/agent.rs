@@ -22,21 +22,21 @@ use test_support::{
     mock_llm::{MockLlm, MockUsage, Reply},
 };
 
-const CALC: &str = "def calculate(a, b, op):\n    if op == \"+\":\n        return a + b\n    if op == \"/\":\n        return a / b\n    raise ValueError(op)\n";
+pub(super) const CALC: &str = "def calculate(a, b, op):\n    if op == \"+\":\n        return a + b\n    if op == \"/\":\n        return a / b\n    raise ValueError(op)\n";
 const TEST_CALC: &str = "import pytest\nfrom calc import calculate\n\n\ndef test_add():\n    assert calculate(1, 2, \"+\") == 3\n\n\ndef test_divide_by_zero():\n    with pytest.raises(ValueError):\n        calculate(1, 0, \"/\")\n";
-const DIVISION: &str = "        return a / b";
-const GUARDED: &str =
+pub(super) const DIVISION: &str = "        return a / b";
+pub(super) const GUARDED: &str =
     "        if b == 0:\n            raise ValueError(\"division by zero\")\n        return a / b";
 const WRONG: &str = "        if b == 0:\n            return None\n        return a / b";
 
-fn calc_project() -> TempProject {
+pub(super) fn calc_project() -> TempProject {
     let p = TempProject::new();
     p.write("calc.py", CALC);
     p.write("test_calc.py", TEST_CALC);
     p
 }
 
-fn plan_json(file: &str, what: &str) -> String {
+pub(super) fn plan_json(file: &str, what: &str) -> String {
     json!({
         "spec": format!("{what}; everything else unchanged."),
         "plan": {
@@ -51,7 +51,7 @@ fn plan_json(file: &str, what: &str) -> String {
 }
 
 /// Which agent a request is for, from its system prompt's title.
-fn agent_of(body: &Value) -> &'static str {
+pub(super) fn agent_of(body: &Value) -> &'static str {
     let system = body["system"].to_string();
     ["Planner", "Coder", "Validator"]
         .into_iter()
@@ -60,30 +60,30 @@ fn agent_of(body: &Value) -> &'static str {
 }
 
 /// All the text the model was sent in this request's messages.
-fn conversation(body: &Value) -> String {
+pub(super) fn conversation(body: &Value) -> String {
     body["messages"].to_string()
 }
 
 /// Whether the last message is a tool result (the agent's turn goes on).
-fn after_tool(body: &Value) -> bool {
+pub(super) fn after_tool(body: &Value) -> bool {
     body["messages"]
         .as_array()
         .and_then(|m| m.last())
         .is_some_and(|m| m["content"].to_string().contains("tool_result"))
 }
 
-fn replace_args(path: &str, hash: &str, from: &str, to: &str) -> Value {
+pub(super) fn replace_args(path: &str, hash: &str, from: &str, to: &str) -> Value {
     json!({"edits": [{"path": path, "targetString": from, "replacementString": to, "expectedHash": hash}],
            "options": {"dryRun": false}})
 }
 
-fn usage() -> MockUsage {
+pub(super) fn usage() -> MockUsage {
     MockUsage { input: 1000, output: 100, ..MockUsage::default() }
 }
 
 /// The calculator's model: plans the guard, edits `calc.py` (`first` on the first
 /// round, the right guard once validation has failed), then says it is done.
-fn calculator_model(mock: &MockLlm, first: &'static str) {
+pub(super) fn calculator_model(mock: &MockLlm, first: &'static str) {
     let hash = stdx::sha256_hex(CALC.as_bytes());
     let wrong = CALC.replace(DIVISION, WRONG);
     let wrong_hash = stdx::sha256_hex(wrong.as_bytes());

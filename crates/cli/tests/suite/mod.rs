@@ -8,6 +8,7 @@ mod registry;
 mod retrieval;
 mod sandbox;
 mod search;
+mod serve;
 mod validation;
 
 use std::process::Command;

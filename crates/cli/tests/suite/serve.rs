@@ -1,0 +1,620 @@
+//! `ironbees serve` end to end: the real binary listening on loopback, the model
+//! played by the wire-level mock, real HTTP clients (reqwest; the Python MCP SDK;
+//! openapi-spec-validator; headless Chromium over WebDriver) and, for replicas,
+//! a real PostgreSQL server started here.
+//!
+//! A test that needs a tool that is missing (Chromium, PostgreSQL, a Python
+//! package) skips loudly on a developer's machine and fails under `CI=true`.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use assert_cmd::cargo::CommandCargoExt;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use test_support::{
+    TempProject,
+    mock_llm::{MockLlm, Reply},
+};
+
+use super::agent::{
+    CALC, DIVISION, GUARDED, after_tool, agent_of, calc_project, calculator_model, plan_json,
+    replace_args, usage,
+};
+
+const API_KEY: &str = "sk-ant-agent-test";
+
+/// A running `ironbees serve`.
+pub(super) struct Served {
+    child: Option<Child>,
+    pub(super) url: String,
+    pub(super) token: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// The binary in `dir` with the mock as its model and nothing else configured.
+pub(super) fn ironbees(dir: &Path, mock: &MockLlm) -> Command {
+    let mut c = Command::cargo_bin("ironbees").unwrap();
+    c.arg("-C").arg(dir);
+    c.env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
+    super::without_model_env(&mut c);
+    c.env("ANTHROPIC_API_KEY", API_KEY).env("ANTHROPIC_BASE_URL", mock.url());
+    c.stdin(Stdio::null());
+    c
+}
+
+impl Served {
+    /// Starts the server on a free loopback port and waits until it listens.
+    pub(super) fn start(dir: &Path, mock: &MockLlm, args: &[&str]) -> Served {
+        let mut c = ironbees(dir, mock);
+        c.args(["serve", "--bind", "127.0.0.1:0", "--no-watch"]).args(args);
+        c.env("IRONBEES_LOG", "server=debug,workflow=debug");
+        Served::spawn(c, dir)
+    }
+
+    pub(super) fn spawn(mut c: Command, dir: &Path) -> Served {
+        let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap());
+        let log = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in lines.lines() {
+                let Ok(line) = line else { break };
+                if let Some(i) = line.find("listening on http://") {
+                    let rest = &line[i + "listening on ".len()..];
+                    let url = rest.split_whitespace().next().unwrap_or("").to_owned();
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(url);
+                    }
+                }
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not start:\n{}", stderr.lock().unwrap());
+            }
+        };
+        let token = std::fs::read_to_string(dir.join(".ironbees/serve-token"))
+            .map(|t| t.trim().to_owned())
+            .unwrap_or_default();
+        Served { child: Some(child), url, token, stderr }
+    }
+
+    pub(super) fn log(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    #[allow(dead_code)]
+    pub(super) fn pid(&self) -> i32 {
+        self.child.as_ref().map_or(0, |c| c.id() as i32)
+    }
+
+    /// SIGTERM, then the exit status.
+    pub(super) fn terminate(&mut self) -> Option<i32> {
+        let mut child = self.child.take()?;
+        signal(child.id() as i32, libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                return s.code();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the server did not stop within 30 s of SIGTERM:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILL: the process dies at once, mid-whatever.
+    pub(super) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) on a child this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+pub(super) fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+pub(super) fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().build().unwrap()
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sse {
+    pub(super) id: Option<u64>,
+    pub(super) event: Option<String>,
+    pub(super) data: String,
+}
+
+impl Sse {
+    pub(super) fn json(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {}", self.data))
+    }
+
+    /// A run event's `kind.type`.
+    #[allow(dead_code)]
+    pub(super) fn kind(&self) -> String {
+        if self.event.is_some() {
+            return String::new();
+        }
+        self.json()["kind"]["type"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// Reads server-sent events until the stream ends, `stop` says so, or `limit`
+/// passes (a failure).
+pub(super) async fn read_sse(
+    resp: reqwest::Response,
+    limit: Duration,
+    mut stop: impl FnMut(&Sse) -> bool,
+) -> Vec<Sse> {
+    let mut out = Vec::new();
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .unwrap_or_else(|_| panic!("no end of the event stream within {limit:?}: {out:?}"));
+        let Some(chunk) = chunk else { return out };
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(i) = buf.find("\n\n") {
+            let block: String = buf.drain(..i + 2).collect();
+            let mut ev = Sse { id: None, event: None, data: String::new() };
+            let mut lines = 0;
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id:") {
+                    ev.id = v.trim().parse().ok();
+                } else if let Some(v) = line.strip_prefix("event:") {
+                    ev.event = Some(v.trim().to_owned());
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    if lines > 0 {
+                        ev.data.push('\n');
+                    }
+                    ev.data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    lines += 1;
+                }
+            }
+            if lines == 0 {
+                continue; // a keep-alive comment
+            }
+            let done = stop(&ev);
+            out.push(ev);
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+impl Served {
+    pub(super) fn get(&self, c: &reqwest::Client, path: &str) -> reqwest::RequestBuilder {
+        c.get(format!("{}{path}", self.url)).bearer_auth(&self.token)
+    }
+
+    pub(super) fn post(
+        &self,
+        c: &reqwest::Client,
+        path: &str,
+        body: &Value,
+    ) -> reqwest::RequestBuilder {
+        c.post(format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+    }
+
+    /// A JSON answer: its status and body.
+    pub(super) async fn json(&self, req: reqwest::RequestBuilder) -> (u16, Value) {
+        let r = req.send().await.unwrap();
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {status} {text}"));
+        (status, body)
+    }
+
+    /// Waits until the run's status is `status` (the `type` tag).
+    pub(super) async fn wait_status(
+        &self,
+        c: &reqwest::Client,
+        run: &str,
+        status: &str,
+        limit: Duration,
+    ) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let (code, view) = self.json(self.get(c, &format!("/api/agent/state/{run}"))).await;
+            if code == 200 && view["checkpoint"]["status"]["type"] == status {
+                return view;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "run {run} not {status} in {limit:?}: {view}\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// Every run event of a stream, checked to be numbered without gaps from
+/// `first`.
+fn run_events(events: &[Sse], first: u64) -> Vec<Value> {
+    let run: Vec<&Sse> = events.iter().filter(|e| e.event.is_none()).collect();
+    for (i, e) in run.iter().enumerate() {
+        assert_eq!(e.id, Some(first + i as u64), "events out of order: {run:?}");
+        assert_eq!(e.json()["seq"], json!(first + i as u64));
+    }
+    run.iter().map(|e| e.json()).collect()
+}
+
+// --- one run, start to end -------------------------------------------------------------
+
+#[test]
+fn serve_execute_streams_to_the_plan_gate_and_an_approval_runs_it_to_success() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let s = Served::start(p.root(), &mock, &[]);
+    let mut bodies = Vec::<String>::new();
+    rt().block_on(async {
+        let c = client();
+        // No token, a wrong one: 401 with a machine code, nothing else said.
+        for token in [None, Some("not-the-token")] {
+            let mut req = c.get(format!("{}/api/agent/runs", s.url));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let r = req.send().await.unwrap();
+            assert_eq!(r.status().as_u16(), 401);
+            assert_eq!(r.headers()["www-authenticate"], "Bearer");
+            let body: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+            assert_eq!(body["code"], "UNAUTHORIZED", "{body}");
+        }
+        let r = c.post(format!("{}/mcp", s.url)).body("{}").send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 401, "/mcp is behind the token too");
+        // The console's page needs no token and carries none.
+        let page = c.get(format!("{}/", s.url)).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("ironbees") && !page.contains(&s.token));
+
+        // Bad requests are JSON errors with codes.
+        let (code, err) = s
+            .json(s.post(
+                &c,
+                "/api/agent/execute",
+                &json!({"userRequest": "x", "contextFiles": ["../etc/passwd"]}),
+            ))
+            .await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("PATH_OUTSIDE_ROOT")), "{err}");
+        let (code, err) =
+            s.json(s.post(&c, "/api/agent/execute", &json!({"request": "typo"}))).await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")), "{err}");
+        let big = json!({"userRequest": "x".repeat(2 << 20)});
+        let (code, err) = s.json(s.post(&c, "/api/agent/execute", &big)).await;
+        assert_eq!((code, err["code"].as_str()), (413, Some("PAYLOAD_TOO_LARGE")), "{err}");
+        let (code, err) = s.json(s.get(&c, "/api/agent/state/nope")).await;
+        assert_eq!((code, err["code"].as_str()), (404, Some("STATE_NOT_FOUND")), "{err}");
+
+        // execute: the run's events stream until it waits at the plan gate.
+        let resp = s
+            .post(
+                &c,
+                "/api/agent/execute",
+                &json!({
+                    "userRequest": "Fix the division by zero bug in calculate()",
+                    "contextFiles": ["calc.py"],
+                    "preferences": {"style": "raise, do not return None"}
+                }),
+            )
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+        let first = read_sse(resp, Duration::from_secs(120), |_| false).await;
+        bodies.extend(first.iter().map(|e| e.data.clone()));
+        assert_eq!(first[0].event.as_deref(), Some("run"), "{first:?}");
+        let run_id = first[0].json()["runId"].as_str().unwrap().to_owned();
+        let events = run_events(&first, 1);
+        assert_eq!(events.last().unwrap()["kind"]["type"], "interrupted", "{events:?}");
+        assert_eq!(events.last().unwrap()["kind"]["node"], "WAIT_PLAN_APPROVAL");
+        let states: Vec<Value> =
+            first.iter().filter(|e| e.event.as_deref() == Some("state")).map(Sse::json).collect();
+        let last = states.last().unwrap();
+        assert_eq!(last["currentNode"], "WAIT_PLAN_APPROVAL", "{states:?}");
+        assert_eq!(last["status"]["type"], "waiting");
+        assert_eq!(last["plan"]["steps"][0]["filePath"], "calc.py", "{last}");
+        // The planner was told the request's context.
+        let planner =
+            mock.requests().into_iter().map(|r| r.body).find(|b| agent_of(b) == "Planner").unwrap();
+        assert!(planner.to_string().contains("Preference, style: raise, do not return None"));
+
+        // state: the checkpoint and the plan; the run is in the list.
+        let (code, view) = s.json(s.get(&c, &format!("/api/agent/state/{run_id}"))).await;
+        assert_eq!(code, 200, "{view}");
+        assert_eq!(view["checkpoint"]["status"]["type"], "waiting");
+        let state_id = view["checkpoint"]["stateId"].as_str().unwrap().to_owned();
+        assert_eq!(view["state"]["stateId"], state_id);
+        bodies.push(view.to_string());
+        let (_, page) = s.json(s.get(&c, "/api/agent/runs?status=waiting")).await;
+        assert_eq!(page["runs"][0]["id"], run_id, "{page}");
+        assert!(page["runs"][0]["costUsd"].as_f64().is_some());
+
+        // approve: queued, then a worker drives the run on.
+        let (code, ok) = s
+            .json(s.post(&c, "/api/agent/approve", &json!({"stateId": state_id, "approved": true})))
+            .await;
+        assert_eq!(code, 202, "{ok}");
+        assert_eq!(ok["runId"], run_id);
+        let resp = s
+            .get(&c, &format!("/api/agent/runs/{run_id}/events"))
+            .header("last-event-id", events.len().to_string())
+            .send()
+            .await
+            .unwrap();
+        let rest = read_sse(resp, Duration::from_secs(180), |_| false).await;
+        bodies.extend(rest.iter().map(|e| e.data.clone()));
+        let rest = run_events(&rest, events.len() as u64 + 1);
+        let end = &rest.last().unwrap()["kind"];
+        assert_eq!(end["type"], "runFinished", "{rest:?}\n{}", s.log());
+        assert_eq!(end["status"]["type"], "succeeded", "{end}");
+        assert!(rest.iter().any(|e| e["kind"]["type"] == "applied"));
+        assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+
+        // An answer to a checkpoint the run has left is refused, not applied.
+        let (code, err) = s
+            .json(s.post(&c, "/api/agent/approve", &json!({"stateId": state_id, "approved": true})))
+            .await;
+        assert_eq!((code, err["code"].as_str()), (409, Some("INVALID_STATE")), "{err}");
+        // An older checkpoint is still there to look at.
+        let (code, old) = s.json(s.get(&c, &format!("/api/agent/state/{state_id}"))).await;
+        assert_eq!((code, &old["checkpoint"]["stateId"]), (200, &json!(state_id)));
+        let (_, page) = s.json(s.get(&c, "/api/agent/runs?limit=1")).await;
+        assert_eq!(page["runs"][0]["status"]["type"], "succeeded");
+        assert!(page["runs"][0]["costUsd"].as_f64().unwrap() >= 0.0);
+        bodies.push(page.to_string());
+        let (code, cancelled) =
+            s.json(s.post(&c, "/api/agent/cancel", &json!({"runId": run_id}))).await;
+        assert_eq!(
+            (code, &cancelled["status"]["type"]),
+            (200, &json!("succeeded")),
+            "a finished run stays so"
+        );
+        let (code, err) = s.json(s.get(&c, "/api/agent/runs?status=bogus")).await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")));
+    });
+    // No secret anywhere: not the model's key, not the token.
+    for b in &bodies {
+        assert!(!b.contains(API_KEY) && !b.contains(&s.token), "a secret in {b}");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p.path(".ironbees/serve-token")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+/// The calculator's model, slowed down so that a run takes seconds (streams
+/// and reconnections happen mid-run).
+pub(super) fn slow_calculator_model(mock: &MockLlm, delay: Duration) {
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(plan_json(
+                "calc.py",
+                "Raise ValueError when calculate() divides by zero",
+            )),
+            "Coder" if after_tool(body) => Reply::text("Guarded the division in calculate()."),
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Validator" => Reply::text("Cause: none."),
+            _ => return None,
+        };
+        Some(reply.usage(usage()).first_byte_delay(delay))
+    });
+}
+
+#[test]
+fn serve_streams_one_run_to_100_clients_and_a_reconnection_misses_nothing() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    slow_calculator_model(&mock, Duration::from_millis(400));
+    let s = Served::start(p.root(), &mock, &[]);
+    rt().block_on(async {
+        let c = client();
+        let (code, run) = s
+            .json(
+                s.post(
+                    &c,
+                    "/api/agent/execute",
+                    &json!({"userRequest": "Fix the division by zero", "autoApprove": true}),
+                )
+                .header("accept", "application/json"),
+            )
+            .await;
+        assert_eq!(code, 202, "{run}");
+        let run_id = run["runId"].as_str().unwrap().to_owned();
+        let path = format!("/api/agent/runs/{run_id}/events");
+
+        // One client reads a few events, drops the connection mid-run, and
+        // comes back with Last-Event-ID.
+        let resp = s.get(&c, &path).send().await.unwrap();
+        let head = read_sse(resp, Duration::from_secs(60), |e| e.id == Some(5)).await;
+        let cut = head.last().unwrap().id.unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await; // more events are written meanwhile
+        let (_, view) = s.json(s.get(&c, &format!("/api/agent/state/{run_id}"))).await;
+        assert_ne!(
+            view["checkpoint"]["status"]["type"], "succeeded",
+            "the run should still be going"
+        );
+
+        // 100 clients follow the same run from its start, concurrently.
+        let clients: Vec<_> = (0..100)
+            .map(|_| {
+                let req = s.get(&c, &path);
+                tokio::spawn(async move {
+                    let resp = req.send().await.unwrap();
+                    read_sse(resp, Duration::from_secs(180), |_| false).await
+                })
+            })
+            .collect();
+        let resp = s.get(&c, &path).header("last-event-id", cut.to_string()).send().await.unwrap();
+        let tail = read_sse(resp, Duration::from_secs(180), |_| false).await;
+        let mut seen = run_events(&head, 1);
+        seen.extend(run_events(&tail, cut + 1));
+
+        // What the store holds, read once it is all there.
+        let resp = s.get(&c, &format!("{path}?follow=false")).send().await.unwrap();
+        let all = run_events(&read_sse(resp, Duration::from_secs(30), |_| false).await, 1);
+        assert_eq!(all.last().unwrap()["kind"]["status"]["type"], "succeeded", "{}", s.log());
+        assert_eq!(seen, all, "the reconnected client missed or repeated events");
+        for (i, h) in clients.into_iter().enumerate() {
+            let got = run_events(&h.await.unwrap(), 1);
+            assert_eq!(got, all, "client {i}");
+        }
+    });
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_bind_without_a_token_it_was_given() {
+    let p = TempProject::new();
+    let mock = MockLlm::start();
+    let out = ironbees(p.root(), &mock).args(["serve", "--bind", "0.0.0.0:0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("INVALID_ARGUMENT") && stderr.contains("token"), "{stderr}");
+    assert!(!p.path(".ironbees/serve-token").exists(), "nothing generated for a refused bind");
+    // With a token file the user chose, it starts (and is stopped by SIGTERM).
+    let token = p.path("my-token");
+    std::fs::write(&token, "a-token-i-chose\n").unwrap();
+    let mut c = ironbees(p.root(), &mock);
+    c.args(["serve", "--bind", "0.0.0.0:0", "--no-watch", "--token-file"]).arg(&token);
+    let mut s = Served::spawn(c, p.root());
+    assert!(s.url.starts_with("http://0.0.0.0:"), "{}", s.url);
+    assert_eq!(s.terminate(), Some(0), "{}", s.log());
+}
+
+#[test]
+fn serve_and_the_cli_answer_each_others_runs() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let s = Served::start(p.root(), &mock, &["--workers", "1"]);
+    rt().block_on(async {
+        let c = client();
+        // Started over HTTP, approved from the command line.
+        let (_, run) = s
+            .json(
+                s.post(
+                    &c,
+                    "/api/agent/execute",
+                    &json!({"userRequest": "Fix the division by zero"}),
+                )
+                .header("accept", "application/json"),
+            )
+            .await;
+        let run_id = run["runId"].as_str().unwrap().to_owned();
+        s.wait_status(&c, &run_id, "waiting", Duration::from_secs(60)).await;
+        let out = ironbees(p.root(), &mock)
+            .args(["runs", "approve", &run_id, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        s.wait_status(&c, &run_id, "succeeded", Duration::from_secs(10)).await;
+        assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+
+        // Started from the command line (it exits 10 at the gate), approved over HTTP.
+        std::fs::write(p.path("calc.py"), CALC).unwrap();
+        let out = ironbees(p.root(), &mock)
+            .args(["run", "--json", "Fix the division by zero bug"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(10), "{}", String::from_utf8_lossy(&out.stderr));
+        let outcome: Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap())
+                .unwrap();
+        let cli_run = outcome["outcome"]["runId"].as_str().unwrap().to_owned();
+        let state_id = outcome["outcome"]["state"]["stateId"].as_str().unwrap().to_owned();
+        let (code, ok) = s
+            .json(s.post(&c, "/api/agent/approve", &json!({"stateId": state_id, "approved": true})))
+            .await;
+        assert_eq!(code, 202, "{ok}");
+        s.wait_status(&c, &cli_run, "succeeded", Duration::from_secs(120)).await;
+        assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    });
+}
+
+#[test]
+fn serve_stops_on_sigterm_and_the_next_server_finishes_the_run() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    slow_calculator_model(&mock, Duration::from_millis(1500));
+    let mut s = Served::start(p.root(), &mock, &[]);
+    let run_id = rt().block_on(async {
+        let c = client();
+        let (_, run) = s
+            .json(
+                s.post(
+                    &c,
+                    "/api/agent/execute",
+                    &json!({"userRequest": "Fix it", "autoApprove": true}),
+                )
+                .header("accept", "application/json"),
+            )
+            .await;
+        let run_id = run["runId"].as_str().unwrap().to_owned();
+        s.wait_status(&c, &run_id, "running", Duration::from_secs(30)).await;
+        run_id
+    });
+    let started = Instant::now();
+    assert_eq!(s.terminate(), Some(0), "{}", s.log());
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+    // The run was left resumable: not cancelled, not applied.
+    assert_eq!(p.read("calc.py"), CALC);
+    let s = Served::start(p.root(), &mock, &[]);
+    rt().block_on(async {
+        let c = client();
+        let view = s.wait_status(&c, &run_id, "succeeded", Duration::from_secs(120)).await;
+        assert!(view["state"]["transactionId"].is_string(), "{view}");
+    });
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+}
+
+#[allow(dead_code)]
+pub(super) fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
+}
