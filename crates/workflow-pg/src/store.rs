@@ -197,6 +197,25 @@ fn migrate(pool: &Pool) -> Result<()> {
 }
 
 impl Inner {
+    /// Runs `f` with a pooled connection. A `postgres` client blocks on its own
+    /// runtime, which tokio forbids on a thread already inside one (an agent's
+    /// node streaming a model answer emits events from within `block_on`):
+    /// there, `f` runs on a short-lived thread of its own.
+    fn run<T: Send>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T> + Send) -> Result<T> {
+        let call = || {
+            let mut c = self.pool.get()?;
+            f(&mut c)
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return call();
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(call).join().unwrap_or_else(|_| {
+                Err(Error::store("a database call", std::io::Error::other("it panicked")))
+            })
+        })
+    }
+
     fn err(&self, what: &str, run_id: &str) -> impl Fn(postgres::Error) -> Error + use<> {
         let context = format!("{what} of run {run_id:?} in {}", self.pool.shown);
         move |e| Error::store(context.clone(), e)
@@ -208,21 +227,22 @@ impl Inner {
 
     fn renew(&self) -> Result<()> {
         let err = self.err("renewing leases", "*");
-        let mut c = self.pool.get()?;
         let secs = self.lease_secs();
-        c.execute(
-            "UPDATE run_leases SET expires_at = clock_timestamp() + make_interval(secs => $2)
+        self.run(|c| {
+            c.execute(
+                "UPDATE run_leases SET expires_at = clock_timestamp() + make_interval(secs => $2)
              WHERE owner = $1",
-            &[&self.owner, &secs],
-        )
-        .map_err(&err)?;
-        c.execute(
-            "UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => $2)
+                &[&self.owner, &secs],
+            )
+            .map_err(&err)?;
+            c.execute(
+                "UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => $2)
              WHERE owner = $1",
-            &[&self.owner, &secs],
-        )
-        .map_err(&err)?;
-        Ok(())
+                &[&self.owner, &secs],
+            )
+            .map_err(&err)?;
+            Ok(())
+        })
     }
 
     /// Fails unless this store holds the run's lease; keeps it held (`FOR
@@ -253,12 +273,13 @@ struct Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let done = self.inner.pool.get().and_then(|mut c| {
+        let done = self.inner.run(|c| {
             c.execute(
                 "DELETE FROM run_leases WHERE run_id = $1 AND owner = $2",
                 &[&self.run_id, &self.inner.owner],
             )
             .map_err(self.inner.err("releasing the lease", &self.run_id))
+            .map(drop)
         });
         if let Err(e) = done {
             // It runs out by itself.
@@ -385,39 +406,40 @@ impl CheckpointStore for PgStore {
         validate_run_id(run_id)?;
         let s = &self.inner;
         let err = s.err("leasing", run_id);
-        let mut c = s.pool.get()?;
-        let taken = c
-            .query_opt(
-                "INSERT INTO run_leases (run_id, owner, expires_at)
+        s.run(|c| {
+            let taken = c
+                .query_opt(
+                    "INSERT INTO run_leases (run_id, owner, expires_at)
                  VALUES ($1, $2, clock_timestamp() + make_interval(secs => $3))
                  ON CONFLICT (run_id) DO UPDATE
                      SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
                      WHERE run_leases.expires_at < clock_timestamp()
                  RETURNING run_id",
-                &[&run_id, &s.owner, &s.lease_secs()],
-            )
-            .map_err(&err)?
-            .is_some();
-        if taken {
-            return Ok(RunLock::new(Lease { inner: Arc::clone(s), run_id: run_id.to_owned() }));
-        }
-        let holder: Option<String> = c
-            .query_opt("SELECT owner FROM run_leases WHERE run_id = $1", &[&run_id])
-            .map_err(&err)?
-            .map(|r| r.get(0));
-        Err(Error::Busy {
-            run_id: run_id.to_owned(),
-            holder: holder.map(|h| format!(" ({h})")).unwrap_or_default(),
+                    &[&run_id, &s.owner, &s.lease_secs()],
+                )
+                .map_err(&err)?
+                .is_some();
+            if taken {
+                return Ok(RunLock::new(Lease { inner: Arc::clone(s), run_id: run_id.to_owned() }));
+            }
+            let holder: Option<String> = c
+                .query_opt("SELECT owner FROM run_leases WHERE run_id = $1", &[&run_id])
+                .map_err(&err)?
+                .map(|r| r.get(0));
+            Err(Error::Busy {
+                run_id: run_id.to_owned(),
+                holder: holder.map(|h| format!(" ({h})")).unwrap_or_default(),
+            })
         })
     }
 
     fn create_run(&self, run: &RunSummary, first: &Checkpoint, events: &[RunEvent]) -> Result<()> {
         let s = &self.inner;
         let err = s.err("creating", &run.id);
-        let mut c = s.pool.get()?;
-        let mut tx = c.transaction().map_err(&err)?;
-        s.fence(&mut tx, &run.id)?;
-        let inserted = tx
+        s.run(|c| {
+            let mut tx = c.transaction().map_err(&err)?;
+            s.fence(&mut tx, &run.id)?;
+            let inserted = tx
             .execute(
                 "INSERT INTO runs (id, kind, created_ms, updated_ms, status, status_type, node, seq,
                                    cancel_requested, metadata)
@@ -437,12 +459,13 @@ impl CheckpointStore for PgStore {
                 ],
             )
             .map_err(&err)?;
-        if inserted == 0 {
-            return Err(Error::RunExists { run_id: run.id.clone() });
-        }
-        insert_checkpoint(&mut tx, first).map_err(&err)?;
-        insert_events(&mut tx, events).map_err(&err)?;
-        tx.commit().map_err(&err)
+            if inserted == 0 {
+                return Err(Error::RunExists { run_id: run.id.clone() });
+            }
+            insert_checkpoint(&mut tx, first).map_err(&err)?;
+            insert_events(&mut tx, events).map_err(&err)?;
+            tx.commit().map_err(&err)
+        })
     }
 
     fn append(&self, checkpoint: Option<&Checkpoint>, events: &[RunEvent]) -> Result<()> {
@@ -452,7 +475,7 @@ impl CheckpointStore for PgStore {
         };
         let s = &self.inner;
         let err = s.err("appending to", run_id);
-        let mut c = s.pool.get()?;
+        s.run(|c| {
         let mut tx = c.transaction().map_err(&err)?;
         s.fence(&mut tx, run_id)?;
         if let Some(cp) = checkpoint {
@@ -467,48 +490,49 @@ impl CheckpointStore for PgStore {
         }
         insert_events(&mut tx, events).map_err(&err)?;
         tx.commit().map_err(&err)
+        })
     }
 
     fn run(&self, run_id: &str) -> Result<Option<RunSummary>> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&run_id])
-            .map_err(s.err("reading", run_id))?;
+        let row = s.run(|c| {
+            c.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&run_id])
+                .map_err(s.err("reading", run_id))
+        })?;
         row.as_ref().map(run_row).transpose()
     }
 
     fn find_runs(&self, word: &str, limit: usize) -> Result<Vec<String>> {
         let s = &self.inner;
         let err = s.err("looking up", word);
-        let mut c = s.pool.get()?;
-        if let Some(r) = c
-            .query_opt("SELECT run_id FROM checkpoints WHERE state_id = $1", &[&word])
-            .map_err(&err)?
-        {
-            return Ok(vec![r.get(0)]);
-        }
-        if let Some(r) = c.query_opt("SELECT id FROM runs WHERE id = $1", &[&word]).map_err(&err)? {
-            return Ok(vec![r.get(0)]);
-        }
-        let limit = limit.min(i64::MAX as usize) as i64;
-        let rows = c
-            .query(
-                "SELECT id FROM runs WHERE left(id, length($1)) = $1 ORDER BY id LIMIT $2",
-                &[&word, &limit],
-            )
-            .map_err(&err)?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        s.run(|c| {
+            if let Some(r) = c
+                .query_opt("SELECT run_id FROM checkpoints WHERE state_id = $1", &[&word])
+                .map_err(&err)?
+            {
+                return Ok(vec![r.get(0)]);
+            }
+            if let Some(r) =
+                c.query_opt("SELECT id FROM runs WHERE id = $1", &[&word]).map_err(&err)?
+            {
+                return Ok(vec![r.get(0)]);
+            }
+            let limit = limit.min(i64::MAX as usize) as i64;
+            let rows = c
+                .query(
+                    "SELECT id FROM runs WHERE left(id, length($1)) = $1 ORDER BY id LIMIT $2",
+                    &[&word, &limit],
+                )
+                .map_err(&err)?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
     }
 
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         let s = &self.inner;
         let limit = filter.limit.map_or(i64::MAX, |l| l.min(i64::MAX as usize) as i64);
         let offset = filter.offset.min(i64::MAX as usize) as i64;
-        let rows = s
-            .pool
-            .get()?
+        let rows = s.run(|c| c
             .query(
                 &format!(
                     "SELECT {RUN_COLUMNS} FROM runs
@@ -517,69 +541,65 @@ impl CheckpointStore for PgStore {
                 ),
                 &[&filter.kind, &filter.status, &limit, &offset],
             )
-            .map_err(s.err("listing", "*"))?;
+            .map_err(s.err("listing", "*")))?;
         rows.iter().map(run_row).collect()
     }
 
     fn latest_checkpoint(&self, run_id: &str) -> Result<Option<Checkpoint>> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt(
+        let row = s.run(|c| {
+            c.query_opt(
                 &format!(
                     "SELECT {CHECKPOINT_COLUMNS}, state, input FROM checkpoints
                      WHERE run_id = $1 ORDER BY seq DESC LIMIT 1"
                 ),
                 &[&run_id],
             )
-            .map_err(s.err("reading the latest checkpoint", run_id))?;
+            .map_err(s.err("reading the latest checkpoint", run_id))
+        })?;
         row.as_ref().map(checkpoint_row).transpose()
     }
 
     fn checkpoint(&self, run_id: &str, seq: u64) -> Result<Option<Checkpoint>> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt(
+        let row = s.run(|c| {
+            c.query_opt(
                 &format!(
                     "SELECT {CHECKPOINT_COLUMNS}, state, input FROM checkpoints
                      WHERE run_id = $1 AND seq = $2"
                 ),
                 &[&run_id, &(seq as i64)],
             )
-            .map_err(s.err("reading a checkpoint", run_id))?;
+            .map_err(s.err("reading a checkpoint", run_id))
+        })?;
         row.as_ref().map(checkpoint_row).transpose()
     }
 
     fn checkpoints(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
         let s = &self.inner;
-        let rows = s
-            .pool
-            .get()?
-            .query(
+        let rows = s.run(|c| {
+            c.query(
                 &format!(
                     "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE run_id = $1 ORDER BY seq"
                 ),
                 &[&run_id],
             )
-            .map_err(s.err("reading the checkpoints", run_id))?;
+            .map_err(s.err("reading the checkpoints", run_id))
+        })?;
         rows.iter().map(meta_row).collect()
     }
 
     fn events(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>> {
         let s = &self.inner;
         let limit = limit.min(i64::MAX as usize) as i64;
-        let rows = s
-            .pool
-            .get()?
-            .query(
+        let rows = s.run(|c| {
+            c.query(
                 "SELECT seq, time_ms, kind FROM events WHERE run_id = $1 AND seq > $2
                  ORDER BY seq LIMIT $3",
                 &[&run_id, &(after_seq as i64), &limit],
             )
-            .map_err(s.err("reading the events", run_id))?;
+            .map_err(s.err("reading the events", run_id))
+        })?;
         rows.iter()
             .map(|r| {
                 Ok(RunEvent {
@@ -594,81 +614,78 @@ impl CheckpointStore for PgStore {
 
     fn last_event_seq(&self, run_id: &str) -> Result<u64> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_one("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = $1", &[&run_id])
-            .map_err(s.err("reading the events", run_id))?;
+        let row = s.run(|c| {
+            c.query_one("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = $1", &[&run_id])
+                .map_err(s.err("reading the events", run_id))
+        })?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
     fn request_cancel(&self, run_id: &str) -> Result<bool> {
         let s = &self.inner;
-        let n = s
-            .pool
-            .get()?
-            .execute("UPDATE runs SET cancel_requested = TRUE WHERE id = $1", &[&run_id])
-            .map_err(s.err("cancelling", run_id))?;
+        let n = s.run(|c| {
+            c.execute("UPDATE runs SET cancel_requested = TRUE WHERE id = $1", &[&run_id])
+                .map_err(s.err("cancelling", run_id))
+        })?;
         Ok(n > 0)
     }
 
     fn cancel_requested(&self, run_id: &str) -> Result<bool> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt("SELECT cancel_requested FROM runs WHERE id = $1", &[&run_id])
-            .map_err(s.err("reading the cancel flag", run_id))?;
+        let row = s.run(|c| {
+            c.query_opt("SELECT cancel_requested FROM runs WHERE id = $1", &[&run_id])
+                .map_err(s.err("reading the cancel flag", run_id))
+        })?;
         Ok(row.is_some_and(|r| r.get(0)))
     }
 
     fn effect(&self, run_id: &str, key: &str) -> Result<Option<Value>> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt("SELECT value FROM effects WHERE run_id = $1 AND key = $2", &[&run_id, &key])
-            .map_err(s.err("reading an effect", run_id))?;
+        let row = s.run(|c| {
+            c.query_opt(
+                "SELECT value FROM effects WHERE run_id = $1 AND key = $2",
+                &[&run_id, &key],
+            )
+            .map_err(s.err("reading an effect", run_id))
+        })?;
         row.as_ref().map(|r| decode(r, 0, "an effect")).transpose()
     }
 
     fn record_effect(&self, run_id: &str, key: &str, value: &Value) -> Result<()> {
         let s = &self.inner;
         let err = s.err("recording an effect", run_id);
-        let mut c = s.pool.get()?;
-        let mut tx = c.transaction().map_err(&err)?;
-        s.fence(&mut tx, run_id)?;
-        tx.execute(
-            "INSERT INTO effects (run_id, key, time_ms, value) VALUES ($1, $2, $3, $4)",
-            &[&run_id, &key, &now_ms(), &json(value)],
-        )
-        .map_err(&err)?;
-        tx.commit().map_err(&err)
+        s.run(|c| {
+            let mut tx = c.transaction().map_err(&err)?;
+            s.fence(&mut tx, run_id)?;
+            tx.execute(
+                "INSERT INTO effects (run_id, key, time_ms, value) VALUES ($1, $2, $3, $4)",
+                &[&run_id, &key, &now_ms(), &json(value)],
+            )
+            .map_err(&err)?;
+            tx.commit().map_err(&err)
+        })
     }
 
     fn enqueue(&self, run_id: &str, input: Option<&Value>, answers: Option<u64>) -> Result<i64> {
         validate_run_id(run_id)?;
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_one(
+        let row = s.run(|c| {
+            c.query_one(
                 &format!(
                     "INSERT INTO jobs (run_id, input, answers, created_ms, due_ms)
                      VALUES ($1, $2, $3, {NOW_MS}, {NOW_MS}) RETURNING id"
                 ),
                 &[&run_id, &input.map(json), &answers.map(|a| a as i64)],
             )
-            .map_err(s.err("queueing a job", run_id))?;
+            .map_err(s.err("queueing a job", run_id))
+        })?;
         Ok(row.get(0))
     }
 
     fn claim_job(&self) -> Result<Option<Job>> {
         let s = &self.inner;
-        let row = s
-            .pool
-            .get()?
-            .query_opt(
+        let row = s.run(|c| {
+            c.query_opt(
                 &format!(
                     "UPDATE jobs SET owner = $1,
                          lease_until = clock_timestamp() + make_interval(secs => $2),
@@ -684,42 +701,42 @@ impl CheckpointStore for PgStore {
                 ),
                 &[&s.owner, &s.lease_secs()],
             )
-            .map_err(s.err("claiming a job", "*"))?;
+            .map_err(s.err("claiming a job", "*"))
+        })?;
         row.as_ref().map(job_row).transpose()
     }
 
     fn release_job(&self, id: i64, delay: Duration) -> Result<()> {
         let s = &self.inner;
         let delay_ms = delay.as_millis().min(i64::MAX as u128) as i64;
-        s.pool
-            .get()?
-            .execute(
+        s.run(|c| {
+            c.execute(
                 &format!(
                     "UPDATE jobs SET owner = NULL, lease_until = NULL, due_ms = {NOW_MS} + $3
                      WHERE id = $1 AND owner = $2"
                 ),
                 &[&id, &s.owner, &delay_ms],
             )
-            .map_err(s.err("releasing a job", &id.to_string()))?;
+            .map_err(s.err("releasing a job", &id.to_string()))
+        })?;
         Ok(())
     }
 
     fn finish_job(&self, id: i64) -> Result<()> {
         let s = &self.inner;
-        s.pool
-            .get()?
-            .execute("DELETE FROM jobs WHERE id = $1", &[&id])
-            .map_err(s.err("finishing a job", &id.to_string()))?;
+        s.run(|c| {
+            c.execute("DELETE FROM jobs WHERE id = $1", &[&id])
+                .map_err(s.err("finishing a job", &id.to_string()))
+        })?;
         Ok(())
     }
 
     fn jobs(&self) -> Result<Vec<Job>> {
         let s = &self.inner;
-        let rows = s
-            .pool
-            .get()?
-            .query(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id"), &[])
-            .map_err(s.err("listing jobs", "*"))?;
+        let rows = s.run(|c| {
+            c.query(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id"), &[])
+                .map_err(s.err("listing jobs", "*"))
+        })?;
         rows.iter().map(job_row).collect()
     }
 }

@@ -618,3 +618,137 @@ fn serve_stops_on_sigterm_and_the_next_server_finishes_the_run() {
 pub(super) fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
 }
+
+// --- replicas on PostgreSQL --------------------------------------------------------------
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// Which of the servers claimed the run's job last (their logs say).
+fn holder<'a>(servers: &'a [&'a Served], run_id: &str) -> Option<usize> {
+    servers.iter().position(|s| {
+        s.log().lines().any(|l| l.contains("job claimed") && l.contains(&format!("run={run_id}")))
+    })
+}
+
+#[test]
+fn serve_replicas_on_postgres_share_runs_and_take_over_a_killed_ones_run() {
+    if !test_support::postgres::available("serve_replicas") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    let p = calc_project();
+    std::fs::create_dir_all(p.path(".ironbees")).unwrap();
+    std::fs::write(
+        p.path(".ironbees/config.yaml"),
+        format!("serve:\n  database_url: {}\n  lease_seconds: 1.5\n", pg.url()),
+    )
+    .unwrap();
+    let mock = MockLlm::start();
+    slow_calculator_model(&mock, Duration::from_millis(700));
+    let a = Served::start(p.root(), &mock, &["--workers", "1"]);
+    let b = Served::start(p.root(), &mock, &["--workers", "1"]);
+    let mut servers = [Some(a), Some(b)];
+    let (run_id, before, killed_at) = rt().block_on(async {
+        let c = client();
+        let a = servers[0].as_ref().unwrap();
+        let (code, run) = a
+            .json(
+                a.post(
+                    &c,
+                    "/api/agent/execute",
+                    &json!({"userRequest": "Fix the division by zero", "autoApprove": true}),
+                )
+                .header("accept", "application/json"),
+            )
+            .await;
+        assert_eq!(code, 202, "{run}");
+        let run_id = run["runId"].as_str().unwrap().to_owned();
+        // Follow it on B until the coder has made its change, then kill the
+        // replica that drives it, mid-run.
+        let b = servers[1].as_ref().unwrap();
+        let resp = b.get(&c, &format!("/api/agent/runs/{run_id}/events")).send().await.unwrap();
+        let before = read_sse(resp, Duration::from_secs(120), |e| {
+            e.json()["kind"]["type"] == "nodeStarted" && e.json()["kind"]["node"] == "VALIDATE"
+        })
+        .await;
+        (run_id, run_events(&before, 1), now_ms())
+    });
+    let both: Vec<&Served> = servers.iter().map(|s| s.as_ref().unwrap()).collect();
+    let victim = holder(&both, &run_id).expect("one replica claimed the run");
+    servers[victim].as_mut().unwrap().kill();
+    let survivor = servers[1 - victim].as_ref().unwrap();
+    let (after, takeover_ms) = rt().block_on(async {
+        let c = client();
+        let view = survivor.wait_status(&c, &run_id, "succeeded", Duration::from_secs(120)).await;
+        assert!(view["state"]["transactionId"].is_string(), "{view}");
+        let resp = survivor
+            .get(&c, &format!("/api/agent/runs/{run_id}/events?follow=false"))
+            .send()
+            .await
+            .unwrap();
+        let all = run_events(&read_sse(resp, Duration::from_secs(30), |_| false).await, 1);
+        let resumed = all
+            .iter()
+            .find(|e| {
+                e["kind"]["type"] == "runResumed" && e["timeMs"].as_i64().unwrap() >= killed_at
+            })
+            .unwrap_or_else(|| panic!("no takeover: {all:?}"))["timeMs"]
+            .as_i64()
+            .unwrap();
+        (all, resumed - killed_at)
+    });
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("replica takeover after SIGKILL: {takeover_ms} ms (lease 1.5 s)");
+    }
+    // Nothing lost: what was written before the kill is the start of the whole.
+    assert_eq!(&after[..before.len()], &before[..], "events before the kill changed");
+    // Not executed twice: one apply, one transaction, the fix once.
+    let applied: Vec<&Value> = after.iter().filter(|e| e["kind"]["type"] == "applied").collect();
+    assert_eq!(applied.len(), 1, "{applied:?}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    let out = ironbees(p.root(), &mock).args(["history", "--json"]).output().unwrap();
+    let history: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    // Every checkpoint is there, numbered without gaps, and no two executions overlapped:
+    // each `runResumed` after the first execution follows a gap in the events of a dead one.
+    let out = ironbees(p.root(), &mock).args(["runs", "show", &run_id, "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let seq = shown["checkpoint"]["seq"].as_u64().unwrap();
+    let checkpoints: Vec<u64> = after
+        .iter()
+        .filter(|e| e["kind"]["type"] == "checkpoint")
+        .map(|e| e["kind"]["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(checkpoints, (1..=seq).collect::<Vec<_>>(), "a checkpoint is missing");
+
+    // An approval reaches whichever replica is alive: a run waiting at its plan,
+    // answered here, is driven by the survivor.
+    rt().block_on(async {
+        let c = client();
+        std::fs::write(p.path("calc.py"), CALC).unwrap();
+        let (_, run) = survivor
+            .json(
+                survivor
+                    .post(&c, "/api/agent/execute", &json!({"userRequest": "Fix it again"}))
+                    .header("accept", "application/json"),
+            )
+            .await;
+        let id = run["runId"].as_str().unwrap().to_owned();
+        let view = survivor.wait_status(&c, &id, "waiting", Duration::from_secs(60)).await;
+        let state_id = view["checkpoint"]["stateId"].as_str().unwrap();
+        let (code, _) = survivor
+            .json(survivor.post(
+                &c,
+                "/api/agent/approve",
+                &json!({"stateId": state_id, "approved": true}),
+            ))
+            .await;
+        assert_eq!(code, 202);
+        survivor.wait_status(&c, &id, "succeeded", Duration::from_secs(120)).await;
+    });
+    drop(pg);
+}
