@@ -34,4 +34,7 @@
 mod pool;
 mod store;
 
+#[cfg(test)]
+mod tests;
+
 pub use crate::store::{PgOptions, PgStore};

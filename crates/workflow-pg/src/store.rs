@@ -464,6 +464,7 @@ impl CheckpointStore for PgStore {
             }
             insert_checkpoint(&mut tx, first).map_err(&err)?;
             insert_events(&mut tx, events).map_err(&err)?;
+            workflow::crash_point("checkpoint uncommitted");
             tx.commit().map_err(&err)
         })
     }
@@ -489,6 +490,9 @@ impl CheckpointStore for PgStore {
             .map_err(&err)?;
         }
         insert_events(&mut tx, events).map_err(&err)?;
+        if checkpoint.is_some() {
+            workflow::crash_point("checkpoint uncommitted");
+        }
         tx.commit().map_err(&err)
         })
     }

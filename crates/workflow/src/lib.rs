@@ -80,8 +80,9 @@ mod runner;
 mod sqlite;
 mod store;
 
-#[cfg(test)]
-mod crash_tests;
+/// The crash test's harness, generic over the store (see its module docs).
+#[cfg(any(test, feature = "crash-test"))]
+pub mod crash_test;
 
 pub use crate::{
     error::{Error, Result},
@@ -94,3 +95,12 @@ pub use crate::{
     sqlite::SqliteStore,
     store::{Checkpoint, CheckpointStore, Job, RunFilter, RunLock, validate_run_id},
 };
+
+/// A crash point of the crash test, for another store's code to pass the same
+/// points as the SQLite store (`checkpoint uncommitted`); a no-op unless built
+/// for the crash test.
+#[doc(hidden)]
+#[inline(always)]
+pub fn crash_point(name: &str) {
+    failpoint::hit(name);
+}
