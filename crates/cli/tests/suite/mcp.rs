@@ -19,13 +19,13 @@ use test_support::TempProject;
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ironbees");
 
-fn deps() -> PathBuf {
+pub(super) fn deps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps")
 }
 
 /// Returns false (after a loud message) when the client is missing outside CI;
 /// panics when it is missing in CI.
-fn client_available(name: &str, present: bool, install: &str) -> bool {
+pub(super) fn client_available(name: &str, present: bool, install: &str) -> bool {
     if present {
         return true;
     }
@@ -40,7 +40,7 @@ fn client_available(name: &str, present: bool, install: &str) -> bool {
     false
 }
 
-fn project() -> TempProject {
+pub(super) fn project() -> TempProject {
     let p = TempProject::with_fixture(
         r#"
         //- src/app.py

@@ -752,3 +752,89 @@ fn serve_replicas_on_postgres_share_runs_and_take_over_a_killed_ones_run() {
     });
     drop(pg);
 }
+
+// --- real clients: the MCP Python SDK, an OpenAPI validator --------------------------------
+
+#[test]
+fn serve_mcp_over_streamable_http_and_the_openapi_document_pass_real_clients() {
+    use super::mcp::{client_available, deps};
+    let python = deps().join("python");
+    let sdk = Command::new("python3")
+        .args(["-c", "import mcp.client.streamable_http"])
+        .env("PYTHONPATH", &python)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let validator_path = deps().join("openapi");
+    let validator = Command::new("python3")
+        .args(["-c", "import openapi_spec_validator"])
+        .env("PYTHONPATH", &validator_path)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let sdk = client_available(
+        "the Python MCP SDK",
+        sdk,
+        "python3 -m pip install --target target/test-deps/python mcp",
+    );
+    let validator = client_available(
+        "openapi-spec-validator",
+        validator,
+        "python3 -m pip install --target target/test-deps/openapi openapi-spec-validator",
+    );
+    let p = super::mcp::project();
+    let mock = MockLlm::start();
+    let s = Served::start(p.root(), &mock, &[]);
+    if sdk {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/clients/python_sdk.py");
+        let out = Command::new("python3")
+            .arg(&script)
+            .args(["--http", &format!("{}/mcp", s.url), &s.token])
+            .arg(p.root())
+            .env("PYTHONPATH", &python)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "the Python client failed:\n{stdout}\n{stderr}\n{}", s.log());
+        assert!(stdout.contains("python_sdk client: ok"), "{stdout}\n{stderr}");
+    }
+    if validator {
+        let doc = rt().block_on(async {
+            let c = client();
+            let (code, doc) = s.json(s.get(&c, "/api/openapi.json")).await;
+            assert_eq!(code, 200);
+            doc
+        });
+        assert_eq!(doc["openapi"], "3.1.0");
+        let file = p.path("openapi.json");
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, json\n\
+                 from openapi_spec_validator import validate\n\
+                 validate(json.load(open(sys.argv[1])))\n\
+                 print('openapi: valid')",
+            ])
+            .arg(&file)
+            .env("PYTHONPATH", &validator_path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stdout.contains("openapi: valid"), "{stdout}\n{stderr}");
+        // Every schema the handlers speak is in the document.
+        for name in [
+            "ExecuteRequest",
+            "ApproveRequest",
+            "CancelRequest",
+            "RunView",
+            "RunPage",
+            "RunEvent",
+            "StateUpdate",
+            "ErrorInfo",
+        ] {
+            assert!(doc["components"]["schemas"][name].is_object(), "{name} missing");
+        }
+    }
+}
