@@ -838,3 +838,269 @@ fn serve_mcp_over_streamable_http_and_the_openapi_document_pass_real_clients() {
         }
     }
 }
+
+// --- the console in a real browser -----------------------------------------------------------
+
+/// A headless Chromium driven over WebDriver (chromedriver), as Debian ships them.
+struct Browser {
+    driver: Child,
+    url: String,
+    session: String,
+    _profile: tempfile::TempDir,
+}
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl Browser {
+    /// `None` (a loud skip) when Chromium or its driver is missing, outside CI.
+    fn start(width: u32, height: u32) -> Option<Browser> {
+        let found = ["chromium", "chromedriver"].map(which);
+        let (Some(chromium), Some(driver)) = (found[0].clone(), found[1].clone()) else {
+            let present = false;
+            super::mcp::client_available(
+                "Chromium and chromedriver",
+                present,
+                "apt-get install chromium chromium-driver",
+            );
+            return None;
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let profile = tempfile::tempdir().unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let mut b = Browser { driver: child, url, session: String::new(), _profile: profile };
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                // Headless windows are at least 500 px wide: emulate the phone's screen.
+                "mobileEmulation": {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0}},
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run",
+                    "--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1",
+                    format!("--window-size={},{}", width.max(500), height),
+                    format!("--user-data-dir={}", b._profile.path().display()),
+                ]
+            }
+        }}});
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let session = loop {
+            match b.call_raw("POST", "/session", Some(&caps)) {
+                Ok(v) if v["value"]["sessionId"].is_string() => {
+                    break v["value"]["sessionId"].as_str().unwrap().to_owned();
+                }
+                Ok(v) => panic!("chromedriver refused the session: {v}"),
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
+                Err(e) => panic!("chromedriver did not answer: {e}"),
+            }
+        };
+        b.session = session;
+        Some(b)
+    }
+
+    fn call_raw(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
+        let url = format!("{}{path}", self.url);
+        rt().block_on(async {
+            let c = client();
+            let req = match method {
+                "GET" => c.get(&url),
+                "DELETE" => c.delete(&url),
+                _ => c
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.map_or("{}".into(), Value::to_string)),
+            };
+            let r = req.send().await.map_err(|e| e.to_string())?;
+            let text = r.text().await.map_err(|e| e.to_string())?;
+            serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))
+        })
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let path = format!("/session/{}{path}", self.session);
+        let v = self.call_raw(method, &path, body.as_ref()).unwrap();
+        assert!(v["value"]["error"].is_null(), "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn open(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({"url": url})));
+    }
+
+    fn find(&self, css: &str) -> Option<String> {
+        let path = format!("/session/{}/element", self.session);
+        let v = self
+            .call_raw("POST", &path, Some(&json!({"using": "css selector", "value": css})))
+            .unwrap();
+        v["value"][ELEMENT].as_str().map(str::to_owned)
+    }
+
+    fn text(&self, css: &str) -> String {
+        self.find(css)
+            .map(|e| {
+                self.call("GET", &format!("/element/{e}/text"), None)
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .unwrap_or_default()
+    }
+
+    fn displayed(&self, css: &str) -> bool {
+        self.find(css).is_some_and(|e| {
+            self.call("GET", &format!("/element/{e}/displayed"), None) == json!(true)
+        })
+    }
+
+    fn click(&self, css: &str) {
+        let e = self.find(css).unwrap_or_else(|| panic!("no {css}"));
+        self.call("POST", &format!("/element/{e}/click"), Some(json!({})));
+    }
+
+    fn type_into(&self, css: &str, text: &str) {
+        let e = self.find(css).unwrap_or_else(|| panic!("no {css}"));
+        self.call("POST", &format!("/element/{e}/value"), Some(json!({"text": text})));
+    }
+
+    fn wait(&self, what: &str, limit: Duration, mut ok: impl FnMut(&Browser) -> bool) {
+        let deadline = Instant::now() + limit;
+        while !ok(self) {
+            assert!(
+                Instant::now() < deadline,
+                "the page never showed {what}: {}",
+                self.text("body")
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn screenshot(&self) -> Vec<u8> {
+        let b64 = self.call("GET", "/screenshot", None);
+        base64_decode(b64.as_str().unwrap())
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = self.call_raw("DELETE", &format!("/session/{}", self.session), None);
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn which(name: &str) -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let bytes: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let v: Vec<u32> = chunk.iter().map(|&c| u32::from(value(c))).collect();
+        let n = v.iter().enumerate().fold(0u32, |acc, (i, x)| acc | x << (18 - 6 * i));
+        out.extend(n.to_be_bytes()[1..].iter().take(v.len() - 1));
+    }
+    out
+}
+
+/// A PNG's width and height (its IHDR).
+fn png_size(png: &[u8]) -> (u32, u32) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let be = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn serve_console_in_headless_chromium_starts_a_run_approves_its_plan_and_shows_success() {
+    let Some(browser) = Browser::start(390, 844) else { return };
+    let p = calc_project();
+    let mock = MockLlm::start();
+    calculator_model(&mock, GUARDED);
+    let s = Served::start(p.root(), &mock, &[]);
+    browser.open(&format!("{}/#token={}", s.url, s.token));
+    browser.wait("the console", Duration::from_secs(20), |b| b.displayed("#run-form"));
+    // The token left the address bar.
+    let url = browser.call("GET", "/url", None);
+    assert!(!url.as_str().unwrap().contains(&s.token), "{url}");
+    browser.type_into("#request", "Fix the division by zero bug in calculate()");
+    browser.click("#start");
+    browser.wait("the plan", Duration::from_secs(60), |b| {
+        b.text("#plan").contains("Raise ValueError when calculate() divides by zero")
+    });
+    browser.wait("the plan gate", Duration::from_secs(30), |b| b.displayed("#approve"));
+    assert!(browser.text("#gate-title").contains("Approve the plan"), "{}", browser.text("#gate"));
+    assert!(browser.text("#graph li.current").contains("WAIT_PLAN_APPROVAL"));
+    let shot = browser.screenshot();
+    std::fs::write(target_dir().join("serve-console-plan-390.png"), &shot).unwrap();
+    browser.click("#approve");
+    browser.wait("success", Duration::from_secs(120), |b| b.text("#run-status") == "succeeded");
+    browser.wait("the test results", Duration::from_secs(10), |b| {
+        b.text("#commands").contains("pytest")
+    });
+    assert!(browser.text("#diffs").contains("calc.py"));
+    assert!(browser.text("#events").contains("applied"));
+    let shot = browser.screenshot();
+    let (w, _) = png_size(&shot);
+    assert_eq!(w, 390, "the screenshot is phone-sized");
+    std::fs::write(target_dir().join("serve-console-success-390.png"), &shot).unwrap();
+    // The page fits the phone's width: nothing scrolls sideways.
+    let scroll = browser.call(
+        "POST",
+        "/execute/sync",
+        Some(json!({"script": "return document.documentElement.scrollWidth", "args": []})),
+    );
+    assert!(scroll.as_u64().unwrap() <= 390, "the page is {scroll} px wide");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+
+    // A second run: its plan rejected with feedback, then edited and approved.
+    std::fs::write(p.path("calc.py"), CALC).unwrap();
+    browser.type_into("#request", "Fix the division by zero bug again");
+    browser.click("#start");
+    browser.wait("the second run's gate", Duration::from_secs(60), |b| {
+        b.text("#run-status") == "waiting" && b.displayed("#approve")
+    });
+    // Reject needs words; with them, the planner plans again.
+    browser.click("#reject");
+    assert!(browser.displayed("#gate-error"), "a rejection without feedback was sent");
+    browser.type_into("#feedback", "Also say why in the message");
+    browser.click("#reject");
+    browser.wait("the rejection", Duration::from_secs(60), |b| {
+        b.text("#events").contains("rejected (plan)")
+    });
+    browser.wait("the new plan's gate", Duration::from_secs(60), |b| b.displayed("#approve"));
+    // Edit the plan and approve it as edited.
+    browser.click("#edit-plan summary");
+    browser.call(
+        "POST",
+        "/execute/sync",
+        Some(json!({"script": "const t = document.getElementById('plan-edit'); \
+            t.value = t.value.replace('Raise ValueError when calculate() divides by zero', 'Raise ValueError on a zero divisor (edited)'); \
+            return t.value.includes('(edited)');", "args": []})),
+    );
+    browser.click("#approve-edited");
+    browser
+        .wait("the edited plan", Duration::from_secs(60), |b| b.text("#plan").contains("(edited)"));
+    assert!(browser.text("#events").contains("plan edited"), "{}", browser.text("#events"));
+}
