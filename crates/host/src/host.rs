@@ -420,13 +420,16 @@ impl Host {
         Ok(agent::Orchestrator::open_with_store(session, llm, agents, rt, store)?)
     }
 
-    /// The bearer token of `ironbees serve`: `serve.token`, else the token file
-    /// (`file`, a flag, over `serve.token_file`, relative to the project root;
-    /// else `.ironbees/serve-token`), created with a random token, readable by
-    /// the owner only, when it does not exist.
+    /// The bearer token of `ironbees serve`: the token file `file` names (a
+    /// flag: flags win over the configuration), else `serve.token`, else the
+    /// file `serve.token_file` names (relative to the project root), else
+    /// `.ironbees/serve-token`; a token file is created with a random token,
+    /// readable by the owner only, when it does not exist.
     pub fn serve_token(&self, file: Option<&Path>) -> Result<ServeToken> {
         let sec = self.serve_section()?;
-        if let Some(t) = sec.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        if let Some(t) =
+            sec.token.as_deref().map(str::trim).filter(|t| !t.is_empty() && file.is_none())
+        {
             return Ok(ServeToken {
                 value: t.to_owned(),
                 configured: true,
@@ -510,6 +513,13 @@ mod tests {
         let t = h.serve_token(None).unwrap();
         assert_eq!((t.value.as_str(), t.configured), ("s3cret-token", true));
         assert!(!format!("{t:?}").contains("s3cret"));
+
+        // A token file given as a flag wins over the configuration.
+        let (dir, h) = host("serve:\n  token: ${MY_TOKEN}\n", &[("MY_TOKEN", "s3cret-token")]);
+        std::fs::write(dir.path().join("mine"), "flag-token\n").unwrap();
+        let t = h.serve_token(Some(Path::new("mine"))).unwrap();
+        assert_eq!((t.value.as_str(), t.configured, t.created), ("flag-token", true, false));
+        assert_eq!(t.file, Some(dir.path().join("mine")));
     }
 
     fn host(config: &str, vars: &[(&str, &str)]) -> (tempfile::TempDir, Host) {

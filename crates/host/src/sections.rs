@@ -71,7 +71,8 @@ pub struct ServeSection {
     /// A file holding the bearer token (created, mode 0600, with a random one if
     /// missing). Default: `.ironbees/serve-token`.
     pub token_file: Option<std::path::PathBuf>,
-    /// The bearer token itself (usually `${IRONBEES_TOKEN}`); wins over the file.
+    /// The bearer token itself (usually `${IRONBEES_TOKEN}`); wins over `token_file`
+    /// (a `--token-file` flag wins over it).
     pub token: Option<String>,
     /// Origins allowed to call the API from a browser (CORS); none by default.
     pub cors: Vec<String>,

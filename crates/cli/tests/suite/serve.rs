@@ -1104,3 +1104,139 @@ fn serve_console_in_headless_chromium_starts_a_run_approves_its_plan_and_shows_s
         .wait("the edited plan", Duration::from_secs(60), |b| b.text("#plan").contains("(edited)"));
     assert!(browser.text("#events").contains("plan edited"), "{}", browser.text("#events"));
 }
+
+// --- benchmark (ignored: `cargo nextest run -p cli --run-ignored only -E 'test(bench_serve)' --no-capture`)
+
+/// Percentiles of durations in milliseconds.
+fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99), *v.last().unwrap())
+}
+
+/// A plain axum handler on its own loopback port, served by the same kind of
+/// runtime as the server's: the baseline for the `state` endpoint's latency.
+fn plain_axum() -> (String, std::thread::JoinHandle<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/plain",
+                axum::routing::get(|| async { axum::Json(json!({"ok": true, "node": "CODE"})) }),
+            );
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(format!("http://{}", l.local_addr().unwrap())).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    (rx.recv().unwrap(), h)
+}
+
+#[test]
+#[ignore = "a benchmark (docs/BENCHMARKS.md, \"ironbees serve\")"]
+fn bench_serve_sse_fanout_and_state_latency() {
+    let lines: usize =
+        std::env::var("BENCH_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let summary: String =
+        (0..lines).map(|i| format!("line {i}: what the coder changed and why\n")).collect();
+    mock.set_responder(move |body| {
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(plan_json(
+                "calc.py",
+                "Raise ValueError when calculate() divides by zero",
+            )),
+            "Coder" if after_tool(body) => Reply::text(summary.clone()).delta_chars(48),
+            "Coder" => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            _ => Reply::text("ok"),
+        };
+        Some(reply.usage(usage()))
+    });
+    let s = Served::start(p.root(), &mock, &[]);
+    let (plain, _h) = plain_axum();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    #[allow(clippy::print_stderr)]
+    rt.block_on(async {
+        let c = client();
+        eprintln!("| clients | events per client | wall s | events/s per client | deliveries/s | delivery lag p50 / p99 ms | state p50 / p99 ms | plain axum p50 / p99 ms |");
+        eprintln!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for clients in [1usize, 10, 100] {
+            std::fs::write(p.path("calc.py"), CALC).unwrap();
+            let (_, run) = s
+                .json(s.post(&c, "/api/agent/execute", &json!({"userRequest": "Fix it", "autoApprove": true})).header("accept", "application/json"))
+                .await;
+            let run_id = run["runId"].as_str().unwrap().to_owned();
+            let path = format!("/api/agent/runs/{run_id}/events");
+            let started = Instant::now();
+            let tasks: Vec<_> = (0..clients)
+                .map(|_| {
+                    let req = s.get(&c, &path);
+                    tokio::spawn(async move {
+                        let resp = req.send().await.unwrap();
+                        let mut lags = Vec::new();
+                        let mut n = 0usize;
+                        let t0 = Instant::now();
+                        read_sse(resp, Duration::from_secs(600), |e| {
+                            n += 1;
+                            let sent = e.json()["timeMs"].as_i64().unwrap();
+                            lags.push((now_ms() - sent) as f64);
+                            false
+                        })
+                        .await;
+                        (n, t0.elapsed(), lags)
+                    })
+                })
+                .collect();
+            // Latency of `state` and of the plain handler, side by side, while
+            // the clients stream.
+            let (mut state_ms, mut plain_ms) = (Vec::new(), Vec::new());
+            let probe = async {
+                loop {
+                    let t = Instant::now();
+                    let r = s.get(&c, &format!("/api/agent/state/{run_id}")).send().await.unwrap();
+                    let done = r.text().await.unwrap().contains("\"succeeded\"");
+                    state_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                    let t = Instant::now();
+                    c.get(format!("{plain}/plain")).send().await.unwrap().text().await.unwrap();
+                    plain_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                    if done {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            };
+            probe.await;
+            let mut lags = Vec::new();
+            let mut per_client = Vec::new();
+            // Events each client received (fewest, most) and deliveries in all.
+            let (mut fewest, mut most, mut delivered) = (usize::MAX, 0, 0);
+            for t in tasks {
+                let (n, took, l) = t.await.unwrap();
+                (fewest, most, delivered) = (fewest.min(n), most.max(n), delivered + n);
+                per_client.push(n as f64 / took.as_secs_f64());
+                lags.extend(l);
+            }
+            let wall = started.elapsed().as_secs_f64();
+            let (lag50, lag99, _) = percentiles(lags);
+            let (s50, s99, _) = percentiles(state_ms);
+            let (p50, p99, _) = percentiles(plain_ms);
+            let rate = per_client.iter().sum::<f64>() / per_client.len() as f64;
+            let events = if fewest == most { fewest.to_string() } else { format!("{fewest}..{most}") };
+            eprintln!(
+                "| {clients} | {events} | {wall:.2} | {rate:.0} | {:.0} | {lag50:.1} / {lag99:.1} | {s50:.2} / {s99:.2} | {p50:.2} / {p99:.2} |",
+                delivered as f64 / wall
+            );
+        }
+    });
+}
