@@ -102,6 +102,11 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ServeArgs) -> Result<i32> {
             .await
             .with_context(|| format!("listening on {addr}"))?;
         let local = listener.local_addr().context("reading the bound address")?;
+        // SIGTERM is taken over before the address is announced: one sent as soon
+        // as the server says it listens stops it gracefully, not by the default
+        // action.
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         let where_token = match &token.file {
             Some(f) if token.created => format!("a new token in {}", f.display()),
             Some(f) => format!("token in {}", f.display()),
@@ -116,8 +121,6 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ServeArgs) -> Result<i32> {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             let terminated = async {
                 match term.as_mut() {
                     Some(t) => {

@@ -753,6 +753,58 @@ fn serve_replicas_on_postgres_share_runs_and_take_over_a_killed_ones_run() {
     drop(pg);
 }
 
+#[test]
+fn serve_answers_cors_only_for_the_configured_origins() {
+    let mock = MockLlm::start();
+    let with = TempProject::new();
+    std::fs::create_dir_all(with.path(".ironbees")).unwrap();
+    std::fs::write(
+        with.path(".ironbees/config.yaml"),
+        "serve:\n  cors: [https://console.example.com]\n",
+    )
+    .unwrap();
+    let without = TempProject::new();
+    let configured = Served::start(with.root(), &mock, &[]);
+    let plain = Served::start(without.root(), &mock, &[]);
+    rt().block_on(async {
+        let c = client();
+        let allowed = |r: &reqwest::Response| {
+            r.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned())
+        };
+        let preflight = |s: &Served, origin: &str| {
+            c.request(reqwest::Method::OPTIONS, format!("{}/api/agent/execute", s.url))
+                .header("origin", origin)
+                .header("access-control-request-method", "POST")
+                .header("access-control-request-headers", "authorization,content-type")
+                .send()
+        };
+        // The configured origin may call the API from a browser; another may not.
+        let r = preflight(&configured, "https://console.example.com").await.unwrap();
+        assert_eq!(allowed(&r).as_deref(), Some("https://console.example.com"));
+        let r = preflight(&configured, "https://elsewhere.example").await.unwrap();
+        assert_eq!(allowed(&r), None);
+        let r = configured
+            .get(&c, "/api/agent/runs")
+            .header("origin", "https://console.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(allowed(&r).as_deref(), Some("https://console.example.com"));
+        // No `serve.cors`: no origin is allowed, not even for a request with the token.
+        let r = preflight(&plain, "https://console.example.com").await.unwrap();
+        assert_eq!(allowed(&r), None);
+        let r = plain
+            .get(&c, "/api/agent/runs")
+            .header("origin", "https://console.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(allowed(&r), None);
+    });
+}
+
 // --- real clients: the MCP Python SDK, an OpenAPI validator --------------------------------
 
 #[test]
