@@ -12,7 +12,8 @@ use protocol::{
 };
 use serde::{Deserialize, Serialize};
 use workflow::{
-    EventSink, PolicyDecision, RunFilter, RunInfo, RunOptions, Runner, SqliteStore, WorkflowState,
+    CheckpointStore, EventSink, PolicyDecision, RunFilter, RunInfo, RunOptions, Runner,
+    SqliteStore, WorkflowState,
 };
 
 use crate::{
@@ -111,6 +112,23 @@ impl Orchestrator {
         rt: tokio::runtime::Handle,
         spec: &GraphSpec,
     ) -> Result<Orchestrator> {
+        let store = Arc::new(SqliteStore::open(&session.layout().runs_dir())?);
+        Orchestrator::open_with_store(session, llm, agents, registry, rt, spec, store)
+    }
+
+    /// [`open_with`](Self::open_with) over a given store: runs, checkpoints,
+    /// events and the work queue live there (PostgreSQL for replicas that share
+    /// runs). The build copies (`runs/work/<run>`) stay under this project's
+    /// `.ironbees/`.
+    pub fn open_with_store(
+        session: Arc<Session>,
+        llm: Option<Arc<Llm>>,
+        agents: AgentSet,
+        registry: Registry,
+        rt: tokio::runtime::Handle,
+        spec: &GraphSpec,
+        store: Arc<dyn CheckpointStore>,
+    ) -> Result<Orchestrator> {
         let placed = spec.place(&agents)?;
         let used = placed.iter().flat_map(|p| p.members.iter().map(|m| m.agent.as_str()));
         // An orchestrator that only reads runs needs no tools (nor their servers).
@@ -120,7 +138,6 @@ impl Orchestrator {
             }
         }
         let runs = session.layout().runs_dir();
-        let store = Arc::new(SqliteStore::open(&runs)?);
         let shared = Arc::new(Shared {
             session,
             llm,
@@ -197,7 +214,7 @@ impl Orchestrator {
         decision: Option<&ApprovalDecision>,
         cancel: Option<stdx::CancellationToken>,
     ) -> Result<RunOutcome> {
-        self.drive(run_id, decision, Drive { cancel, sink: None })
+        self.drive(run_id, decision, Drive { cancel, ..Drive::default() })
     }
 
     /// The run a person's word names: a run id, a unique prefix of one, or a
@@ -225,13 +242,36 @@ impl Orchestrator {
 
     /// Agent runs, most recently updated first.
     pub fn list(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        let filter = RunFilter { kind: Some(RUN_KIND.to_owned()), status: None, limit };
+        self.runs(RunFilter { limit, ..RunFilter::default() })
+    }
+
+    /// Agent runs by status, a page at a time, most recently updated first (the
+    /// filter's kind is always this orchestrator's).
+    pub fn runs(&self, filter: RunFilter) -> Result<Vec<RunSummary>> {
+        let filter = RunFilter { kind: Some(RUN_KIND.to_owned()), ..filter };
         Ok(self.runner.list_runs(&filter)?)
     }
 
     /// The run's latest checkpoint and state.
     pub fn state(&self, run_id: &str) -> Result<Option<(CheckpointMeta, CodingState)>> {
         Ok(self.runner.state(run_id)?.map(|(cp, s)| (cp.meta, s.0)))
+    }
+
+    /// One checkpoint of the run (`seq`) and the state it holds.
+    pub fn state_at(
+        &self,
+        run_id: &str,
+        seq: u64,
+    ) -> Result<Option<(CheckpointMeta, CodingState)>> {
+        let Some(cp) = self.runner.store().checkpoint(run_id, seq)? else { return Ok(None) };
+        let state: RunState = serde_json::from_value(cp.state)
+            .map_err(|source| workflow::Error::State { run_id: run_id.to_owned(), source })?;
+        Ok(Some((cp.meta, state.0)))
+    }
+
+    /// The store runs live in (the work queue of a server is there too).
+    pub fn store(&self) -> &Arc<dyn CheckpointStore> {
+        self.runner.store()
     }
 
     /// The run's summary (status, node, metadata).
@@ -257,11 +297,24 @@ impl Orchestrator {
 pub struct Drive {
     pub cancel: Option<stdx::CancellationToken>,
     pub sink: Option<EventSink>,
+    /// The checkpoint a decision answers (see `workflow::RunOptions::answers`):
+    /// a queued answer that finds the run moved on is refused, not applied to
+    /// another gate.
+    pub answers: Option<u64>,
+    /// Stops before the next node, leaving the run resumable by any process (a
+    /// server shutting down), where `cancel` would end it.
+    pub stop: Option<stdx::CancellationToken>,
 }
 
 impl Drive {
     fn options(self) -> RunOptions {
-        RunOptions { cancel: self.cancel, sink: self.sink, ..options() }
+        RunOptions {
+            cancel: self.cancel,
+            sink: self.sink,
+            answers: self.answers,
+            stop: self.stop,
+            ..options()
+        }
     }
 }
 

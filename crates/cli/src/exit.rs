@@ -57,6 +57,9 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
         if let Some(e) = cause.downcast_ref::<mcp::Error>() {
             return ErrorInfo::new(e.code(), render_chain(err));
         }
+        if let Some(e) = cause.downcast_ref::<server::Error>() {
+            return ErrorInfo::new(e.code(), render_chain(err));
+        }
         if let Some(info) = cause.downcast_ref::<CliError>() {
             return info.0.clone();
         }

@@ -38,6 +38,7 @@ Examples:
   ironbees report --format md             architecture report with a Mermaid diagram
   ironbees understand src/app.py          everything about a file in one answer
   ironbees mcp -C ~/src/app               the MCP server (stdio) for coding agents
+  ironbees serve                          the HTTP API, web console and /mcp on 127.0.0.1:8642
 
 Exit codes:
   0 success    1 error    2 bad usage or argument (also a target naming several definitions)    3 not found
@@ -177,6 +178,10 @@ pub enum Command {
     /// Serve every operation over MCP (stdio) for Claude Code, Codex, Cursor, Goose, ...
     #[command(after_help = cmd::pillar::MCP_HELP)]
     Mcp(cmd::pillar::McpArgs),
+    /// Serve agent mode over HTTP: start, stream, approve and cancel runs; a web
+    /// console; the tools over MCP's streamable HTTP transport.
+    #[command(after_help = cmd::serve::SERVE_HELP)]
+    Serve(cmd::serve::ServeArgs),
     /// Agent mode: plan, approve, code, build and test in the sandbox, until the tests
     /// pass or a human is needed; the change is applied only once it is validated.
     #[command(after_help = cmd::run::RUN_HELP)]

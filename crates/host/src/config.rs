@@ -171,7 +171,7 @@ pub fn masked(value: &Value, env: &[(String, String)]) -> Value {
             }
             Value::String(s) if under_secret && !s.is_empty() => Value::String("***".into()),
             Value::String(s) => {
-                let mut s = s.clone();
+                let mut s = url_without_password(s);
                 for secret in secrets {
                     s = s.replace(secret, "***");
                 }
@@ -181,6 +181,20 @@ pub fn masked(value: &Value, env: &[(String, String)]) -> Value {
         }
     }
     walk(value, &secrets, false)
+}
+
+/// A URL's password (`postgres://user:PASSWORD@host/db`) replaced by `***`.
+fn url_without_password(s: &str) -> String {
+    let Some(scheme) = s.find("://") else { return s.to_owned() };
+    let rest = &s[scheme + 3..];
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    match (authority.rfind('@'), authority.find(':')) {
+        (Some(at), Some(colon)) if colon < at => {
+            let start = scheme + 3 + colon + 1;
+            format!("{}***{}", &s[..start], &s[scheme + 3 + at..])
+        }
+        _ => s.to_owned(),
+    }
 }
 
 /// The user's ironbees directory: `$XDG_CONFIG_HOME/ironbees`, else
@@ -379,6 +393,15 @@ mod tests {
         let err = llm_settings(&cfg, &[]).unwrap_err();
         assert!(err.to_string().contains("fallbak"), "{err:#}");
         assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn passwords_in_urls_are_masked() {
+        let cfg = serde_json::json!({"serve": {"database_url": "postgres://u:hunter2@db:5432/x"},
+                         "other": "http://host/a:b@c"});
+        let m = masked(&cfg, &[]);
+        assert_eq!(m["serve"]["database_url"], "postgres://u:***@db:5432/x");
+        assert_eq!(m["other"], "http://host/a:b@c");
     }
 
     #[test]

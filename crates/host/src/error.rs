@@ -23,6 +23,8 @@ pub enum Error {
     Agent(#[from] agent::Error),
     #[error(transparent)]
     Mcp(#[from] mcp_client::Error),
+    #[error(transparent)]
+    Workflow(#[from] workflow::Error),
 }
 
 impl Error {
@@ -34,6 +36,7 @@ impl Error {
             Error::Llm(e) => e.code(),
             Error::Agent(e) => e.to_info().code,
             Error::Mcp(e) => e.code(),
+            Error::Workflow(e) => e.code(),
         }
     }
 
@@ -43,6 +46,7 @@ impl Error {
             Error::Llm(e) => e.to_info(),
             Error::Agent(e) => e.to_info(),
             Error::Mcp(e) => e.to_info(),
+            Error::Workflow(e) => e.to_info(),
             other => ErrorInfo::new(other.code(), other.to_string()),
         }
     }

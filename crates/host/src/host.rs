@@ -15,7 +15,7 @@ use crate::{
     error::{Error, Result},
     sections::{
         AgentSection, EditSection, GuardrailsSection, ReadOnlySetting, SandboxSection,
-        ValidateSection, mcp_servers, stated_commands,
+        ServeSection, ValidateSection, mcp_servers, stated_commands,
     },
 };
 
@@ -36,6 +36,30 @@ impl Tools {
 
     pub fn shutdown(&self) {
         self.servers.shutdown();
+    }
+}
+
+/// The bearer token `ironbees serve` requires, and where it came from.
+#[derive(Clone)]
+pub struct ServeToken {
+    pub value: String,
+    /// The user chose it (`serve.token`, or a token file they named), rather than
+    /// taking the one generated for them under `.ironbees/`: only such a token
+    /// may guard a server listening beyond this machine.
+    pub configured: bool,
+    /// The file it is kept in, if any.
+    pub file: Option<PathBuf>,
+    /// Generated now, at the server's first start.
+    pub created: bool,
+}
+
+impl std::fmt::Debug for ServeToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeToken")
+            .field("value", &"***")
+            .field("configured", &self.configured)
+            .field("file", &self.file)
+            .finish()
     }
 }
 
@@ -564,6 +588,94 @@ impl Host {
         })
     }
 
+    /// `serve:`.
+    pub fn serve_section(&self) -> Result<ServeSection> {
+        self.config.section("serve")
+    }
+
+    /// Where agent runs live: PostgreSQL when `serve.database_url` is set (shared
+    /// by replicas and by every `ironbees runs` command pointed at it), else
+    /// SQLite in `runs_dir` (`.ironbees/runs/`).
+    pub fn run_store(&self, runs_dir: &Path) -> Result<Arc<dyn workflow::CheckpointStore>> {
+        let sec = self.serve_section()?;
+        let lease = match sec.lease_seconds {
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return Err(Error::Config(format!(
+                    "config `serve.lease_seconds`: {s} is not a positive number of seconds"
+                )));
+            }
+            Some(s) => Duration::from_secs_f64(s),
+            None => workflow::DEFAULT_LEASE,
+        };
+        Ok(match sec.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => {
+                let options = workflow_pg::PgOptions { lease, ..workflow_pg::PgOptions::default() };
+                Arc::new(workflow_pg::PgStore::connect(url, options)?)
+            }
+            None => Arc::new(workflow::SqliteStore::open(runs_dir)?.with_lease(lease)),
+        })
+    }
+
+    /// The agent orchestrator over `session`'s project, its runs in
+    /// [`run_store`](Self::run_store), its graph the configuration's
+    /// ([`graph_spec`](Self::graph_spec)), its agents' tools from `registry`
+    /// ([`tools`](Self::tools)). Without a model it lists, shows and cancels runs.
+    pub fn orchestrator(
+        &self,
+        session: Arc<Session>,
+        llm: Option<Arc<llm::Llm>>,
+        agents: agent::AgentSet,
+        registry: engine::Registry,
+        rt: tokio::runtime::Handle,
+    ) -> Result<agent::Orchestrator> {
+        let spec = self.graph_spec()?;
+        let store = self.run_store(&session.layout().runs_dir())?;
+        Ok(agent::Orchestrator::open_with_store(session, llm, agents, registry, rt, &spec, store)?)
+    }
+
+    /// The bearer token of `ironbees serve`: the token file `file` names (a
+    /// flag: flags win over the configuration), else `serve.token`, else the
+    /// file `serve.token_file` names (relative to the project root), else
+    /// `.ironbees/serve-token`; a token file is created with a random token,
+    /// readable by the owner only, when it does not exist.
+    pub fn serve_token(&self, file: Option<&Path>) -> Result<ServeToken> {
+        let sec = self.serve_section()?;
+        if let Some(t) =
+            sec.token.as_deref().map(str::trim).filter(|t| !t.is_empty() && file.is_none())
+        {
+            return Ok(ServeToken {
+                value: t.to_owned(),
+                configured: true,
+                file: None,
+                created: false,
+            });
+        }
+        let (path, configured) = match file.map(Path::to_owned).or(sec.token_file) {
+            Some(p) => (self.root.join(p), true),
+            None => (self.root.join(code_index::STATE_DIR).join("serve-token"), false),
+        };
+        let io = |source| Error::Io { path: path.clone(), source };
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => {
+                return Ok(ServeToken {
+                    value: text.trim().to_owned(),
+                    configured,
+                    file: Some(path),
+                    created: false,
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        }
+        let value = random_token().map_err(io)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        write_private(&path, &value).map_err(io)?;
+        Ok(ServeToken { value, configured, file: Some(path), created: true })
+    }
+
     /// The runtime model calls wait on: a small multi-threaded one, so that a
     /// blocking node (any thread outside it) can wait on it with
     /// `Handle::block_on` and a server can share it.
@@ -572,9 +684,56 @@ impl Host {
     }
 }
 
+/// 32 random bytes from the kernel, as hex.
+fn random_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes `text` to a new file only its owner may read (replacing an empty one).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::{io::Write, os::unix::fs::OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    // An existing (empty) file keeps its mode: make it private too.
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    writeln!(f, "{text}")?;
+    f.sync_all()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_serve_token_is_made_once_private_and_a_configured_one_wins() {
+        let (dir, h) = host("", &[]);
+        let t = h.serve_token(None).unwrap();
+        assert!(t.created && !t.configured && t.value.len() == 64, "{t:?}");
+        let file = dir.path().join(".ironbees/serve-token");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        let again = h.serve_token(None).unwrap();
+        assert_eq!((again.value, again.created), (t.value, false));
+
+        let (_dir, h) = host("serve:\n  token: ${MY_TOKEN}\n", &[("MY_TOKEN", "s3cret-token")]);
+        let t = h.serve_token(None).unwrap();
+        assert_eq!((t.value.as_str(), t.configured), ("s3cret-token", true));
+        assert!(!format!("{t:?}").contains("s3cret"));
+
+        // A token file given as a flag wins over the configuration.
+        let (dir, h) = host("serve:\n  token: ${MY_TOKEN}\n", &[("MY_TOKEN", "s3cret-token")]);
+        std::fs::write(dir.path().join("mine"), "flag-token\n").unwrap();
+        let t = h.serve_token(Some(Path::new("mine"))).unwrap();
+        assert_eq!((t.value.as_str(), t.configured, t.created), ("flag-token", true, false));
+        assert_eq!(t.file, Some(dir.path().join("mine")));
+    }
 
     fn host(config: &str, vars: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
         let dir = tempfile::tempdir().unwrap();

@@ -32,10 +32,10 @@ mod sections;
 pub use crate::{
     config::{Config, IndexSection, llm_settings, masked, user_config_dir},
     error::{Error, Result},
-    host::{Environment, Guardrails, Host, Notice, RunOverrides, Tools},
+    host::{Environment, Guardrails, Host, Notice, RunOverrides, ServeToken, Tools},
     sections::{
         AgentSection, CommandSpec, EditSection, GuardrailsSection, McpServerSection,
-        ReadOnlySetting, SandboxSection, ValidateSection, command_words, mcp_servers,
+        ReadOnlySetting, SandboxSection, ServeSection, ValidateSection, command_words, mcp_servers,
         stated_commands,
     },
 };

@@ -218,6 +218,33 @@ fn yes() -> bool {
     true
 }
 
+/// `serve:` — `ironbees serve` (flags win), and where runs live for every
+/// command: with `database_url`, runs, checkpoints, events and the work queue
+/// are in PostgreSQL, shared by replicas and by `ironbees runs`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeSection {
+    /// `ADDR:PORT` to listen on (default `127.0.0.1:8642`).
+    pub bind: Option<String>,
+    /// A file holding the bearer token (created, mode 0600, with a random one if
+    /// missing). Default: `.ironbees/serve-token`.
+    pub token_file: Option<std::path::PathBuf>,
+    /// The bearer token itself (usually `${IRONBEES_TOKEN}`); wins over `token_file`
+    /// (a `--token-file` flag wins over it).
+    pub token: Option<String>,
+    /// Origins allowed to call the API from a browser (CORS); none by default.
+    pub cors: Vec<String>,
+    /// `postgres://...`: the shared store of replicas.
+    pub database_url: Option<String>,
+    /// Seconds a replica's claim on a run or a job lasts without renewal: how
+    /// long a killed replica's runs wait before another takes them (default 15).
+    pub lease_seconds: Option<f64>,
+    /// Runs one server executes at once (default 2).
+    pub workers: Option<usize>,
+    /// Largest request body, in bytes (default 1 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
 /// `validate:` — how agent runs (and `ironbees build`/`test`) check a change:
 /// the project's own commands, which tests, and the baseline.
 #[derive(Debug, Default, Deserialize)]

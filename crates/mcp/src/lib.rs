@@ -22,6 +22,11 @@
 //! `notifications/progress` when the client sent a `progressToken`; a
 //! `notifications/cancelled` stops the call at its next consistent point.
 //!
+//!
+//! With the `http` feature, [`http_service`] serves the same tools over MCP's
+//! streamable HTTP transport (rmcp's server): a tower service a web server
+//! mounts (`ironbees serve` at `/mcp`, behind its token).
+//!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! let session = engine::Session::open(std::path::Path::new("."), Default::default())?;
@@ -30,9 +35,13 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "http")]
+mod http;
 mod server;
 mod stdio;
 
+#[cfg(feature = "http")]
+pub use crate::http::{HttpOptions, http_service};
 pub use crate::server::Server;
 
 /// Errors of the transport (the tools' errors are tool results, not these).

@@ -104,6 +104,12 @@ error_codes! {
     /// No build or test tool could be detected for the project.
     UnknownProject = "UNKNOWN_PROJECT",
 
+    // --- the HTTP API ---------------------------------------------------------------
+    /// A request without the server's bearer token, or with another one.
+    Unauthorized = "UNAUTHORIZED",
+    /// A request body over the server's limit.
+    PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+
     /// A bug in ironbees; the message says where.
     Internal = "INTERNAL",
 }

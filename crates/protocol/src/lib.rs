@@ -17,6 +17,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
+mod api;
 mod churn;
 mod compat;
 mod edit;
@@ -35,6 +36,10 @@ pub use crate::{
         ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope, EditType,
         ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
         RunSettings, RunSpend, TestScope, Validation, Verdict, WorkspaceSync, nodes,
+    },
+    api::{
+        ApproveRequest, CancelRequest, DiffSummary, ExecuteRequest, RunAccepted, RunListItem,
+        RunPage, RunView, StateUpdate,
     },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{

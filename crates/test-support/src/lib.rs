@@ -13,10 +13,16 @@
 //! With the `mock-llm` feature, [`mock_llm`] is a local HTTP server that speaks the
 //! Anthropic Messages and OpenAI Chat Completions wire formats (JSON and SSE) and
 //! injects faults: the only fake in ironbees' tests, and only at the wire.
+//!
+//! With the `postgres` feature, [`postgres::PgServer`] starts a real PostgreSQL
+//! server in a temporary directory (the replicas' store is tested against the
+//! real thing, never a fake).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "mock-llm")]
 pub mod mock_llm;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 

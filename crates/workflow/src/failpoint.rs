@@ -1,5 +1,7 @@
-//! Crash points for the crash test (`crash_tests.rs`), compiled only into this
-//! crate's unit-test binary: other builds carry no trace of them.
+//! Crash points for the crash test (`crash_test.rs`), compiled only into this
+//! crate's unit-test binary and into builds with the `crash-test` feature (the
+//! tests of another store, `workflow-pg`, which pass the same points from its
+//! own code through [`crate::crash_point`]); other builds carry no trace of them.
 //!
 //! The test re-runs its own binary as a child with `IRONBEES_WF_CRASH_AT=N`; at
 //! the N-th point passed, the child reports the point's name on stdout and blocks,
@@ -8,14 +10,14 @@
 //! `effect recorded`, `checkpoint uncommitted` (rows inserted, transaction open),
 //! `checkpoint committed`.
 
-#[cfg(test)]
+#[cfg(any(test, feature = "crash-test"))]
 pub(crate) use imp::{arm, hit, passed};
 
-#[cfg(not(test))]
+#[cfg(not(any(test, feature = "crash-test")))]
 #[inline(always)]
 pub(crate) fn hit(_name: &str) {}
 
-#[cfg(test)]
+#[cfg(any(test, feature = "crash-test"))]
 mod imp {
     use std::{
         io::Write,

@@ -73,22 +73,34 @@ mod error;
 mod failpoint;
 mod graph;
 mod hub;
+mod lease;
 mod node;
 mod policy;
 mod runner;
 mod sqlite;
 mod store;
 
-#[cfg(test)]
-mod crash_tests;
+/// The crash test's harness, generic over the store (see its module docs).
+#[cfg(any(test, feature = "crash-test"))]
+pub mod crash_test;
 
 pub use crate::{
     error::{Error, Result},
     graph::{CompiledGraph, END, Graph},
     hub::{EventHub, Subscription},
+    lease::{DEFAULT_LEASE, Heartbeat, lease_owner},
     node::{Node, NodeContext, NodeError, NodeOutcome, WorkflowState},
     policy::{Policy, PolicyDecision, RunInfo},
     runner::{EventSink, RunOptions, RunReport, Runner},
     sqlite::SqliteStore,
-    store::{Checkpoint, CheckpointStore, RunFilter, RunLock},
+    store::{Checkpoint, CheckpointStore, Job, RunFilter, RunLock, validate_run_id},
 };
+
+/// A crash point of the crash test, for another store's code to pass the same
+/// points as the SQLite store (`checkpoint uncommitted`); a no-op unless built
+/// for the crash test.
+#[doc(hidden)]
+#[inline(always)]
+pub fn crash_point(name: &str) {
+    failpoint::hit(name);
+}

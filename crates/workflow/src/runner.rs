@@ -47,6 +47,18 @@ pub struct RunOptions {
     /// This execution's own listener (a CLI drawing the run it drives), besides
     /// the runner's.
     pub sink: Option<EventSink>,
+    /// `resume` only: the checkpoint `seq` the input was given for (a human who
+    /// answered the gate they saw). When the run has moved past it, the input is
+    /// stale: a run a crash left `running` is resumed without it (its own
+    /// checkpoint kept the input it was running with), anything else is
+    /// `InvalidState`. A work queue's job that is claimed again after its process
+    /// died is thus neither lost nor applied twice.
+    pub answers: Option<u64>,
+    /// Stops the execution before its next node, leaving the run `running` and
+    /// unheld, exactly as a crash there would (a server shutting down: any
+    /// process may resume it from that checkpoint). Unlike `cancel`, the run is
+    /// not ended.
+    pub stop: Option<CancellationToken>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -58,6 +70,8 @@ impl std::fmt::Debug for RunOptions {
             .field("node_retries", &self.node_retries)
             .field("retry_backoff", &self.retry_backoff)
             .field("sink", &self.sink.is_some())
+            .field("answers", &self.answers)
+            .field("stop", &self.stop.as_ref().map(CancellationToken::is_cancelled))
             .finish_non_exhaustive()
     }
 }
@@ -72,6 +86,8 @@ impl Default for RunOptions {
             node_retries: 2,
             retry_backoff: Duration::from_millis(200),
             sink: None,
+            answers: None,
+            stop: None,
         }
     }
 }
@@ -303,6 +319,20 @@ impl<S: WorkflowState> Runner<S> {
                 ),
             });
         }
+        let mut input = input;
+        if let Some(at) = opts.answers.filter(|&at| at != latest.meta.seq) {
+            if latest.meta.status != RunStatus::Running {
+                return Err(Error::InvalidState {
+                    run_id: run_id.to_owned(),
+                    message: format!(
+                        "the answer was for checkpoint {at}, and the run has moved on to {} ({})",
+                        latest.meta.seq,
+                        latest.meta.status.name()
+                    ),
+                });
+            }
+            input = None;
+        }
         let state = self.decode(run_id, latest.state.clone())?;
         let input = input.or(match latest.meta.status {
             RunStatus::Running => latest.input,
@@ -489,6 +519,15 @@ impl<S: WorkflowState> Runner<S> {
         loop {
             if exec.cancelled()? {
                 return exec.finish(&node, state, RunStatus::Cancelled);
+            }
+            if exec.opts.stop.as_ref().is_some_and(CancellationToken::is_cancelled) {
+                // The latest checkpoint is (node, state, running): leave it so.
+                let latest = exec.journal.store.latest_checkpoint(&exec.journal.run_id)?;
+                let checkpoint = latest
+                    .map(|c| c.meta)
+                    .ok_or_else(|| Error::RunNotFound { run_id: exec.journal.run_id.clone() })?;
+                tracing::debug!(run = %exec.journal.run_id, node, "workflow execution stopped");
+                return Ok(exec.report(checkpoint, state));
             }
             match self.decide(exec, &node, &state) {
                 PolicyDecision::Proceed => {}

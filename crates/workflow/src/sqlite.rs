@@ -23,10 +23,11 @@ use serde_json::Value;
 use crate::{
     error::{Error, Result},
     failpoint,
-    store::{Checkpoint, CheckpointStore, RunFilter, RunLock, validate_run_id},
+    lease::{DEFAULT_LEASE, Heartbeat, lease_owner},
+    store::{Checkpoint, CheckpointStore, Job, RunFilter, RunLock, validate_run_id},
 };
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -91,6 +92,23 @@ CREATE TRIGGER effects_no_delete BEFORE DELETE ON effects
     BEGIN SELECT RAISE(ABORT, 'effects are immutable'); END;
 ";
 
+/// Version 2: the work queue. A job is claimed by a store (`owner`) until
+/// `lease_until_ms`, which the owner's heartbeat pushes forward.
+const SCHEMA_2: &str = "
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    input TEXT,
+    answers INTEGER,
+    created_ms INTEGER NOT NULL,
+    due_ms INTEGER NOT NULL,
+    owner TEXT,
+    lease_until_ms INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_due ON jobs(due_ms, id);
+";
+
 /// [`CheckpointStore`] on SQLite. One connection behind a mutex: the engine
 /// writes from one thread per run, and other processes (another run, a cancel, a
 /// reader) open their own store on the same directory.
@@ -98,6 +116,11 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     db: PathBuf,
     locks: PathBuf,
+    /// Who this store is when it claims jobs, and for how long a claim lasts.
+    owner: String,
+    lease: Duration,
+    /// Renews this store's job claims; started by the first claim.
+    heartbeat: Mutex<Option<Heartbeat>>,
 }
 
 impl SqliteStore {
@@ -125,14 +148,56 @@ impl SqliteStore {
                 ),
             });
         }
-        // Forward migrations, each in its own transaction; there is one so far.
+        // Forward migrations, each in its own transaction.
         if version < 1 {
             conn.execute_batch(&format!(
                 "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = 1; COMMIT;"
             ))
             .map_err(|e| Error::store(format!("creating the schema in {}", db.display()), e))?;
         }
-        Ok(SqliteStore { conn: Mutex::new(conn), db, locks })
+        if version < 2 {
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA_2} PRAGMA user_version = 2; COMMIT;"
+            ))
+            .map_err(|e| Error::store(format!("migrating the schema in {}", db.display()), e))?;
+        }
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            db,
+            locks,
+            owner: lease_owner(),
+            lease: DEFAULT_LEASE,
+            heartbeat: Mutex::new(None),
+        })
+    }
+
+    /// How long this store's job claims last without renewal (renewed every
+    /// third of it while the process lives).
+    pub fn with_lease(mut self, lease: Duration) -> SqliteStore {
+        self.lease = lease;
+        self
+    }
+
+    /// Starts renewing this store's claims, once, on its own connection.
+    fn start_heartbeat(&self) -> Result<()> {
+        let mut hb = self.heartbeat.lock().unwrap_or_else(|p| p.into_inner());
+        if hb.is_some() {
+            return Ok(());
+        }
+        let conn = Connection::open(&self.db)
+            .map_err(|e| Error::store(format!("opening {}", self.db.display()), e))?;
+        let _ = conn.busy_timeout(Duration::from_secs(10));
+        let (owner, lease) = (self.owner.clone(), self.lease);
+        *hb = Some(Heartbeat::start("ironbees-wf-lease", lease / 3, move || {
+            let until = crate::runner::now_ms() + lease.as_millis() as i64;
+            if let Err(e) = conn.execute(
+                "UPDATE jobs SET lease_until_ms = ?2 WHERE owner = ?1",
+                params![owner, until],
+            ) {
+                tracing::warn!(error = %e, "renewing job leases");
+            }
+        }));
+        Ok(())
     }
 
     /// The database file.
@@ -377,14 +442,15 @@ impl CheckpointStore for SqliteStore {
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         let conn = self.conn();
         let limit = filter.limit.map_or(-1, |l| l.min(i64::MAX as usize) as i64);
+        let offset = filter.offset.min(i64::MAX as usize) as i64;
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs
                  WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR status_type = ?2)
-                 ORDER BY updated_ms DESC, id LIMIT ?3"
+                 ORDER BY updated_ms DESC, id LIMIT ?3 OFFSET ?4"
             ))
             .map_err(self.err("listing", "*"))?;
-        stmt.query_map(params![filter.kind, filter.status, limit], run_row)
+        stmt.query_map(params![filter.kind, filter.status, limit, offset], run_row)
             .and_then(|rows| rows.collect())
             .map_err(self.err("listing", "*"))
     }
@@ -487,6 +553,94 @@ impl CheckpointStore for SqliteStore {
             .map(drop)
             .map_err(self.err("recording an effect", run_id))
     }
+
+    fn enqueue(&self, run_id: &str, input: Option<&Value>, answers: Option<u64>) -> Result<i64> {
+        validate_run_id(run_id)?;
+        let now = crate::runner::now_ms();
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO jobs (run_id, input, answers, created_ms, due_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![run_id, input.map(json), answers.map(|a| a as i64), now])
+        })
+        .map(|_| conn.last_insert_rowid())
+        .map_err(self.err("queueing a job", run_id))
+    }
+
+    fn claim_job(&self) -> Result<Option<Job>> {
+        let err = self.err("claiming a job", "*");
+        let now = crate::runner::now_ms();
+        let job = {
+            let mut conn = self.conn();
+            let tx =
+                conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+            let job = tx
+                .prepare_cached(&format!(
+                    "SELECT {JOB_COLUMNS} FROM jobs
+                     WHERE due_ms <= ?1 AND (owner IS NULL OR lease_until_ms < ?1)
+                     ORDER BY id LIMIT 1"
+                ))
+                .and_then(|mut s| s.query_row([now], job_row).optional())
+                .map_err(&err)?;
+            let Some(mut job) = job else { return Ok(None) };
+            tx.execute(
+                "UPDATE jobs SET owner = ?2, lease_until_ms = ?3, attempts = attempts + 1
+                 WHERE id = ?1",
+                params![job.id, self.owner, now + self.lease.as_millis() as i64],
+            )
+            .map_err(&err)?;
+            tx.commit().map_err(&err)?;
+            job.attempts += 1;
+            job
+        };
+        self.start_heartbeat()?;
+        Ok(Some(job))
+    }
+
+    fn release_job(&self, id: i64, delay: Duration) -> Result<()> {
+        let due = crate::runner::now_ms() + delay.as_millis() as i64;
+        self.conn()
+            .execute(
+                "UPDATE jobs SET owner = NULL, lease_until_ms = 0, due_ms = ?3
+                 WHERE id = ?1 AND owner = ?2",
+                params![id, self.owner, due],
+            )
+            .map(drop)
+            .map_err(self.err("releasing a job", &id.to_string()))
+    }
+
+    fn finish_job(&self, id: i64) -> Result<()> {
+        self.conn()
+            .execute("DELETE FROM jobs WHERE id = ?1", [id])
+            .map(drop)
+            .map_err(self.err("finishing a job", &id.to_string()))
+    }
+
+    fn jobs(&self) -> Result<Vec<Job>> {
+        let conn = self.conn();
+        let err = self.err("listing jobs", "*");
+        let mut stmt = conn
+            .prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id"))
+            .map_err(&err)?;
+        stmt.query_map([], job_row).and_then(|rows| rows.collect()).map_err(&err)
+    }
+}
+
+const JOB_COLUMNS: &str = "id, run_id, input, answers, attempts";
+
+fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
+    let input: Option<String> = r.get(2)?;
+    Ok(Job {
+        id: r.get(0)?,
+        run_id: r.get(1)?,
+        input: match input {
+            None => None,
+            Some(_) => Some(decode(r, 2)?),
+        },
+        answers: r.get::<_, Option<i64>>(3)?.map(|a| a as u64),
+        attempts: r.get(4)?,
+    })
 }
 
 #[cfg(test)]
@@ -500,10 +654,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         drop(SqliteStore::open(dir.path()).unwrap());
         let conn = Connection::open(dir.path().join("workflow.db")).unwrap();
-        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
         drop(conn);
         let err = SqliteStore::open(dir.path()).err().unwrap();
-        assert!(err.to_string().contains("schema 2 is newer"), "{err}");
+        assert!(err.to_string().contains("schema 3 is newer"), "{err}");
         assert_eq!(err.code(), protocol::ErrorCode::Io);
     }
 

@@ -1,5 +1,6 @@
-//! The storage boundary. JSON in, JSON out, nothing SQLite-specific, so another
-//! database (PostgreSQL) can implement it later.
+//! The storage boundary. JSON in, JSON out, nothing SQLite-specific: SQLite
+//! (`SqliteStore`, embedded) and PostgreSQL (the `workflow-pg` crate, for replicas)
+//! implement it, and the same tests run against both.
 
 use protocol::{CheckpointMeta, RunEvent, RunSummary};
 use serde_json::Value;
@@ -24,6 +25,23 @@ pub struct RunFilter {
     pub status: Option<String>,
     /// At most this many (all when `None`).
     pub limit: Option<usize>,
+    /// Skip this many first (paging).
+    pub offset: usize,
+}
+
+/// A submission waiting in the work queue: drive `run_id`, with `input` (a
+/// human's answer) for the checkpoint `answers`. Any process sharing the store
+/// may claim it; the claim is a lease its store renews while the process lives,
+/// so a job whose process died is claimed again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: i64,
+    pub run_id: String,
+    pub input: Option<Value>,
+    /// The checkpoint `seq` the job was made for (see `RunOptions::answers`).
+    pub answers: Option<u64>,
+    /// Times the job was claimed, this claim included.
+    pub attempts: u32,
 }
 
 /// Proof that this process executes a run; the run is released when it drops
@@ -89,11 +107,29 @@ pub trait CheckpointStore: Send + Sync {
 
     /// Records an effect's result; recording a key twice is an error.
     fn record_effect(&self, run_id: &str, key: &str, value: &Value) -> Result<()>;
+
+    /// Queues a job; returns its id. Jobs are claimed oldest first.
+    fn enqueue(&self, run_id: &str, input: Option<&Value>, answers: Option<u64>) -> Result<i64>;
+
+    /// Claims the oldest job that is due and that no live process holds (never
+    /// claimed, released, or claimed by a process whose lease ran out). The claim
+    /// is leased to this store, which renews it until the job is finished or
+    /// released, or the process dies. Concurrent claimers never get the same job.
+    fn claim_job(&self) -> Result<Option<Job>>;
+
+    /// Gives a claimed job back to the queue, due again after `delay`.
+    fn release_job(&self, id: i64, delay: std::time::Duration) -> Result<()>;
+
+    /// Removes a job that is done (or no longer means anything).
+    fn finish_job(&self, id: i64) -> Result<()>;
+
+    /// Jobs waiting or claimed, oldest first (for status pages and tests).
+    fn jobs(&self) -> Result<Vec<Job>>;
 }
 
 /// Run ids name lock files and appear in URLs: `[A-Za-z0-9._-]`, 1 to 100
-/// characters, not starting with a dot.
-pub(crate) fn validate_run_id(run_id: &str) -> Result<()> {
+/// characters, not starting with a dot. (Public for other stores.)
+pub fn validate_run_id(run_id: &str) -> Result<()> {
     let reason = if run_id.is_empty() || run_id.len() > 100 {
         "must be 1 to 100 characters"
     } else if run_id.starts_with('.') {

@@ -21,6 +21,7 @@ pub mod repomap;
 pub mod report;
 pub mod run;
 pub mod search;
+pub mod serve;
 pub mod session;
 pub mod skeleton;
 pub mod status;
@@ -154,6 +155,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
         Command::Write(args) => pillar::write(&ctx, out, args),
         Command::Manage(args) => pillar::manage(&ctx, out, args),
         Command::Mcp(args) => pillar::mcp(&ctx, out, args),
+        Command::Serve(args) => serve::run(&ctx, out, args),
         Command::Tools(args) => tool::run(&ctx, out, args),
         Command::Tool(args) => tool::call(&ctx, out, args),
     }

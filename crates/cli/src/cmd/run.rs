@@ -228,15 +228,13 @@ fn orchestrator(
     let llm = chat_client(ctx, out, rt, model)?;
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
-    let spec = ctx.host.graph_spec()?;
     let tools = super::tool::tools(ctx, out)?;
-    let orch = agent::Orchestrator::open_with(
+    let orch = ctx.host.orchestrator(
         session,
         Some(Arc::new(llm)),
         agents,
         tools.registry.clone(),
         rt.handle().clone(),
-        &spec,
     )?;
     Ok(Agent { orch, tools })
 }
@@ -245,15 +243,13 @@ fn orchestrator(
 fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent::Orchestrator> {
     let session = open_session(ctx, out, false)?;
     let agents = ctx.host.agents()?;
-    let spec = ctx.host.graph_spec()?;
     // Listing, showing and cancelling runs needs no model and no tools.
-    Ok(agent::Orchestrator::open_with(
+    Ok(ctx.host.orchestrator(
         session,
         None,
         agents,
         engine::Registry::new(),
         rt.handle().clone(),
-        &spec,
     )?)
 }
 
@@ -261,7 +257,7 @@ fn reader(ctx: &Ctx, out: &Output, rt: &tokio::runtime::Runtime) -> Result<agent
 pub fn drive_here(ctx: &Ctx, out: &Output) -> agent::Drive {
     let printer = Arc::new(Printer::new(out));
     let sink: workflow::EventSink = Arc::new(move |ev: &RunEvent| printer.event(ev));
-    agent::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink) }
+    agent::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink), ..agent::Drive::default() }
 }
 
 /// The request: the argument, a file, or standard input (`-`).

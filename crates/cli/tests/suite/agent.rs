@@ -60,7 +60,7 @@ pub(crate) fn agent_of(body: &Value) -> &'static str {
 }
 
 /// All the text the model was sent in this request's messages.
-fn conversation(body: &Value) -> String {
+pub(super) fn conversation(body: &Value) -> String {
     body["messages"].to_string()
 }
 
@@ -83,7 +83,7 @@ pub(crate) fn usage() -> MockUsage {
 
 /// The calculator's model: plans the guard, edits `calc.py` (`first` on the first
 /// round, the right guard once validation has failed), then says it is done.
-fn calculator_model(mock: &MockLlm, first: &'static str) {
+pub(super) fn calculator_model(mock: &MockLlm, first: &'static str) {
     let hash = stdx::sha256_hex(CALC.as_bytes());
     let wrong = CALC.replace(DIVISION, WRONG);
     let wrong_hash = stdx::sha256_hex(wrong.as_bytes());

@@ -40,7 +40,7 @@ pub(crate) fn client_available(name: &str, present: bool, install: &str) -> bool
     false
 }
 
-fn project() -> TempProject {
+pub(super) fn project() -> TempProject {
     let p = TempProject::with_fixture(
         r#"
         //- src/app.py

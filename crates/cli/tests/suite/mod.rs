@@ -10,6 +10,7 @@ mod registry;
 mod retrieval;
 mod sandbox;
 mod search;
+mod serve;
 mod validation;
 
 use std::process::Command;

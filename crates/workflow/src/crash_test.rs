@@ -7,10 +7,15 @@
 //! recording (the documented window), which ran twice and whose own idempotence
 //! kept its output single.
 //!
-//! It lives in the unit-test binary because the crash points exist only there
-//! (`cfg(test)`); the child is this same binary running the ignored `child` test.
+//! The crash points exist only in this crate's unit-test binary and in builds
+//! with the `crash-test` feature, so the harness is here, generic over the
+//! store: [`sigkill_at_every_crash_point`] runs it against a store made by the
+//! caller's factory, the child being the caller's own test binary running its
+//! ignored test named `child_test` that calls [`child`] with the same factory
+//! (this crate: SQLite; `workflow-pg`: PostgreSQL).
 #![allow(clippy::disallowed_methods)] // the test starts itself as the child process
 #![allow(clippy::print_stdout)] // the child reports to its parent on stdout
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)] // a test harness
 
 use std::{
     collections::BTreeMap,
@@ -25,9 +30,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    END, Graph, NodeContext, NodeError, NodeOutcome, RunOptions, Runner, SqliteStore,
-    WorkflowState, failpoint,
+    CheckpointStore, END, Error, Graph, NodeContext, NodeError, NodeOutcome, RunOptions, RunReport,
+    Runner, WorkflowState, failpoint,
 };
+
+/// Makes the store of the run under `root` (the same one for the same root,
+/// in any process).
+pub type StoreFactory = fn(&Path) -> Arc<dyn CheckpointStore>;
 
 const ROOT_VAR: &str = "IRONBEES_WF_CRASH_ROOT";
 const AT_VAR: &str = "IRONBEES_WF_CRASH_AT";
@@ -35,7 +44,7 @@ const MODE_VAR: &str = "IRONBEES_WF_CRASH_MODE";
 const RUN: &str = "crash";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct State {
+pub struct State {
     log: Vec<String>,
     round: u32,
     /// What each effect returned (recorded results on a re-run).
@@ -65,7 +74,7 @@ fn send(root: &Path, key: &str) -> Result<Value, NodeError> {
 
 /// INIT -> WORK (three rounds, an effect each) -> APPROVE (interrupt, then an
 /// effect) -> DONE -> END.
-fn runner(root: &Path) -> Runner<State> {
+fn runner(root: &Path, store: StoreFactory) -> Runner<State> {
     let mut g = Graph::new();
     let r = root.to_owned();
     g.add_node("INIT", move |mut s: State, cx: &mut NodeContext<'_>| {
@@ -106,13 +115,26 @@ fn runner(root: &Path) -> Runner<State> {
         .add_edge("APPROVE", "DONE")
         .add_edge("DONE", END)
         .set_entry("INIT");
-    let store = SqliteStore::open(&root.join("wf")).unwrap();
-    Runner::new(Arc::new(g.build().unwrap()), Arc::new(store))
+    Runner::new(Arc::new(g.build().unwrap()), store(root))
+}
+
+/// Retries a call while another (killed) process's lease on the run has not
+/// run out yet (a store whose locks are leases, not the kernel's file locks).
+fn patiently<T>(mut f: impl FnMut() -> crate::Result<T>) -> crate::Result<T> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match f() {
+            Err(Error::Busy { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// The child's work: start, then answer the interrupt.
-fn scenario(root: &Path) {
-    let r = runner(root);
+fn scenario(root: &Path, store: StoreFactory) {
+    let r = runner(root, store);
     let report = r.start(Some(RUN), "crash-test", State::default(), RunOptions::default()).unwrap();
     assert_eq!(report.status.name(), "waiting");
     let report = r.resume(RUN, Some(json!("yes"))).unwrap();
@@ -123,27 +145,36 @@ fn scenario(root: &Path) {
 /// created, answer it if it waits, resume it otherwise, until it succeeds. Its
 /// answer differs from the scenario's, to tell whether an answer the scenario gave
 /// before the kill was kept.
-fn finish(root: &Path) -> State {
-    let r = runner(root);
+fn finish(root: &Path, store: StoreFactory) -> State {
+    let r = runner(root, store);
     for _ in 0..10 {
-        let report = match r.state(RUN).unwrap() {
+        let report: crate::Result<RunReport<State>> = patiently(|| match r.state(RUN)? {
             None => r.start(Some(RUN), "crash-test", State::default(), RunOptions::default()),
             Some((cp, state)) => match cp.meta.status {
-                RunStatus::Succeeded => return state,
+                RunStatus::Succeeded => Ok(RunReport {
+                    run_id: RUN.into(),
+                    status: RunStatus::Succeeded,
+                    checkpoint: cp.meta,
+                    state,
+                    steps: 0,
+                }),
                 RunStatus::Waiting { .. } => r.resume(RUN, Some(json!("late"))),
                 _ => r.resume(RUN, None),
             },
-        };
-        report.unwrap();
+        });
+        let report = report.unwrap();
+        if report.status == RunStatus::Succeeded {
+            return report.state;
+        }
     }
     panic!("the run did not finish");
 }
 
 /// Runs this binary's `child` test; returns the crash point's name if it was
 /// reached (then the child was SIGKILLed) and the child's stdout.
-fn run_child(root: &Path, mode: &str, at: u64) -> (Option<String>, Vec<String>) {
+fn run_child(child_test: &str, root: &Path, mode: &str, at: u64) -> (Option<String>, Vec<String>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["crash_tests::child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([child_test, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(ROOT_VAR, root)
         .env(AT_VAR, at.to_string())
         .env(MODE_VAR, mode)
@@ -170,9 +201,10 @@ fn run_child(root: &Path, mode: &str, at: u64) -> (Option<String>, Vec<String>) 
     (crashed, lines)
 }
 
-#[test]
-#[ignore = "the crash test's child process; does nothing without its variables"]
-fn child() {
+/// The child's side: call it from an ignored test (the one named `child_test`
+/// in [`sigkill_at_every_crash_point`]); it does nothing without the variables
+/// the parent sets.
+pub fn child(store: StoreFactory) {
     let (Ok(root), Ok(at), Ok(mode)) =
         (std::env::var(ROOT_VAR), std::env::var(AT_VAR), std::env::var(MODE_VAR))
     else {
@@ -181,8 +213,8 @@ fn child() {
     failpoint::arm(at.parse().unwrap());
     let root = PathBuf::from(root);
     match mode.as_str() {
-        "scenario" => scenario(&root),
-        "recover" => drop(finish(&root)),
+        "scenario" => scenario(&root, store),
+        "recover" => drop(finish(&root, store)),
         other => panic!("unknown mode {other}"),
     }
     println!("\nPASSED {}", failpoint::passed().join("|"));
@@ -196,24 +228,24 @@ fn counts(path: &Path) -> BTreeMap<String, usize> {
     out
 }
 
-#[test]
-fn sigkill_at_every_crash_point_then_resume_ends_as_an_uninterrupted_run() {
-    let scratch = tempfile::tempdir().unwrap();
+/// The crash test against the factory's store; `child_test` is the exact name
+/// of the caller's ignored test that calls [`child`].
+pub fn sigkill_at_every_crash_point(store: StoreFactory, child_test: &str, scratch: &Path) {
     let keys = ["init", "notify", "work-1", "work-2", "work-3"];
     let once: BTreeMap<String, usize> = keys.iter().map(|k| (k.to_string(), 1)).collect();
 
     // The uninterrupted run, in this process.
-    let clean = scratch.path().join("clean");
+    let clean = scratch.join("clean");
     std::fs::create_dir_all(&clean).unwrap();
-    scenario(&clean);
-    let want = runner(&clean).state(RUN).unwrap().unwrap().1;
+    scenario(&clean, store);
+    let want = runner(&clean, store).state(RUN).unwrap().unwrap().1;
     assert_eq!(want.log, ["INIT", "work-1", "work-2", "work-3", "APPROVE", "DONE"]);
     assert_eq!(counts(&clean.join("calls.log")), once);
 
     // How many crash points the scenario passes: a child that is never stopped.
-    let count = scratch.path().join("count");
+    let count = scratch.join("count");
     std::fs::create_dir_all(&count).unwrap();
-    let (crashed, out) = run_child(&count, "scenario", u64::MAX);
+    let (crashed, out) = run_child(child_test, &count, "scenario", u64::MAX);
     assert!(crashed.is_none());
     let points: Vec<String> = out
         .iter()
@@ -227,19 +259,19 @@ fn sigkill_at_every_crash_point_then_resume_ends_as_an_uninterrupted_run() {
 
     let mut seen = BTreeMap::<String, u32>::new();
     for at in 1..=total {
-        let root = scratch.path().join(format!("p{at}"));
+        let root = scratch.join(format!("p{at}"));
         std::fs::create_dir_all(&root).unwrap();
-        let (point, _) = run_child(&root, "scenario", at);
+        let (point, _) = run_child(child_test, &root, "scenario", at);
         let point = point.unwrap_or_else(|| panic!("crash point {at} of {total} not reached"));
         *seen.entry(point.clone()).or_default() += 1;
         // Killed again while resuming, at one of its first points (when it has any).
-        let (again, _) = run_child(&root, "recover", at % 4 + 1);
+        let (again, _) = run_child(child_test, &root, "recover", at % 4 + 1);
         let context = format!("killed at #{at} ({point}), then at {again:?}");
 
-        let got = finish(&root);
+        let got = finish(&root, store);
         // The answer is the first one a checkpoint recorded: the scenario's, unless
         // it was killed before its resume committed.
-        let r = runner(&root);
+        let r = runner(&root, store);
         let first_answer = r
             .history(RUN)
             .unwrap()
@@ -271,5 +303,26 @@ fn sigkill_at_every_crash_point_then_resume_ends_as_an_uninterrupted_run() {
         "checkpoint committed",
     ] {
         assert!(seen.contains_key(name), "never killed at {name:?}: {seen:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite(root: &Path) -> Arc<dyn CheckpointStore> {
+        Arc::new(crate::SqliteStore::open(&root.join("wf")).unwrap())
+    }
+
+    #[test]
+    #[ignore = "the crash test's child process; does nothing without its variables"]
+    fn child() {
+        super::child(sqlite);
+    }
+
+    #[test]
+    fn sigkill_at_every_crash_point_then_resume_ends_as_an_uninterrupted_run() {
+        let scratch = tempfile::tempdir().unwrap();
+        sigkill_at_every_crash_point(sqlite, "crash_test::tests::child", scratch.path());
     }
 }

@@ -1,0 +1,119 @@
+//! The workers: claim a job from the store's queue, drive its run on the
+//! blocking pool, and settle the job by how the drive ended.
+
+use std::{sync::Arc, time::Duration};
+
+use protocol::{ErrorCode, RunStatus};
+use workflow::Job;
+
+use crate::app::AppState;
+
+/// Claims jobs until the server shuts down.
+pub(crate) async fn run(st: Arc<AppState>, n: usize) {
+    loop {
+        if st.shutdown.is_cancelled() {
+            return;
+        }
+        let store = Arc::clone(&st.store);
+        // Registered before the claim, so a job queued meanwhile wakes us.
+        let woken = st.wake.notified();
+        match tokio::task::spawn_blocking(move || store.claim_job()).await {
+            Ok(Ok(Some(job))) => {
+                tracing::debug!(worker = n, job = job.id, run = %job.run_id, "job claimed");
+                drive(&st, job).await;
+                continue;
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!(worker = n, error = %e, "claiming a job"),
+            Err(e) => tracing::warn!(worker = n, error = %e, "claiming a job panicked"),
+        }
+        tokio::select! {
+            () = woken => {}
+            () = tokio::time::sleep(st.opts.job_poll) => {}
+            () = st.shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// What to do with a job after its drive.
+#[derive(Debug, PartialEq)]
+enum Settle {
+    Finish,
+    Release(Duration),
+}
+
+async fn drive(st: &Arc<AppState>, job: Job) {
+    let (orch, stop) = (Arc::clone(&st.orch), st.shutdown.child_token());
+    let (id, attempts, run_id) = (job.id, job.attempts, job.run_id.clone());
+    let joined = tokio::task::spawn_blocking(move || {
+        let decision = job.input.as_ref().map(agent::parse_decision).transpose()?;
+        let drive =
+            agent::Drive { answers: job.answers, stop: Some(stop), ..agent::Drive::default() };
+        orch.drive(&job.run_id, decision.as_ref(), drive)
+    })
+    .await;
+    let settle = match joined {
+        // Stopped by the shutdown before its next node: any process resumes it.
+        Ok(Ok(outcome)) if outcome.status == RunStatus::Running => Settle::Release(Duration::ZERO),
+        Ok(Ok(outcome)) => {
+            tracing::debug!(run = %run_id, status = outcome.status.name(), "run driven");
+            Settle::Finish
+        }
+        Ok(Err(e)) => {
+            let info = e.to_info();
+            settle_error(info.code, attempts, &run_id, &info.message)
+        }
+        Err(e) => {
+            tracing::error!(run = %run_id, error = %e, "a run's drive panicked");
+            settle_error(ErrorCode::Internal, attempts, &run_id, &e.to_string())
+        }
+    };
+    let store = Arc::clone(&st.store);
+    let done = tokio::task::spawn_blocking(move || match settle {
+        Settle::Finish => store.finish_job(id),
+        Settle::Release(delay) => store.release_job(id, delay),
+    })
+    .await;
+    if let Ok(Err(e)) = done {
+        tracing::warn!(job = id, error = %e, "settling a job (its lease runs out instead)");
+    }
+}
+
+/// Jobs that cannot succeed by waiting are dropped; a run another process
+/// holds is tried again soon; anything else a few times, with a pause.
+fn settle_error(code: ErrorCode, attempts: u32, run_id: &str, message: &str) -> Settle {
+    match code {
+        ErrorCode::Busy => Settle::Release(Duration::from_millis(500)),
+        ErrorCode::InvalidState | ErrorCode::StateNotFound | ErrorCode::InvalidArgument => {
+            tracing::info!(run = run_id, "job dropped: {message}");
+            Settle::Finish
+        }
+        _ if attempts >= 5 => {
+            tracing::error!(run = run_id, "job dropped after {attempts} attempts: {message}");
+            Settle::Finish
+        }
+        _ => {
+            tracing::warn!(run = run_id, "job failed, retried later: {message}");
+            Settle::Release(Duration::from_secs(2))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_settle_by_what_went_wrong() {
+        let cases = [
+            (ErrorCode::Busy, 9, Settle::Release(Duration::from_millis(500))),
+            (ErrorCode::InvalidState, 1, Settle::Finish),
+            (ErrorCode::StateNotFound, 1, Settle::Finish),
+            (ErrorCode::Io, 1, Settle::Release(Duration::from_secs(2))),
+            (ErrorCode::Io, 5, Settle::Finish),
+        ];
+        for (code, attempts, want) in cases {
+            assert_eq!(settle_error(code, attempts, "r", "m"), want, "{code} {attempts}");
+        }
+    }
+}
