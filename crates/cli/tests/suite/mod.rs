@@ -9,6 +9,7 @@ mod registry;
 mod retrieval;
 mod sandbox;
 mod search;
+mod telemetry;
 mod validation;
 
 use std::process::Command;
