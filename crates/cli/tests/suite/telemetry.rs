@@ -4,8 +4,11 @@
 //! crate's generated types, `ExportTraceServiceRequest` and
 //! `ExportMetricsServiceRequest`) — nothing of ours between the wire and the
 //! assertions but the HTTP/1.1 framing (read the head, then `Content-Length`
-//! bytes, as `test_support::mock_llm` does). A collector that is down costs a
-//! warning, never the command.
+//! bytes, as `test_support::mock_llm` does). Over gRPC the receiver is
+//! `tests/receivers/otlp_grpc.py`: the `opentelemetry-proto` PyPI package's
+//! generated servicers on `grpcio` (installed by `scripts/test` under
+//! `target/test-deps/otlp-receiver`; missing, the test skips loudly, and fails
+//! under `CI`). A collector that is down costs a warning, never the command.
 
 use std::{
     collections::BTreeMap,
@@ -366,4 +369,84 @@ fn a_collector_that_is_down_costs_a_warning_not_the_command() {
         );
         assert!(started.elapsed().as_secs() < 10, "{protocol}: {:?}", started.elapsed());
     }
+}
+
+/// Where `scripts/test` installs the gRPC receiver's packages (`grpcio`,
+/// `opentelemetry-proto`), if it did.
+fn grpc_receiver_deps() -> Option<std::path::PathBuf> {
+    let dir = super::mcp::deps().join("otlp-receiver");
+    let present = Command::new("python3")
+        .args(["-c", "import grpc, opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc"])
+        .env("PYTHONPATH", &dir)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    super::mcp::client_available(
+        "the OTLP/gRPC receiver's packages (grpcio, opentelemetry-proto)",
+        present,
+        "python3 -m pip install --target target/test-deps/otlp-receiver grpcio opentelemetry-proto",
+    )
+    .then_some(dir)
+}
+
+/// The span named `name` in the receiver's JSON (protobuf's JSON mapping).
+fn json_span<'a>(spans: &'a [Value], name: &str) -> &'a Value {
+    let names: Vec<&Value> = spans.iter().map(|s| &s["name"]).collect();
+    spans.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no {name} in {names:?}"))
+}
+
+fn json_attr<'a>(span: &'a Value, key: &str) -> &'a Value {
+    span["attributes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|kv| kv["key"] == key))
+        .map_or(&Value::Null, |kv| &kv["value"])
+}
+
+#[test]
+fn grpc_export_reaches_a_python_receiver_on_the_official_protobufs() {
+    use std::process::Stdio;
+    let Some(deps) = grpc_receiver_deps() else { return };
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/receivers/otlp_grpc.py");
+    let mut receiver = Command::new("python3")
+        .arg(&script)
+        .env("PYTHONPATH", &deps)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(receiver.stdout.take().unwrap()).lines();
+    let port: u16 = lines.next().unwrap().unwrap().trim().parse().unwrap();
+    let p = TempProject::new();
+    p.write("a.py", FILE);
+    let o = run(bin(&p)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}"))
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-team=bees")
+        .args(["tool", "read", r#"{"target": "a.py"}"#]));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!o.stderr.contains("warning"), "{}", o.stderr);
+    // The export is over when the command has exited: stop the receiver, read all.
+    drop(receiver.stdin.take());
+    let exports: Vec<Value> = lines.map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect();
+    assert!(receiver.wait().unwrap().success());
+
+    let traces: Vec<&Value> = exports.iter().filter(|e| e["signal"] == "traces").collect();
+    assert!(!traces.is_empty(), "{exports:?}");
+    assert!(traces.iter().all(|t| t["metadata"]["x-team"] == "bees"), "the configured header");
+    let spans: Vec<Value> = traces
+        .iter()
+        .flat_map(|t| t["request"]["resource_spans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["scope_spans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["spans"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let root = json_span(&spans, "ironbees tool");
+    let tool = json_span(&spans, "execute_tool read");
+    assert_eq!(tool["trace_id"], root["trace_id"]);
+    assert_eq!(tool["parent_span_id"], root["span_id"]);
+    assert_eq!(json_attr(tool, "gen_ai.tool.name")["string_value"], "read");
+    // int64 is a string in protobuf's JSON mapping.
+    assert_eq!(json_attr(root, "ironbees.exit_code")["int_value"], "0");
+    let metrics = exports.iter().find(|e| e["signal"] == "metrics").expect("metrics exported");
+    let text = metrics["request"].to_string();
+    assert!(text.contains("\"ironbees.tool.duration\""), "{text}");
 }
