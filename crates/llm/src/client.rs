@@ -572,6 +572,7 @@ impl Llm {
         if let Some(n) = req.max_tokens {
             span.record("gen_ai.request.max_tokens", i64::from(n));
         }
+        let started = Instant::now();
         let out = tracing::Instrument::instrument(
             self.run_chain(req, stream, opts, on_event),
             span.clone(),
@@ -588,6 +589,13 @@ impl Llm {
                 span.record("ironbees.llm.attempts", i64::from(r.attempts));
                 if let Some(c) = r.cost_usd {
                     span.record("ironbees.llm.cost_usd", c);
+                    tracing::event!(
+                        target: "ironbees::metrics",
+                        tracing::Level::TRACE,
+                        monotonic_counter.ironbees.llm.cost_usd = c,
+                        gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+                        gen_ai.response.model = r.model.as_str(),
+                    );
                 }
                 for (kind, n) in
                     [("input", r.usage.input_tokens), ("output", r.usage.output_tokens)]
@@ -608,6 +616,15 @@ impl Llm {
                 span.record("otel.status_code", "ERROR");
             }
         }
+        tracing::event!(
+            target: "ironbees::metrics",
+            tracing::Level::TRACE,
+            histogram.gen_ai.client.operation.duration = started.elapsed().as_secs_f64(),
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+            gen_ai.request.model = %model,
+            error.type = out.as_ref().err().map_or("", |e| e.code().as_str()),
+        );
         out
     }
 

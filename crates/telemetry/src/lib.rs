@@ -3,9 +3,9 @@
 //!
 //! The key decisions:
 //!
-//! - **Libraries speak `tracing` only.** Spans (today the command, each model
-//!   call and each tool call; a run's nodes and turns, sandbox commands and edit
-//!   transactions are still to come) carry
+//! - **Libraries speak `tracing` only.** Spans (today the command, each
+//!   workflow node, each model call and each tool call; agent turns, sandbox
+//!   commands and edit transactions are still to come) carry
 //!   OpenTelemetry's names as fields (`otel.name`, `gen_ai.request.model`,
 //!   `gen_ai.usage.input_tokens`, ...); metrics are events on the target
 //!   [`METRICS_TARGET`] whose fields follow `tracing-opentelemetry`'s

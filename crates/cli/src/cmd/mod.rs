@@ -132,18 +132,26 @@ pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
             otel.status_code = tracing::field::Empty,
         )
     };
+    let started = std::time::Instant::now();
     let result = span.in_scope(|| dispatch(&ctx, cli, out));
-    match &result {
-        Ok(code) => {
-            span.record("ironbees.exit_code", code);
-        }
+    let exit_code = match &result {
+        Ok(code) => *code,
         Err(e) => {
             let info = crate::exit::error_info(e);
-            span.record("ironbees.exit_code", crate::exit::exit_code_of(&info));
             span.record("error.type", info.code.as_str());
             span.record("otel.status_code", "ERROR");
+            crate::exit::exit_code_of(&info)
         }
-    }
+    };
+    span.record("ironbees.exit_code", exit_code);
+    // Commands by outcome (the exit code: 0 done, 10 waiting for a human, ...).
+    tracing::event!(
+        target: "ironbees::metrics",
+        tracing::Level::TRACE,
+        histogram.ironbees.command.duration = started.elapsed().as_secs_f64(),
+        ironbees.command = %name,
+        ironbees.exit_code = exit_code,
+    );
     drop(span);
     for problem in telemetry.shutdown() {
         out.warn(format!("telemetry: {problem} (the command's result is not affected)"));

@@ -90,13 +90,40 @@ impl Receiver {
             .collect()
     }
 
-    /// Each histogram's data points as `(attributes, count, sum)`, by metric name.
+    /// A sum's (counter's) total over its data points, 0 when not exported.
+    fn sum(&self, name: &str) -> f64 {
+        use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as N;
+        let got = self.got.lock().unwrap();
+        // Cumulative temporality: the last export has the totals.
+        let last = got
+            .metrics
+            .iter()
+            .flat_map(|r| &r.resource_metrics)
+            .flat_map(|r| &r.scope_metrics)
+            .flat_map(|s| &s.metrics)
+            .rfind(|m| m.name == name);
+        let Some(metric::Data::Sum(s)) = last.and_then(|m| m.data.as_ref()) else {
+            return 0.0;
+        };
+        s.data_points
+            .iter()
+            .map(|p| match p.value {
+                Some(N::AsDouble(d)) => d,
+                Some(N::AsInt(i)) => i as f64,
+                None => 0.0,
+            })
+            .sum()
+    }
+
+    /// Each histogram's data points as `(attributes, count, sum)`, by metric
+    /// name, from the last export (cumulative temporality: it has the totals).
     fn histograms(&self) -> BTreeMap<String, Vec<(Vec<KeyValue>, u64, f64)>> {
         let got = self.got.lock().unwrap();
         let mut out: BTreeMap<String, Vec<_>> = BTreeMap::new();
         for m in got
             .metrics
-            .iter()
+            .last()
+            .into_iter()
             .flat_map(|r| &r.resource_metrics)
             .flat_map(|r| &r.scope_metrics)
             .flat_map(|s| &s.metrics)
@@ -325,10 +352,23 @@ fn an_agent_run_exports_model_calls_with_their_token_usage() {
         let all = format!("{:?}", chat.attributes);
         assert!(!all.contains("calculate") && !all.contains("sk-ant"), "{all}");
     }
+    // The run's nodes are the command's children; each model call is a node's.
+    let nodes = named(&spans, "node ");
+    assert!(nodes.len() >= 3, "plan, code, validate at least: {names:?}");
+    for node in &nodes {
+        assert_eq!(node.parent_span_id, root[0].span_id, "{}", node.name);
+        assert!(a(node, "ironbees.run.id").as_str().is_some_and(|id| !id.is_empty()));
+    }
+    for chat in &chats {
+        let parent = spans.iter().find(|s| s.span_id == chat.parent_span_id);
+        assert!(parent.is_some_and(|p| p.name.starts_with("node ")), "{}: {names:?}", chat.name);
+    }
     // The change the coder made went through the registry.
     let tools = named(&spans, "execute_tool change");
     assert!(!tools.is_empty(), "{names:?}");
     assert_eq!(tools[0].trace_id, root[0].trace_id);
+    let parent = spans.iter().find(|s| s.span_id == tools[0].parent_span_id);
+    assert!(parent.is_some_and(|p| p.name.starts_with("node ")), "{names:?}");
     // The token metric adds up to the model calls' usage.
     let h = receiver.histograms();
     let tokens = h.get("gen_ai.client.token.usage").expect("gen_ai.client.token.usage exported");
@@ -343,6 +383,20 @@ fn an_agent_run_exports_model_calls_with_their_token_usage() {
     };
     assert_eq!(sum_of("input"), (u.input * model_requests as u64) as f64);
     assert_eq!(sum_of("output"), (u.output * model_requests as u64) as f64);
+    // ... which is the run's own ledger, and so is the cost.
+    let spend = &o.outcome()["state"]["spend"];
+    assert_eq!(sum_of("input"), spend["inputTokens"].as_f64().unwrap(), "{spend}");
+    assert_eq!(sum_of("output"), spend["outputTokens"].as_f64().unwrap(), "{spend}");
+    assert_eq!(chats.len() as u64, spend["modelCalls"].as_u64().unwrap(), "{spend}");
+    let cost = receiver.sum("ironbees.llm.cost_usd");
+    assert!((cost - spend["costUsd"].as_f64().unwrap()).abs() < 1e-9, "{cost} vs {spend}");
+    // Each model call's duration; the command's, with its outcome.
+    let calls = h.get("gen_ai.client.operation.duration").expect("operation duration");
+    assert_eq!(calls.iter().map(|c| c.1).sum::<u64>(), model_requests as u64);
+    let commands = h.get("ironbees.command.duration").expect("command duration");
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    assert_eq!(attr(&commands[0].0, "ironbees.command"), Some(Value::from("run")));
+    assert_eq!(attr(&commands[0].0, "ironbees.exit_code"), Some(Value::from(0)));
 }
 
 #[test]
