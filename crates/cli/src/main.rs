@@ -51,7 +51,7 @@ Exit codes:
   127 command not found    130 cancelled (Ctrl-C)
   `ironbees exec` exits with the command's own code (see `ironbees exec --help`).
 Errors print `error[CODE]: message` on stderr (a JSON object with --json).
-IRONBEES_LOG=debug (a tracing filter) writes logs to stderr; secrets never appear.";
+IRONBEES_LOG=debug (a tracing filter) writes logs to stderr (IRONBEES_LOG_FORMAT=json: JSON lines);\nsecrets never appear. OTEL_EXPORTER_OTLP_ENDPOINT (or observability.otlp.endpoint)\nexports OpenTelemetry spans and metrics.";
 
 /// Code intelligence, safe edits and agents for real repositories.
 #[derive(Debug, Parser)]
@@ -228,7 +228,6 @@ fn main() {
             std::process::exit(2);
         }
     };
-    init_logging();
     let out = output::Output::new(cli.json, cli.color);
     let result = cmd::run(&cli, &out);
     match result {
@@ -253,18 +252,4 @@ fn main() {
             std::process::exit(exit::exit_code_of(&info));
         }
     }
-}
-
-/// `IRONBEES_LOG=debug` (any `tracing` filter, e.g. `llm=trace`) logs to stderr.
-fn init_logging() {
-    let Some(filter) = std::env::var("IRONBEES_LOG").ok().filter(|v| !v.is_empty()) else {
-        return;
-    };
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
 }

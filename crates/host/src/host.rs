@@ -19,6 +19,27 @@ use crate::{
     },
 };
 
+/// `%XX` escapes decoded (OTLP header values are URL-encoded).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = bytes.get(i + 1..i + 3)
+            && let Some(b) =
+                std::str::from_utf8(hex).ok().and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The tools a driver offers: the registry (built-in tools, then the started
 /// servers' tools) and the servers behind it. The servers end when this is
 /// dropped (or [`Tools::shutdown`]); registries cloned from it then answer
@@ -456,6 +477,110 @@ impl Host {
         Ok((Tools { registry, servers }, notices))
     }
 
+    /// The OpenTelemetry settings: `observability:` over the standard
+    /// variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+    /// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL`,
+    /// `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`,
+    /// `OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_METRIC_EXPORT_INTERVAL`,
+    /// `OTEL_SDK_DISABLED`, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`).
+    /// No endpoint: nothing is exported.
+    pub fn telemetry_settings(&self) -> Result<telemetry::Settings> {
+        let sec: crate::sections::ObservabilitySection = self.config.section("observability")?;
+        let env = |k: &str| self.env.get(k).map(str::to_owned);
+        let truthy =
+            |v: Option<String>| v.is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        let bad = |k: &str, e: String| Error::Config(format!("`{k}`: {e}"));
+        let mut s = telemetry::Settings {
+            service_name: sec
+                .service_name
+                .clone()
+                .or_else(|| env("OTEL_SERVICE_NAME"))
+                .unwrap_or_else(|| "ironbees".into()),
+            service_version: env!("CARGO_PKG_VERSION").into(),
+            ..telemetry::Settings::default()
+        };
+        s.capture_content = sec
+            .capture_content
+            .unwrap_or_else(|| truthy(env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")));
+        if let Some(r) = sec.sample_ratio {
+            s.sample_ratio = r;
+        } else if let Some(r) = env("OTEL_TRACES_SAMPLER_ARG") {
+            s.sample_ratio = r
+                .parse()
+                .map_err(|_| bad("OTEL_TRACES_SAMPLER_ARG", format!("not a ratio: {r}")))?;
+        }
+        if let Some(i) = &sec.metrics_interval {
+            s.metrics_interval = engine::parse_duration(i)
+                .map_err(|e| bad("observability.metrics_interval", e.to_string()))?;
+        } else if let Some(ms) = env("OTEL_METRIC_EXPORT_INTERVAL").and_then(|v| v.parse().ok()) {
+            s.metrics_interval = Duration::from_millis(ms);
+        }
+        let disabled = sec.enabled == Some(false)
+            || (sec.enabled.is_none() && truthy(env("OTEL_SDK_DISABLED")));
+        let base = sec.otlp.endpoint.clone().or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"));
+        let traces =
+            env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").filter(|_| sec.otlp.endpoint.is_none());
+        let metrics =
+            env("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").filter(|_| sec.otlp.endpoint.is_none());
+        let Some(any) = base.clone().or_else(|| traces.clone()).or_else(|| metrics.clone()) else {
+            return Ok(s);
+        };
+        if disabled {
+            return Ok(s);
+        }
+        let protocol =
+            match sec.otlp.protocol.clone().or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+                Some(p) if p == "grpc" => telemetry::Protocol::Grpc,
+                Some(p) if p == "http/protobuf" || p == "http" => telemetry::Protocol::HttpProtobuf,
+                Some(p) => {
+                    return Err(bad(
+                        "observability.otlp.protocol",
+                        format!("`{p}` is not `grpc` or `http/protobuf`"),
+                    ));
+                }
+                None if any.contains(":4318") || any.contains("/v1/") => {
+                    telemetry::Protocol::HttpProtobuf
+                }
+                None => telemetry::Protocol::Grpc,
+            };
+        // HTTP: a base endpoint gets each signal's path; a signal's own is whole.
+        let signal = |own: Option<String>, path: &str| match (&protocol, own, &base) {
+            (_, Some(own), _) => own,
+            (telemetry::Protocol::HttpProtobuf, None, Some(b)) => {
+                format!("{}/v1/{path}", b.trim_end_matches('/'))
+            }
+            (_, None, Some(b)) => b.clone(),
+            (_, None, None) => any.clone(),
+        };
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if let Some(h) = env("OTEL_EXPORTER_OTLP_HEADERS") {
+            for pair in h.split(',').filter(|p| !p.trim().is_empty()) {
+                let (k, v) = pair.split_once('=').ok_or_else(|| {
+                    bad("OTEL_EXPORTER_OTLP_HEADERS", format!("`{pair}` is not key=value"))
+                })?;
+                headers.push((k.trim().to_owned(), percent_decode(v.trim())));
+            }
+        }
+        for (k, v) in &sec.otlp.headers {
+            headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+            headers.push((k.clone(), v.clone()));
+        }
+        let timeout = match (&sec.otlp.timeout, env("OTEL_EXPORTER_OTLP_TIMEOUT")) {
+            (Some(t), _) => engine::parse_duration(t)
+                .map_err(|e| bad("observability.otlp.timeout", e.to_string()))?,
+            (None, Some(ms)) => Duration::from_millis(ms.parse().unwrap_or(10_000)),
+            (None, None) => Duration::from_secs(10),
+        };
+        s.otlp = Some(telemetry::Otlp {
+            traces_endpoint: signal(traces, "traces"),
+            metrics_endpoint: signal(metrics, "metrics"),
+            protocol,
+            headers,
+            timeout,
+        });
+        Ok(s)
+    }
+
     /// The `llm:` section completed by the standard variables.
     pub fn llm_settings(&self) -> Result<llm::Settings> {
         llm_settings(&self.config, &self.env.vars)
@@ -786,6 +911,75 @@ mod tests {
             );
             assert_eq!(got, want, "{config:?} {o:?}");
         }
+    }
+
+    #[test]
+    fn telemetry_is_off_unless_an_endpoint_is_configured() {
+        let (_dir, h) = host("", &[("OTEL_SERVICE_NAME", "x")]);
+        let s = h.telemetry_settings().unwrap();
+        assert!(s.otlp.is_none());
+        assert_eq!(s.service_name, "x");
+        // Switched off: the variables are ignored.
+        let (_dir, h) = host(
+            "observability:\n  enabled: false\n",
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")],
+        );
+        assert!(h.telemetry_settings().unwrap().otlp.is_none());
+        let (_dir, h) = host(
+            "",
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), ("OTEL_SDK_DISABLED", "true")],
+        );
+        assert!(h.telemetry_settings().unwrap().otlp.is_none());
+    }
+
+    #[test]
+    fn telemetry_endpoints_follow_the_otlp_variables_and_the_section_wins() {
+        // HTTP: a base endpoint gets each signal's path; headers are decoded.
+        let (_dir, h) = host(
+            "",
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/"),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b,x=1"),
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "500"),
+            ],
+        );
+        let o = h.telemetry_settings().unwrap().otlp.unwrap();
+        assert_eq!(o.protocol, telemetry::Protocol::HttpProtobuf);
+        assert_eq!(o.traces_endpoint, "http://c:4318/v1/traces");
+        assert_eq!(o.metrics_endpoint, "http://c:4318/v1/metrics");
+        assert_eq!(o.headers, [("api-key".into(), "a b".into()), ("x".into(), "1".into())]);
+        assert_eq!(o.timeout, Duration::from_millis(500));
+        // gRPC by port; a signal's own endpoint is whole.
+        let (_dir, h) = host(
+            "",
+            &[
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4317"),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "k=%"),
+            ],
+        );
+        let o = h.telemetry_settings().unwrap().otlp.unwrap();
+        assert_eq!(
+            (o.protocol, o.traces_endpoint.as_str()),
+            (telemetry::Protocol::Grpc, "http://c:4317")
+        );
+        assert_eq!(o.headers, [("k".into(), "%".into())], "a lone % is kept");
+        // The section over the variables.
+        let (_dir, h) = host(
+            "observability:\n  otlp:\n    endpoint: http://o:9\n    protocol: http/protobuf\n    headers:\n      x: 2\n",
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "x=1"),
+            ],
+        );
+        let o = h.telemetry_settings().unwrap().otlp.unwrap();
+        assert_eq!(o.traces_endpoint, "http://o:9/v1/traces");
+        assert_eq!(o.headers, [("x".into(), "2".into())]);
+        // A protocol nobody speaks is a configuration error.
+        let (_dir, h) = host(
+            "observability:\n  otlp:\n    endpoint: http://o:9\n    protocol: http/json\n",
+            &[],
+        );
+        assert!(h.telemetry_settings().unwrap_err().to_string().contains("http/json"));
     }
 
     #[test]

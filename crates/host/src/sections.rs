@@ -158,6 +158,38 @@ fn scalar_map<'de, D: serde::Deserializer<'de>>(
         .collect()
 }
 
+/// `observability:` — OpenTelemetry export (seed 001 §5.1
+/// `Observability.OpenTelemetry`). Unset values come from the standard
+/// `OTEL_*` variables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObservabilitySection {
+    /// `false`: nothing exported, whatever the variables say.
+    pub enabled: Option<bool>,
+    pub service_name: Option<String>,
+    /// The share of traces kept, 0 to 1 (default 1).
+    pub sample_ratio: Option<f64>,
+    /// Prompts, answers and tool arguments as span events (default off).
+    pub capture_content: Option<bool>,
+    #[serde(deserialize_with = "scalar")]
+    pub metrics_interval: Option<String>,
+    pub otlp: OtlpSection,
+}
+
+/// `observability.otlp:` — where spans and metrics go.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OtlpSection {
+    /// `http://localhost:4317` (gRPC) or `http://localhost:4318` (HTTP).
+    pub endpoint: Option<String>,
+    /// `grpc` or `http/protobuf` (default: by the port, 4318 is HTTP).
+    pub protocol: Option<String>,
+    #[serde(deserialize_with = "scalar_map")]
+    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(deserialize_with = "scalar")]
+    pub timeout: Option<String>,
+}
+
 /// `agent:` — agent mode's defaults (seed 001 §5.1).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

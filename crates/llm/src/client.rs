@@ -536,7 +536,99 @@ impl Llm {
         })
     }
 
+    /// One call (retries and fallbacks included) in its span: OpenTelemetry's
+    /// GenAI conventions (a `chat` operation), the usage and cost recorded when
+    /// it ends, and the tokens as a metric event. No prompt or answer text.
     async fn run(
+        &self,
+        req: &Request,
+        stream: bool,
+        opts: &CallOptions,
+        on_event: &mut (dyn FnMut(&StreamEvent) + Send),
+    ) -> Result<Response> {
+        let first = opts.provider.as_ref().or_else(|| self.chain.first());
+        let slot = first.and_then(|p| self.slots.get(p));
+        let model =
+            req.model.clone().or_else(|| slot.map(|s| s.http.model.clone())).unwrap_or_default();
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = %format!("chat {model}"),
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+            gen_ai.request.model = %model,
+            gen_ai.request.max_tokens = tracing::field::Empty,
+            gen_ai.response.model = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            ironbees.llm.provider = tracing::field::Empty,
+            ironbees.llm.attempts = tracing::field::Empty,
+            ironbees.llm.cost_usd = tracing::field::Empty,
+            ironbees.llm.stream = stream,
+            ironbees.workflow = opts.workflow.as_deref().unwrap_or(""),
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        if let Some(n) = req.max_tokens {
+            span.record("gen_ai.request.max_tokens", i64::from(n));
+        }
+        let started = Instant::now();
+        let out = tracing::Instrument::instrument(
+            self.run_chain(req, stream, opts, on_event),
+            span.clone(),
+        )
+        .await;
+        match &out {
+            Ok(r) => {
+                span.record("gen_ai.response.model", r.model.as_str());
+                // As i64: OpenTelemetry has no unsigned integers (a u64 would be text).
+                let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                span.record("gen_ai.usage.input_tokens", int(r.usage.input_tokens));
+                span.record("gen_ai.usage.output_tokens", int(r.usage.output_tokens));
+                span.record("ironbees.llm.provider", r.provider.as_str());
+                span.record("ironbees.llm.attempts", i64::from(r.attempts));
+                if let Some(c) = r.cost_usd {
+                    span.record("ironbees.llm.cost_usd", c);
+                    tracing::event!(
+                        target: "ironbees::metrics",
+                        tracing::Level::TRACE,
+                        monotonic_counter.ironbees.llm.cost_usd = c,
+                        gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+                        gen_ai.response.model = r.model.as_str(),
+                    );
+                }
+                for (kind, n) in
+                    [("input", r.usage.input_tokens), ("output", r.usage.output_tokens)]
+                {
+                    tracing::event!(
+                        target: "ironbees::metrics",
+                        tracing::Level::TRACE,
+                        histogram.gen_ai.client.token.usage = n,
+                        gen_ai.token.type = kind,
+                        gen_ai.operation.name = "chat",
+                        gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+                        gen_ai.response.model = r.model.as_str(),
+                    );
+                }
+            }
+            Err(e) => {
+                span.record("error.type", e.code().as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        tracing::event!(
+            target: "ironbees::metrics",
+            tracing::Level::TRACE,
+            histogram.gen_ai.client.operation.duration = started.elapsed().as_secs_f64(),
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = slot.map_or("", |s| s.http.kind.as_str()),
+            gen_ai.request.model = %model,
+            error.type = out.as_ref().err().map_or("", |e| e.code().as_str()),
+        );
+        out
+    }
+
+    async fn run_chain(
         &self,
         req: &Request,
         stream: bool,

@@ -657,6 +657,19 @@ impl<S: WorkflowState> Runner<S> {
             exec.journal
                 .write(None, vec![RunEventKind::NodeStarted { node: name.to_owned(), attempt }])?;
             failpoint::hit("node started");
+            // One span per attempt: what the node does (model and tool calls)
+            // nests under it when telemetry is exported.
+            let span = tracing::info_span!(
+                "workflow.node",
+                otel.name = %format!("node {name}"),
+                ironbees.node = name,
+                ironbees.node.attempt = i64::from(attempt),
+                ironbees.run.id = %exec.journal.run_id,
+                ironbees.run.kind = %exec.kind,
+                error.type = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
+            );
+            let _entered = span.enter();
             let mut cx = NodeContext {
                 journal: &mut exec.journal,
                 node: name,
@@ -681,6 +694,8 @@ impl<S: WorkflowState> Runner<S> {
                 Err(e) | Ok(NodeOutcome::Fail { error: e, .. }) => e,
                 Ok(_) => return Ok(result),
             };
+            span.record("error.type", e.code.as_str());
+            span.record("otel.status_code", "ERROR");
             let retrying =
                 e.retryable && attempt <= exec.opts.node_retries && !exec.cancel.is_cancelled();
             exec.journal.write(

@@ -83,7 +83,7 @@ pub(crate) fn usage() -> MockUsage {
 
 /// The calculator's model: plans the guard, edits `calc.py` (`first` on the first
 /// round, the right guard once validation has failed), then says it is done.
-pub(super) fn calculator_model(mock: &MockLlm, first: &'static str) {
+pub(crate) fn calculator_model(mock: &MockLlm, first: &'static str) {
     let hash = stdx::sha256_hex(CALC.as_bytes());
     let wrong = CALC.replace(DIVISION, WRONG);
     let wrong_hash = stdx::sha256_hex(wrong.as_bytes());

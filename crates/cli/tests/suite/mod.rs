@@ -11,6 +11,7 @@ mod retrieval;
 mod sandbox;
 mod search;
 mod serve;
+mod telemetry;
 mod validation;
 
 use std::process::Command;
