@@ -116,6 +116,31 @@ impl Turn<'_> {
         state: &mut CodingState,
         cx: &mut (dyn TurnIo + Send),
     ) -> Result<TurnEnd, NodeError> {
+        // One span per turn (GenAI's invoke_agent): its model and tool calls
+        // nest under it when telemetry is exported.
+        let span = tracing::info_span!(
+            "invoke_agent",
+            otel.name = %format!("invoke_agent {}", self.agent.name),
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = %self.agent.name,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        let end = self.run_in_span(shared, state, cx);
+        if let Err(e) = &end {
+            span.record("error.type", e.code.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+        end
+    }
+
+    fn run_in_span(
+        &mut self,
+        shared: &Shared,
+        state: &mut CodingState,
+        cx: &mut (dyn TurnIo + Send),
+    ) -> Result<TurnEnd, NodeError> {
         let names: Vec<&str> = self.agent.required_tools.iter().map(String::as_str).collect();
         let tools = shared.registry.only(&names).map_err(|e| {
             NodeError::new(e.code.as_str(), format!("agent `{}`: {}", self.agent.name, e.message))

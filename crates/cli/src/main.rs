@@ -69,8 +69,19 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: output::ColorChoice,
 
+    /// The logs' format on stderr (what IRONBEES_LOG turns on): text, or json for
+    /// JSON Lines (as IRONBEES_LOG_FORMAT=json).
+    #[arg(long, global = true, value_name = "FORMAT")]
+    pub log_format: Option<LogFormatArg>,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

@@ -85,7 +85,17 @@ impl Session {
                 guidance: Guidance { warnings, ..guidance },
             });
         }
-        // 3. Apply, with the post-edit check inside the transaction.
+        // 3. Apply, with the post-edit check inside the transaction: one span
+        // (when telemetry is exported) from the first write to the commit.
+        let span = tracing::info_span!(
+            "edit.transaction",
+            otel.name = "edit.transaction",
+            ironbees.edit.edits = edit.edits.len(),
+            ironbees.edit.check = ?check,
+            ironbees.edit.transaction_id = tracing::field::Empty,
+            ironbees.edit.check_passed = tracing::field::Empty,
+        );
+        let entered = span.enter();
         edit.options.dry_run = false;
         let before_errors: HashMap<String, u32> =
             sides.iter().map(|(p, s)| (p.clone(), s.before_errors)).collect();
@@ -144,6 +154,13 @@ impl Session {
             };
             (r, Some(report))
         };
+        if let Some(id) = &result.transaction_id {
+            span.record("ironbees.edit.transaction_id", id.as_str());
+        }
+        if let Some(r) = &report {
+            span.record("ironbees.edit.check_passed", r.passed);
+        }
+        drop(entered);
         warnings.extend(self.refresh_after_edit(call));
         let guidance =
             change_guidance(req, &result, impact.as_ref(), report.as_ref(), false, &mut warnings);

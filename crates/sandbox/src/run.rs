@@ -173,6 +173,49 @@ impl Sandbox {
         policy: &Policy,
         hooks: &Hooks<'_>,
     ) -> Result<ExecResult, Error> {
+        // One span per command when telemetry is exported. The program's file
+        // name only: arguments and the environment may carry secrets.
+        let program = req
+            .argv
+            .first()
+            .map(|a| Path::new(a).file_name().map_or(a.as_str(), |n| n.to_str().unwrap_or("?")))
+            .unwrap_or_default()
+            .to_owned();
+        let span = tracing::info_span!(
+            "sandbox.exec",
+            otel.name = %format!("sandbox.exec {program}"),
+            process.executable.name = %program,
+            process.exit.code = tracing::field::Empty,
+            ironbees.sandbox.backend = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        let result = self.run_in_span(req, policy, hooks);
+        match &result {
+            Ok(r) => {
+                span.record("ironbees.sandbox.backend", r.isolation.backend.as_str());
+                if let Some(code) = r.exit_code {
+                    span.record("process.exit.code", i64::from(code));
+                }
+                if r.exit_code != Some(0) {
+                    span.record("otel.status_code", "ERROR");
+                }
+            }
+            Err(e) => {
+                span.record("error.type", e.code().as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        result
+    }
+
+    fn run_in_span(
+        &self,
+        req: &RunRequest,
+        policy: &Policy,
+        hooks: &Hooks<'_>,
+    ) -> Result<ExecResult, Error> {
         let plan = self.plan(policy)?;
         if req.argv.is_empty() || req.argv[0].is_empty() {
             return Err(Error::InvalidRequest("no command given".into()));

@@ -117,7 +117,7 @@ pub fn chat_client(
 /// Runs the parsed command and returns the exit code.
 pub fn run(cli: &Cli, out: &Output) -> Result<i32> {
     let ctx = Ctx::new(cli);
-    let mut telemetry = start_telemetry(ctx.as_ref().ok(), out);
+    let mut telemetry = start_telemetry(ctx.as_ref().ok(), cli.log_format, out);
     let ctx = ctx?;
     let name = command_name(&cli.command);
     // One trace per command (`ironbees mcp` and `serve` run for hours: their
@@ -168,12 +168,20 @@ fn command_name(c: &Command) -> String {
     debug.split(['(', ' ', '{']).next().unwrap_or_default().to_ascii_lowercase()
 }
 
-/// Logs (`IRONBEES_LOG`, `IRONBEES_LOG_FORMAT=json`) and, when configured,
+/// Logs (`IRONBEES_LOG`, `--log-format json` or `IRONBEES_LOG_FORMAT=json`) and, when configured,
 /// the OpenTelemetry export (`observability:` or `OTEL_EXPORTER_OTLP_*`). A bad
 /// setting or an exporter that cannot be built is a warning, never an error.
-fn start_telemetry(ctx: Option<&Ctx>, out: &Output) -> telemetry::Guard {
+fn start_telemetry(
+    ctx: Option<&Ctx>,
+    format: Option<crate::LogFormatArg>,
+    out: &Output,
+) -> telemetry::Guard {
     let filter = std::env::var("IRONBEES_LOG").ok().filter(|v| !v.is_empty());
-    let json = std::env::var("IRONBEES_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
+    // The flag over the variable.
+    let json = match format {
+        Some(f) => f == crate::LogFormatArg::Json,
+        None => std::env::var("IRONBEES_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json")),
+    };
     let logs = telemetry::LogSettings {
         filter,
         format: if json { telemetry::LogFormat::Json } else { telemetry::LogFormat::Text },

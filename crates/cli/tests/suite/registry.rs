@@ -102,6 +102,7 @@ fn normalized(v: &Value) -> Value {
         "peakMemoryBytes",
         "peakMemorySource",
         "last_update",
+        "lastUpdate",
         "update",
         "leftoverProcessesKilled",
         "memory",

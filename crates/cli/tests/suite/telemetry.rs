@@ -359,16 +359,48 @@ fn an_agent_run_exports_model_calls_with_their_token_usage() {
         assert_eq!(node.parent_span_id, root[0].span_id, "{}", node.name);
         assert!(a(node, "ironbees.run.id").as_str().is_some_and(|id| !id.is_empty()));
     }
+    // Each model call is an agent turn's, and each turn a node's.
+    let parent_of = |s: &Span| spans.iter().find(|p| p.span_id == s.parent_span_id);
     for chat in &chats {
-        let parent = spans.iter().find(|s| s.span_id == chat.parent_span_id);
-        assert!(parent.is_some_and(|p| p.name.starts_with("node ")), "{}: {names:?}", chat.name);
+        let turn = parent_of(chat);
+        assert!(
+            turn.is_some_and(|t| t.name.starts_with("invoke_agent ")),
+            "{}: {names:?}",
+            chat.name
+        );
+        let node = parent_of(turn.unwrap());
+        assert!(node.is_some_and(|n| n.name.starts_with("node ")), "{names:?}");
     }
-    // The change the coder made went through the registry.
+    let turns = named(&spans, "invoke_agent ");
+    for agent in ["planner", "coder"] {
+        assert!(
+            turns.iter().any(|t| a(t, "gen_ai.agent.name") == agent),
+            "a turn of the {agent}: {names:?}"
+        );
+    }
+    // The change the coder made went through the registry, in the coder's turn.
     let tools = named(&spans, "execute_tool change");
     assert!(!tools.is_empty(), "{names:?}");
     assert_eq!(tools[0].trace_id, root[0].trace_id);
-    let parent = spans.iter().find(|s| s.span_id == tools[0].parent_span_id);
-    assert!(parent.is_some_and(|p| p.name.starts_with("node ")), "{names:?}");
+    let parent = parent_of(tools[0]);
+    assert!(parent.is_some_and(|p| a(p, "gen_ai.agent.name") == "coder"), "{names:?}");
+    // The tests ran in the sandbox (program name only, no arguments), and the
+    // change was applied at the end as one edit transaction.
+    let commands = named(&spans, "sandbox.exec ");
+    assert!(
+        commands
+            .iter()
+            .any(|c| a(c, "process.executable.name").as_str().is_some_and(|p| p.contains("py"))
+                && a(c, "process.exit.code") == 0),
+        "{names:?}"
+    );
+    for c in &commands {
+        let all = format!("{:?}", c.attributes);
+        assert!(!all.contains("test_calc"), "no arguments: {all}");
+    }
+    let tx = named(&spans, "edit.transaction");
+    assert_eq!(tx.len(), 1, "{names:?}");
+    assert!(parent_of(tx[0]).is_some_and(|p| p.name == "node SUCCESS"), "{names:?}");
     // The token metric adds up to the model calls' usage.
     let h = receiver.histograms();
     let tokens = h.get("gen_ai.client.token.usage").expect("gen_ai.client.token.usage exported");
