@@ -114,8 +114,10 @@ pub fn by_path(path: &str, language: Language) -> Option<(TestKind, &'static str
             }
         }
         Language::CSharp => {
+            // `Calc.Tests/`, and also a bare `UnitTests/` or `IntegrationTests/`
+            // (AutoMapper's `src/UnitTests/`).
             let project_dir = dirs.iter().any(|d| {
-                [".Tests", ".Test", ".UnitTests", ".IntegrationTests", ".Specs"]
+                [".Tests", ".Test", "UnitTests", "IntegrationTests", ".Specs"]
                     .iter()
                     .any(|s| d.ends_with(s))
             });
@@ -400,7 +402,9 @@ mod tests {
             ("src/main/java/a/TestCart.java", true), // language
             ("src/main/java/a/Testament.java", false),
             ("src/Calculator.Tests.cs", true),
-            ("Calc.Tests/Helpers.cs", true), // language
+            ("Calc.Tests/Helpers.cs", true),           // language
+            ("src/UnitTests/Bug/EnumBug.cs", true),    // language
+            ("src/Calc.IntegrationTests/Db.cs", true), // language
             ("Calc/Helpers.cs", false),
             ("db/db_test.cc", true),          // language
             ("util/cache_unittest.cc", true), // language

@@ -48,7 +48,7 @@ use crate::{
 pub use protocol::{Evidence, FileResult};
 
 /// The features of a candidate file, in this order (see [`FEATURES`]).
-pub const NF: usize = 24;
+pub const NF: usize = 25;
 
 /// Feature names, as `--explain` shows them and the weights are keyed.
 pub const FEATURES: [&str; NF] = [
@@ -76,6 +76,7 @@ pub const FEATURES: [&str; NF] = [
     "sum_rr", // 1 / rank of the file by text_sum
     "file_text", // whole-file BM25 for the whole text (0..1 of the best file)
     "tested", // best text score of the test files named after it (test_foo.py → foo.py)
+    "impl", // holds methods of a type the text mentions, outside its body (Rust impl, Go receivers, C++ Foo::f)
 ];
 
 /// Each signal's vote in the reciprocal-rank fusion; `role` (> 0) turns the role
@@ -90,8 +91,8 @@ pub const DEFAULT_WEIGHTS: [f64; NF] = [
     1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0,
     // stem_title stem_body graph central size init role
     1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0,
-    // title_rr code_rr def_rr graph_rr sum_rr file_text tested
-    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    // title_rr code_rr def_rr graph_rr sum_rr file_text tested impl
+    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
 ];
 
 /// The fusion's K: how much the top ranks dominate (smaller = more; `fusion`
@@ -174,19 +175,22 @@ fn is_aside(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     is_vendored(path)
         || lower.rsplit('/').skip(1).any(|d| {
-            matches!(
-                d,
-                "doc"
-                    | "docs"
-                    | "example"
-                    | "examples"
-                    | "benchmarks"
-                    | "bench"
-                    | "release"
-                    | "demo"
-                    | "demos"
-                    | "samples"
-            )
+            // (`AutoMapperSamples/`, `fmt-examples/`: a project's samples by its name.)
+            d.ends_with("samples")
+                || d.ends_with("examples")
+                || matches!(
+                    d,
+                    "doc"
+                        | "docs"
+                        | "example"
+                        | "examples"
+                        | "benchmarks"
+                        | "bench"
+                        | "release"
+                        | "demo"
+                        | "demos"
+                        | "samples"
+                )
         })
 }
 
@@ -491,6 +495,7 @@ fn features(
             sum_rr[f],
             file_text[f],
             tested[f],
+            s.impl_[f],
         ]);
     }
     Ok((table, s.evidence))
@@ -611,6 +616,7 @@ struct Signals {
     path: Vec<f64>,
     stem_title: Vec<f64>,
     stem_body: Vec<f64>,
+    impl_: Vec<f64>,
     /// Aside by what the file says rather than where it is: its header says a
     /// tool wrote it, or it belongs to a copy of another Python package
     /// ([`vendored_files`]; both read with the content signals), or it
@@ -635,6 +641,7 @@ impl Signals {
             path: z(),
             stem_title: z(),
             stem_body: z(),
+            impl_: z(),
             aside: vec![false; n],
             evidence: vec![Vec::new(); n],
         }
@@ -652,6 +659,14 @@ fn word_set(text: &str) -> HashSet<String> {
     words(text).collect()
 }
 
+/// The text's hyphenated words, lower-cased: `no-unused-vars`, `date-picker`.
+fn kebab_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| w.contains('-') && !w.contains("--"))
+        .map(str::to_lowercase)
+}
+
 /// Files the title or the body names by their file name: `junitxml` for
 /// `junitxml.py`, `pastebin` for `pastebin.py`; a package by its directory. The
 /// title may spell a name as two words ("JUnit XML" for `junitxml.py`).
@@ -661,6 +676,13 @@ fn stem_signals(snapshot: &Snapshot, cleaned: &str, body_words: &HashSet<String>
     let mut title_words: HashSet<String> =
         ordered.windows(2).map(|w| format!("{}{}", w[0], w[1])).collect();
     title_words.extend(ordered);
+    // `kebab-case` names, which `words` splits: the files of ESLint's rules
+    // (`no-unused-vars.js`), of many a JS/TS module (`date-picker.ts`) and
+    // C/C++ tool (`git-compat-util.h`) are named so, and so is the issue's mention.
+    title_words.extend(kebab_words(title));
+    let mut body_words = body_words.clone();
+    body_words.extend(kebab_words(cleaned));
+    let body_words = &body_words;
     // A file's stem, and whether it is a package's (named by its directory).
     let stem_of = |path: &str| -> (String, bool) {
         let mut parts = path.rsplit('/');
@@ -767,9 +789,12 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
             1.0
         };
         // The longest suffix of the mentioned path that names project files.
+        // (An anchored path, a JVM frame's, must keep its last directory: its
+        // package, without which `Thread.java` of `java/lang` is any `Thread.java`.)
         let parts: Vec<&str> = m.path.split('/').collect();
+        let starts = if m.anchored { parts.len().saturating_sub(1) } else { parts.len() };
         let mut found = Vec::new();
-        for start in 0..parts.len() {
+        for start in 0..starts {
             found = files_by_suffix(snapshot, &parts[start..].join("/"));
             if !found.is_empty() {
                 break;
@@ -952,8 +977,21 @@ fn definition_signal(
                         || project.def(d).qualified_name.contains(&format!("{last}::"))
                 })
                 .collect();
+            let in_module: Vec<_> = defs
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    project.def(d).qualified_name == name
+                        && names_module(project.file(d.file), last)
+                })
+                .collect();
             if !qualified.is_empty() {
                 defs = qualified;
+            } else if !in_module.is_empty() {
+                // `srv.NewServer`, `output::print`, `utils.get_auth`: the qualifier
+                // is the module or package that defines the name at its top level
+                // (`object.clone()` is no function of `object.py`'s).
+                defs = in_module;
             } else {
                 // `expr.atoms()`: a variable named after a class of ours (`Expr`);
                 // the method is the one that class has or inherits (`Basic.atoms`).
@@ -1012,6 +1050,85 @@ fn definition_signal(
     }
     handler_definitions(snapshot, features, text_words, &mut raw, &mut s.evidence);
     for (d, r) in s.def.iter_mut().zip(raw) {
+        *d = saturate(r);
+    }
+    method_files(snapshot, features, s);
+}
+
+/// Whether `file` is the module or package a qualifier names: its stem
+/// (`utils.py`, `output.rs`, `Reader.java`), the directory of a `mod.rs`,
+/// `__init__.py` or `index.js`, a Go file's directory (its package, by the
+/// convention nearly every project keeps), or the last part of the package a
+/// Java file declares.
+fn names_module(file: &code_index::ProjectFile, qualifier: &str) -> bool {
+    let mut parts = file.path.rsplit('/');
+    let name = parts.next().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or(name);
+    let dir = parts.next();
+    stem == qualifier
+        || ((matches!(stem, "mod" | "__init__" | "index") || file.language == Language::Go)
+            && dir == Some(qualifier))
+        || file.package.as_deref().is_some_and(|p| p.rsplit(['.', ':']).next() == Some(qualifier))
+}
+
+/// Files that hold methods of a type the text mentions outside the type's own
+/// body: Rust's `impl Foo` and `impl Display for Foo` blocks, Go's methods with a
+/// `Foo` receiver, C++'s out-of-line `void Foo::run()`. Each is where the type's
+/// behaviour is, often in another file than its declaration (`foo.rs` for a
+/// `struct Foo` of `lib.rs`, `server_http.go`, `foo.cpp` for `foo.h`), which
+/// the definition signal alone never finds for a mention of `Foo`.
+fn method_files(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
+    let project = &snapshot.project;
+    let types: Vec<(&str, f64)> = features
+        .identifiers
+        .iter()
+        .filter(|m| !m.text.contains(['.', ':']) && m.text.starts_with(|c: char| c.is_uppercase()))
+        .filter(|m| {
+            project
+                .defs_named_str(&m.text)
+                .iter()
+                .any(|&d| code_graph::is_type_container(project.def(d).kind))
+        })
+        .map(|m| (m.text.as_str(), m.strength))
+        .collect();
+    if types.is_empty() {
+        return;
+    }
+    let wanted: HashSet<&str> = types.iter().map(|(t, _)| *t).collect();
+    // Each type's files with its first method there, for the evidence.
+    let mut by_owner: HashMap<&str, Vec<(FileId, &code_index::Def)>> = HashMap::new();
+    for (f, file) in project.files.iter().enumerate() {
+        for d in file.defs.iter().filter(|d| d.parent.is_none() && d.kind.is_callable()) {
+            let Some(cut) = d.qualified_name.rfind(['.', ':']) else { continue };
+            let owner = d.qualified_name[..cut].trim_end_matches(':');
+            let owner = owner.rsplit(['.', ':']).next().unwrap_or(owner);
+            if let Some(&t) = wanted.get(owner) {
+                let files = by_owner.entry(t).or_default();
+                if files.last().is_none_or(|(last, _)| *last != f as FileId) {
+                    files.push((f as FileId, d));
+                }
+            }
+        }
+    }
+    let mut raw = vec![0.0; s.impl_.len()];
+    for (t, strength) in types {
+        let Some(files) = by_owner.get(t) else { continue };
+        let declared: HashSet<FileId> = project.defs_named_str(t).iter().map(|d| d.file).collect();
+        let files: Vec<_> = files.iter().filter(|(f, _)| !declared.contains(f)).collect();
+        // Rare types say more, as for definitions.
+        let rarity = 1.0 / (1.0 + (files.len() as f64).ln() * 1.5);
+        for &&(f, def) in &files {
+            raw[f as usize] += strength * rarity;
+            if s.evidence[f as usize].len() < 6 {
+                s.evidence[f as usize].push(Evidence::Defines {
+                    symbol: def.qualified_name.clone(),
+                    line: def.line,
+                    mention: t.to_owned(),
+                });
+            }
+        }
+    }
+    for (d, r) in s.impl_.iter_mut().zip(raw) {
         *d = saturate(r);
     }
 }
@@ -1586,6 +1703,111 @@ class MatrixBase:
         assert_eq!(defined("`object.clone()` fails"), ["algebra/matrix.py", "core/object.py"]);
     }
 
+    /// The files a signal scores for a text, best first (ties in path order).
+    fn ranked_by(snapshot: &Snapshot, text: &str, signal: &str) -> Vec<String> {
+        let n = snapshot.project.files.len();
+        let mut s = Signals::new(n);
+        let q = analyze_query(text);
+        let words = word_set(text);
+        path_signal(snapshot, &q, &mut s);
+        definition_signal(snapshot, &q, &HashMap::new(), &words, &mut s);
+        stem_signals(snapshot, text, &words, &mut s);
+        let values = match signal {
+            "def" => &s.def,
+            "impl" => &s.impl_,
+            "stem_title" => &s.stem_title,
+            "frame" => &s.frame,
+            other => panic!("no signal {other}"),
+        };
+        let mut files: Vec<(usize, f64)> =
+            (0..n).filter(|&i| values[i] > 0.0).map(|i| (i, values[i])).collect();
+        files.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        files.iter().map(|&(i, _)| snapshot.project.files[i].path.clone()).collect()
+    }
+
+    #[test]
+    fn names_reach_the_files_of_modules_packages_impls_and_headers() {
+        let f = code_graph::fixture(
+            r#"
+//- srv/server.go
+package srv
+type Server struct{}
+func NewServer() *Server { return nil }
+//- srv/server_http.go
+package srv
+func (s *Server) ServeHTTP() {}
+//- other/other.go
+package other
+func NewServer() {}
+//- src/lib.rs
+mod foo;
+pub struct Foo;
+//- src/foo.rs
+use crate::Foo;
+impl Foo { pub fn bar(&self) {} }
+pub fn helper() {}
+//- src/bar.rs
+pub fn helper() {}
+//- cc/parser.h
+class Parser { public: void run(); };
+//- cc/parser.cpp
+#include "parser.h"
+void Parser::run() {}
+//- lib/rules/no-unused-vars.js
+module.exports = { create(context) {} };
+//- lib/rules/no-vars.js
+module.exports = { create(context) {} };
+//- pkg/utils.py
+def get_auth():
+    pass
+//- pkg/other.py
+def get_auth():
+    pass
+//- src/main/java/com/acme/util/Strings.java
+package com.acme.util;
+public class Strings { public static String trim(String s) { return s; } }
+//- src/main/java/com/acme/text/Strings.java
+package com.acme.text;
+public class Strings {}
+//- src/main/java/com/acme/Thread.java
+package com.acme;
+public class Thread {}
+"#,
+        );
+        // (text, signal, the files it scores, best first)
+        let cases: &[(&str, &str, &[&str])] = &[
+            // Go: a package-qualified call is that package's function.
+            ("`srv.NewServer()` returns nil", "def", &["srv/server.go", "other/other.go"]),
+            // Go: a type's methods in another file of its package.
+            ("`Server` drops the connection", "impl", &["srv/server_http.go"]),
+            // Rust: an `impl` block in another module than the struct.
+            ("`Foo` is printed twice", "impl", &["src/foo.rs"]),
+            // Rust: a module path names the module's function (and `foo`, the
+            // module `lib.rs` declares).
+            ("`foo::helper` overflows", "def", &["src/foo.rs", "src/lib.rs", "src/bar.rs"]),
+            // C++: out-of-line members in the implementation file of the header.
+            ("`Parser` hangs", "impl", &["cc/parser.cpp"]),
+            ("`Parser` hangs", "def", &["cc/parser.h"]),
+            // JS: a rule's file named in kebab-case.
+            (
+                "no-unused-vars reports a false positive",
+                "stem_title",
+                &["lib/rules/no-unused-vars.js"],
+            ),
+            // Python: a module-qualified function.
+            ("`utils.get_auth` ignores netrc", "def", &["pkg/utils.py", "pkg/other.py"]),
+            // Java: a frame's package picks its file; the JDK's `Thread` is not ours.
+            (
+                "java.lang.NullPointerException\n\tat com.acme.util.Strings.trim(Strings.java:2)\n\tat java.lang.Thread.run(Thread.java:748)",
+                "frame",
+                &["src/main/java/com/acme/util/Strings.java"],
+            ),
+        ];
+        for (text, signal, want) in cases {
+            assert_eq!(ranked_by(&f.snapshot, text, signal), *want, "{signal} for {text:?}");
+        }
+    }
+
     #[test]
     fn string_fragments_split_at_placeholders() {
         let src = r#"msg = "Unused import %s from %s module"; x = '- {fname}'; y = "INTERNALERROR> something broke badly" z = "%s   padded fragment here""#;
@@ -1683,6 +1905,8 @@ public class FooException extends RuntimeException {}
             ("lib/a.min.js", 0.5),
             ("release/fabfile.py", 0.5),
             ("src/release.py", 1.0),
+            ("src/AutoMapperSamples/Mappers/IListSources.cs", 0.5),
+            ("src/UnitTests/Bug/EnumBug.cs", 0.35),
             ("src/vendors.py", 1.0),
             ("src/contest.py", 1.0),
             ("src/attestation.py", 1.0),

@@ -47,6 +47,10 @@ pub struct PathMention {
     pub function: Option<String>,
     /// From a stack trace (rather than prose).
     pub frame: bool,
+    /// The directories come from a package name (a JVM frame's
+    /// `com.example.Foo`), so a file matches only with its last directory: a
+    /// frame of the JDK's `java/lang/Thread.java` is not the project's `Thread.java`.
+    pub anchored: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -432,6 +436,15 @@ fn find_paths(query: &str) -> Vec<PathMention> {
         if m.line.is_none() && out.iter().any(|e| e.path == m.path) {
             return;
         }
+        // Nor the file name inside a JVM frame, `(Reader.java:42)`, which the
+        // frame already placed under its package.
+        if !m.frame
+            && out
+                .iter()
+                .any(|e| e.frame && e.line == m.line && e.path.ends_with(&format!("/{}", m.path)))
+        {
+            return;
+        }
         if let Some(existing) = out.iter_mut().find(|e| e.path == m.path && e.line == m.line) {
             existing.frame |= m.frame;
             if existing.function.is_none() {
@@ -461,8 +474,22 @@ fn find_paths(query: &str) -> Vec<PathMention> {
             let func = after.split(", in ").nth(1).map(|f| f.trim().to_owned());
             push(
                 &mut out,
-                PathMention { path: clean_path(path), line: line_no, function: func, frame: true },
+                PathMention {
+                    path: clean_path(path),
+                    line: line_no,
+                    function: func,
+                    frame: true,
+                    anchored: false,
+                },
             );
+            continue;
+        }
+        // JVM: at pkg.Class.method(File.java:42); .NET: at Ns.Class.Method() in
+        // path/File.cs:line 42. Before the JS form, which they would be misread as.
+        if let Some(rest) = t.strip_prefix("at ")
+            && let Some(m) = jvm_frame(rest).or_else(|| dotnet_frame(rest))
+        {
+            push(&mut out, m);
             continue;
         }
         // JS: at func (path:line:col)   /   at path:line:col
@@ -479,6 +506,7 @@ fn find_paths(query: &str) -> Vec<PathMention> {
                         line: line_no,
                         function: func,
                         frame: true,
+                        anchored: false,
                     },
                 );
                 continue;
@@ -492,14 +520,70 @@ fn find_paths(query: &str) -> Vec<PathMention> {
         if !has_source_ext(&path) || path.starts_with("http") || path.contains("://") {
             continue;
         }
-        // `path.py:12: in func` (pytest) counts as a frame.
-        let frame = line_no.is_some() && query.contains(&format!("{token}: in "));
+        // `path.py:12: in func` (pytest) and `path.go:12 +0x1d` (a Go panic's
+        // goroutine trace) count as frames.
+        let frame = line_no.is_some()
+            && (query.contains(&format!("{token}: in "))
+                || query.contains(&format!("{token} +0x")));
         push(
             &mut out,
-            PathMention { path: clean_path(&path), line: line_no, function: None, frame },
+            PathMention {
+                path: clean_path(&path),
+                line: line_no,
+                function: None,
+                frame,
+                anchored: false,
+            },
         );
     }
     out
+}
+
+/// A JVM stack frame, `com.example.io.Reader$Buf.fill(Reader.java:42)` (behind
+/// `at `; a module prefix `java.base/` or a `~[lib.jar:1.0]` suffix allowed): the
+/// file under its package's directories, `com/example/io/Reader.java`, anchored
+/// (a frame of the JDK's or a library's must not match a project file of the
+/// same name), with the line and `Reader$Buf.fill`.
+fn jvm_frame(rest: &str) -> Option<PathMention> {
+    let open = rest.find('(')?;
+    let close = open + rest[open..].find(')')?;
+    let (file, line) = split_location(&rest[open + 1..close])?;
+    if file.contains(['/', '\\', ' ']) || !has_source_ext(&file) {
+        return None;
+    }
+    let qualified = rest[..open].trim();
+    let qualified = qualified.rsplit('/').next().unwrap_or(qualified);
+    if qualified.contains(char::is_whitespace) {
+        return None;
+    }
+    let segments: Vec<&str> = qualified.split('.').collect();
+    let [package @ .., class, method] = segments.as_slice() else { return None };
+    let dirs = package.join("/");
+    let path = if dirs.is_empty() { file } else { format!("{dirs}/{file}") };
+    Some(PathMention {
+        path,
+        line,
+        function: Some(format!("{class}.{method}")),
+        frame: true,
+        anchored: !package.is_empty(),
+    })
+}
+
+/// A .NET stack frame: `Ns.Class.Method(String s) in C:\\src\\App\\Class.cs:line 42`.
+fn dotnet_frame(rest: &str) -> Option<PathMention> {
+    let (function, location) = rest.rsplit_once(" in ")?;
+    let (path, line) = location.trim().rsplit_once(":line ")?;
+    if !has_source_ext(path) {
+        return None;
+    }
+    let function = function.split('(').next().unwrap_or(function).trim();
+    Some(PathMention {
+        path: clean_path(path),
+        line: line.trim().parse().ok(),
+        function: (!function.is_empty()).then(|| function.to_owned()),
+        frame: true,
+        anchored: false,
+    })
 }
 
 /// `a/b.py:12:3` → (a/b.py, Some(12)); `a/b.py` → (a/b.py, None).
@@ -749,15 +833,23 @@ mod tests {
                     path: "seaborn/_core.py".into(),
                     line: Some(144),
                     function: Some("_lookup_single".into()),
-                    frame: true
+                    frame: true,
+                    anchored: false
                 },
                 PathMention {
                     path: "src/_pytest/main.py".into(),
                     line: Some(12),
                     function: None,
-                    frame: true
+                    frame: true,
+                    anchored: false
                 },
-                PathMention { path: "utils.rs".into(), line: None, function: None, frame: false },
+                PathMention {
+                    path: "utils.rs".into(),
+                    line: None,
+                    function: None,
+                    frame: false,
+                    anchored: false
+                },
             ]
         );
         let js =
@@ -769,10 +861,66 @@ mod tests {
                 path: "src/app.tsx".into(),
                 line: Some(10),
                 function: Some("render".into()),
-                frame: true
+                frame: true,
+                anchored: false
             }
         );
         assert_eq!(js[1].path, "src/index.js");
+    }
+
+    #[test]
+    fn frames_of_other_runtimes() {
+        // (text, [(path, line, function, frame, anchored)])
+        type Want<'a> = &'a [(&'a str, Option<u32>, Option<&'a str>, bool, bool)];
+        let cases: &[(&str, Want<'_>)] = &[
+            (
+                "Exception in thread \"main\" java.lang.IllegalStateException: boom\n\
+                 \tat com.fasterxml.jackson.databind.ser.BeanSerializer$1.serialize(BeanSerializer.java:178)\n\
+                 \tat java.base/java.lang.Thread.run(Thread.java:829) ~[na:1.8]\n\
+                 \tat Main.main(Main.java:3)\n\
+                 \tat sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)",
+                &[
+                    (
+                        "com/fasterxml/jackson/databind/ser/BeanSerializer.java",
+                        Some(178),
+                        Some("BeanSerializer$1.serialize"),
+                        true,
+                        true,
+                    ),
+                    ("java/lang/Thread.java", Some(829), Some("Thread.run"), true, true),
+                    ("Main.java", Some(3), Some("Main.main"), true, false),
+                ],
+            ),
+            (
+                "   at Newtonsoft.Json.JsonReader.Read() in C:\\src\\Json\\JsonReader.cs:line 42",
+                &[(
+                    "C:/src/Json/JsonReader.cs",
+                    Some(42),
+                    Some("Newtonsoft.Json.JsonReader.Read"),
+                    true,
+                    false,
+                )],
+            ),
+            (
+                "goroutine 1 [running]:\nmain.run(...)\n\t/home/u/src/app/cmd/run.go:12 +0x1d\nsee cmd/other.go:3",
+                &[
+                    ("/home/u/src/app/cmd/run.go", Some(12), None, true, false),
+                    ("cmd/other.go", Some(3), None, false, false),
+                ],
+            ),
+        ];
+        for (text, want) in cases {
+            let got: Vec<_> = analyze_query(text)
+                .paths
+                .into_iter()
+                .map(|p| (p.path, p.line, p.function, p.frame, p.anchored))
+                .collect();
+            let want: Vec<_> = want
+                .iter()
+                .map(|(p, l, f, fr, a)| (p.to_string(), *l, f.map(str::to_owned), *fr, *a))
+                .collect();
+            assert_eq!(got, want, "{text}");
+        }
     }
 
     #[test]
