@@ -536,3 +536,44 @@ fn grpc_export_reaches_a_python_receiver_on_the_official_protobufs() {
     let text = metrics["request"].to_string();
     assert!(text.contains("\"ironbees.tool.duration\""), "{text}");
 }
+
+/// The names of a live process's threads (`/proc/PID/task/*/comm`).
+fn thread_names(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn without_an_endpoint_no_exporter_thread_starts() {
+    let receiver = Receiver::start();
+    let p = TempProject::new();
+    p.write("a.py", FILE);
+    // The SDK's batch span processor and periodic metric reader run on threads
+    // of their own ("OpenTelemetry.Traces.BatchProcessor", cut to 15 bytes by
+    // the kernel); the gRPC exporter on "otlp-grpc".
+    let exporter = |n: &String| n.starts_with("OpenTelemetry") || n.starts_with("otlp");
+    let threads = |endpoint: Option<&str>| {
+        let mut s = super::mcp::Raw::ready_with(p.root(), |c| {
+            without_otel_env(c);
+            if let Some(e) = endpoint {
+                c.env("OTEL_EXPORTER_OTLP_ENDPOINT", e)
+                    .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf");
+            }
+        });
+        // A call answered: whatever starts at startup has started.
+        s.call(1, "read", serde_json::json!({"target": "a.py"}));
+        let names = thread_names(s.child.id());
+        s.child.kill().unwrap();
+        s.child.wait().unwrap();
+        names
+    };
+    let off = threads(None);
+    assert!(!off.iter().any(exporter), "no exporter without an endpoint: {off:?}");
+    let on = threads(Some(&receiver.endpoint()));
+    assert!(on.iter().any(exporter), "the exporter's threads with one: {on:?}");
+}
