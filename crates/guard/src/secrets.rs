@@ -61,6 +61,34 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
         format("GitHub token", r"\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255})\b", 1),
         format("GitHub token", r"\b(github_pat_[A-Za-z0-9_]{82})\b", 1),
         format("GitLab token", r"\b(glpat-[A-Za-z0-9_\-]{20,})\b", 1),
+        // GitLab's other tokens, by the length each is generated with: deploy,
+        // feed, OAuth access, runner, runner registration and CI job tokens
+        // (20 to 50), incoming mail (25), trigger (40), agent (50+), OAuth
+        // application secret (64).
+        format(
+            "GitLab token",
+            r"\b((?:(?:gldt|glft|glsoat|glrt)-|GR1348941|glcbt-(?:[0-9a-fA-F]{2}_)?)[A-Za-z0-9_\-]{20,50})(?:[^A-Za-z0-9_\-]|$)",
+            1,
+        ),
+        format("GitLab token", r"\b(glimt-[A-Za-z0-9_\-]{25})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format("GitLab token", r"\b(glptt-[A-Za-z0-9_\-]{40})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format("GitLab token", r"\b(glagent-[A-Za-z0-9_\-]{50,1024})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format("GitLab token", r"\b(gloas-[A-Za-z0-9_\-]{64})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format(
+            "Discord bot token",
+            r"\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b",
+            1,
+        ),
+        format(
+            "Telegram bot token",
+            r"(?:^|[^0-9A-Za-z_]|bot)(\d{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^0-9A-Za-z_\-]|$)",
+            1,
+        ),
+        format("Mailchimp key", r"\b([0-9a-f]{32}-us\d{1,2})\b", 1),
+        format("Square token", r"\b(sq0(?:csp|atp|idp)-[0-9A-Za-z_\-]{22,43})", 1),
+        format("Azure storage key", r"(?i)AccountKey=([A-Za-z0-9+/]{86}==)", 1),
+        // `.npmrc`: `//registry.npmjs.org/:_authToken=…`.
+        format("npm token", r"//[^\s]*/:_authToken=\s*([A-Za-z0-9_\-]{20,})", 1),
         format("Slack token", r"\b(xox[abposr]-[0-9A-Za-z-]{10,})", 1),
         format(
             "Slack webhook",
@@ -78,7 +106,13 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
         format("Anthropic key", r"\b(sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,})", 1),
         format("SendGrid key", r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b", 1),
         format("npm token", r"\b(npm_[A-Za-z0-9]{36})\b", 1),
-        format("PyPI token", r"\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})", 1),
+        // A PyPI (or TestPyPI) macaroon is long: its caveats alone are over a
+        // hundred characters.
+        format(
+            "PyPI token",
+            r"\b(pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{70,})",
+            1,
+        ),
         format("Twilio key", r"\b(SK[0-9a-f]{32})\b", 1),
         format("Mailgun key", r"\b(key-[0-9a-f]{32})\b", 1),
         format(
@@ -86,13 +120,45 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
             r"(-----BEGIN (?:RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----)",
             1,
         ),
-        format(
-            "JSON web token",
-            r"\b(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})",
-            1,
-        ),
     ]
 });
+
+/// `header.payload[.signature]`, both JSON objects in base64url; checked by
+/// decoding them.
+static JWT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(eyJ[A-Za-z0-9_\-]{10,})\.(eyJ[A-Za-z0-9_\-]{10,})(?:\.[A-Za-z0-9_\-]*)?")
+        .expect("valid")
+});
+
+/// Decodes base64 or base64url (padding optional); `None` if it is not.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn is_json_object_b64(s: &str) -> bool {
+    base64_decode(s)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v.is_object())
+}
 
 /// `scheme://user:PASSWORD@host`.
 static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -105,9 +171,9 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// `name = "value"`, `name: 'value'`, `"name": "value"`, `NAME=value` where the
 /// name says secret.
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?i)([A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?key|credential)[A-Za-z0-9_.\-]*)['"]?\s*(?::=|=>|[:=])\s*(?:[bru]{0,2})(['"`])([^'"`\n]{8,200})(['"`])"#,
-    )
+    Regex::new(&format!(
+        r#"(?i)({SECRET_NAME})['"]?(?:\[\d*\])?\s*(?::=|=>|[:=])\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,200}})(['"`])"#
+    ))
     .expect("valid")
 });
 
@@ -115,6 +181,45 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 static ENV_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)^\s*(?:export\s+)?([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]*)\s*=\s*([^\s'\x22#()\[\]{},;]{12,200})\s*$",
+    )
+    .expect("valid")
+});
+
+/// The name part of [`ASSIGNMENT`]: says secret (`pass` only as a word of it:
+/// `db_pass`, not `bypass`).
+const SECRET_NAME: &str = r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?key|credential)[A-Za-z0-9_.\-]*|(?:[A-Za-z0-9_.\-]*[_.\-])?pass(?:[_.\-][A-Za-z0-9_.\-]*)?)";
+
+/// An unquoted value after a secret name anywhere in a line (YAML, INI,
+/// properties, `:=`): `db_pass: 9fK2mZq7Lp0x`, `api_key := 1f0c...`.
+static UNQUOTED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,200}})(?:[\s,;]|$)"#
+    ))
+    .expect("valid")
+});
+
+/// A secret-named variable compared with a literal: `if (api_key == "…")`,
+/// `if ("…" === password)`.
+static COMPARISON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i)(?:\b{SECRET_NAME}\s*(?:===?|!==?)\s*(['"`])([^'"`\n]{{8,200}})(['"`])|(['"`])([^'"`\n]{{8,200}})(['"`])\s*(?:===?|!==?)\s*{SECRET_NAME}\b)"#
+    ))
+    .expect("valid")
+});
+
+/// A command-line flag that takes a secret: `--api-key VALUE`, `--password=VALUE`.
+static FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)(?:^|\s)--?[a-z0-9\-]*(?:password|passwd|secret|token|api-?key)[ =]["']?([^\s'"]{12,200})"#,
+    )
+    .expect("valid")
+});
+
+/// Well-formed templates: `${NAME}`, `${NAME:-default}`, `{{ name }}`,
+/// `%(name)s`, `$(command)`, `<your-key>`.
+static TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\$\{[A-Za-z_][A-Za-z0-9_.]*(?:[:?+\-=][^}]*)?\}|\{\{[^}]*\}\}|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\$\([^)]*\)|<[^<>]*>|^\$[A-Za-z_][A-Za-z0-9_]*$",
     )
     .expect("valid")
 });
@@ -148,11 +253,6 @@ const PLACEHOLDERS: &[&str] = &[
     "replace",
     "notreal",
     "not-real",
-    "<",
-    "${",
-    "{{",
-    "%(",
-    "$(",
     "process.env",
     "os.environ",
     "getenv",
@@ -182,10 +282,37 @@ fn entropy(s: &str) -> f64 {
         .sum()
 }
 
+/// A run of six or more of one character (`ghp_xxxxxx…`, `AKIAZZZZZZ…`,
+/// `000000`): a placeholder in a real format's shape, which a generated key
+/// all but never has.
+fn filler(s: &str) -> bool {
+    let mut run = 0;
+    let mut prev = None;
+    for c in s.chars() {
+        run = if Some(c) == prev { run + 1 } else { 1 };
+        prev = Some(c);
+        if run >= 6 {
+            return true;
+        }
+    }
+    false
+}
+
+/// An unquoted value is read as code too, so it must also not look like a
+/// reference (`d.cfg.AccessKey`, `self.token`) and, like nearly every
+/// generated key, have a digit.
+fn looks_secret_unquoted(value: &str) -> bool {
+    static PATH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+$")
+            .expect("valid")
+    });
+    value.chars().any(|c| c.is_ascii_digit()) && !PATH.is_match(value) && looks_secret(value)
+}
+
 /// Whether a literal given to a secret-named variable looks like a real secret.
 fn looks_secret(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
-    if PLACEHOLDERS.iter().any(|p| lower.contains(p)) {
+    if PLACEHOLDERS.iter().any(|p| lower.contains(p)) || TEMPLATE.is_match(value) {
         return false;
     }
     // Prose, paths and identifiers are not keys: a secret has no spaces, and
@@ -226,9 +353,19 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
     };
     for f in FORMATS.iter() {
         for c in f.regex.captures_iter(line) {
-            if let Some(m) = c.get(f.group) {
+            if let Some(m) = c.get(f.group)
+                && !filler(m.as_str())
+            {
                 push(f.kind, m.start(), m.end());
             }
+        }
+    }
+    for c in JWT.captures_iter(line) {
+        if let (Some(m), Some(h), Some(p)) = (c.get(0), c.get(1), c.get(2))
+            && is_json_object_b64(h.as_str())
+            && is_json_object_b64(p.as_str())
+        {
+            push("JSON web token", m.start(), m.end());
         }
     }
     for c in URL_PASSWORD.captures_iter(line) {
@@ -251,6 +388,33 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
         && looks_secret(value.as_str())
     {
         push("secret in an environment file", value.start(), value.end());
+    }
+    for c in COMPARISON.captures_iter(line) {
+        let value = match (c.get(1), c.get(2), c.get(3), c.get(4), c.get(5), c.get(6)) {
+            (Some(o), Some(v), Some(e), ..) | (.., Some(o), Some(v), Some(e))
+                if o.as_str() == e.as_str() =>
+            {
+                v
+            }
+            _ => continue,
+        };
+        if looks_secret(value.as_str()) {
+            push("secret compared in code", value.start(), value.end());
+        }
+    }
+    for c in UNQUOTED_ASSIGNMENT.captures_iter(line) {
+        if let Some(value) = c.get(1)
+            && looks_secret_unquoted(value.as_str())
+        {
+            push("secret assigned in code", value.start(), value.end());
+        }
+    }
+    for c in FLAG.captures_iter(line) {
+        if let Some(value) = c.get(1)
+            && looks_secret_unquoted(value.as_str())
+        {
+            push("secret on a command line", value.start(), value.end());
+        }
     }
     out.sort_by_key(|s| s.start);
     out
@@ -298,6 +462,68 @@ mod tests {
             "aws_access_key_id = AKIAIOSFODNN7EXAMPLE  # gitleaks:allow",
             "secret_key = \"django-insecure-dev-only\"",
             "TOKEN_URL = \"/oauth/token\"",
+        ];
+        for line in clean {
+            assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+    }
+
+    /// Formats added for issue 34's benchmark, and the heuristics around them.
+    #[test]
+    fn more_formats_unquoted_values_comparisons_and_flags() {
+        let found: &[(&str, &str)] = &[
+            ("token = \"7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM\"", "Telegram bot token"),
+            (
+                "https://api.telegram.org/bot110201543:AAHdqTcvCH1vGWJxfSe1ofSAs0K5PALDsaw/getMe",
+                "Telegram bot token",
+            ),
+            (
+                "DISCORD = 'MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs'",
+                "Discord bot token",
+            ),
+            ("mc = '343ea45721923ed956e2b38c31db76aa-us30'", "Mailchimp key"),
+            (
+                "AccountKey=lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==",
+                "Azure storage key",
+            ),
+            ("//registry.npmjs.org/:_authToken=346a14f2-a672-4668-a892-956a462ab56e", "npm token"),
+            ("runner: glrt-2CR8_eVxiioB1QmzPZwa", "GitLab token"),
+            ("t = 'glptt-0123456789abcdefABCDEF0123456789abcdefAB'", "GitLab token"),
+            (
+                "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJuYW1lIjoiSm9lIiwKInN0YXR1cyI6ImVtcGxveWVlIgp9",
+                "JSON web token",
+            ),
+            ("  db_pass: 9fK2mZq7Lp0xRt4v", "secret assigned in code"),
+            ("softlayer_api_key := 1f0c9e8d7b6a5f4e3d2c1b0a9f8e7d6c", "secret assigned in code"),
+            ("if (api_key == \"Zx9kP2vLq7Wm4Tn8\") {", "secret compared in code"),
+            ("if (\"Zx9kP2vLq7Wm4Tn8\" !== password) {", "secret compared in code"),
+            ("curl --api-key 9fK2mZq7Lp0xRt4vBn8w https://x", "secret on a command line"),
+            ("password = @\"Tr0ub4dor&3xQ9!kz\";", "secret assigned in code"),
+            ("char secret[25] = \"Tr0ub4dor&3xQ9!kz\";", "secret assigned in code"),
+        ];
+        for (line, kind) in found {
+            let s = find_secrets(line);
+            assert_eq!(s.first().map(|s| s.kind), Some(*kind), "{line}: {s:?}");
+        }
+        let clean = [
+            // Placeholders in a real format's shape.
+            "key = AKIAXXXXXXXXXXXXXXXX",
+            "token = 'ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'",
+            // Wrong length for the kind of GitLab token.
+            "glptt-hellOworld380_testin",
+            // Not base64 JSON: not a JWT.
+            "eyJhbasdGciOiJIUaddasdasfsasdasdzI1NiIasdsInR5cCI6IkpXVCasdJasd9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc",
+            // A short PyPI-looking prefix is not a macaroon.
+            "pypi-AgEIcHlwaS5vcmcCJDU3OTM1MjliLWIyYTYtNDEwOC05NzRkLTM0MjNiNmEwNWIzYg",
+            // Unquoted references, templates and words.
+            "\t\tAccessKey: d.cfg.AccessKey,",
+            "api_key: ${API_KEY}",
+            "password: ${DB_PASSWORD:-postgres}",
+            "secret_key = {{ vault_secret_key }}",
+            "token: Optional[str] = None",
+            "bypass: aVeryLongIdentifierName",
+            "if (password == confirm_password) {",
+            "--password-file /run/secrets/db_password",
         ];
         for line in clean {
             assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
