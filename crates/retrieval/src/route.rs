@@ -260,7 +260,7 @@ pub fn route(request: &str) -> Route {
 pub fn route_with_budget(request: &str, budget: RouteBudget) -> Route {
     // Only the head of a pasted log says what the request is; the rest would cost
     // time for nothing (the router's target is under 5 ms).
-    let request = stdx_head(request, 4096);
+    let request = head_bytes(request, 4096);
     let text = Text::new(request);
     let features = analyze_query(request);
     let names_code =
@@ -383,7 +383,7 @@ fn top_k(intent: RouteIntent, strong_names: usize, words: usize, budget: RouteBu
 }
 
 /// The first `max` bytes of `text`, cut at a character boundary.
-fn stdx_head(text: &str, max: usize) -> &str {
+fn head_bytes(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
