@@ -101,6 +101,11 @@ pub enum Command {
     /// Rank the files that matter for a request (issue text, question, stack trace).
     #[command(after_help = "Example:\n  ironbees localize --query-file issue.md -k 5 --json")]
     Localize(cmd::localize::LocalizeArgs),
+    /// What a request asks for (fix, feature, refactor, explain, test, or a symbol,
+    /// flow or concept lookup), whether it needs a change, and the retrievers and
+    /// top-k to gather its context within a budget. Rule-based, English and Korean.
+    #[command(after_help = cmd::route::AFTER_HELP)]
+    Route(cmd::route::RouteArgs),
     /// Find definitions by name, words, path or error message (hybrid: BM25, names,
     /// paths, graph neighbours; rank fusion).
     #[command(after_help = cmd::search::AFTER_HELP)]

@@ -29,6 +29,7 @@ mod intel;
 mod model;
 mod ops;
 mod pillars;
+mod route;
 mod workflow;
 
 pub use crate::{
@@ -90,5 +91,6 @@ pub use crate::{
         SymbolInsight, TargetKind, TestPriority, UnderstandInclude, UnderstandRequest,
         UnderstandResponse, Warning, WarningLevel, WriteRequest, WriteResponse,
     },
+    route::{Route, RouteBudget, RouteIntent, Strategy},
     workflow::{CheckpointMeta, RunEvent, RunEventKind, RunStatus, RunSummary},
 };

@@ -6,7 +6,8 @@
 //! snapshot ([`SearchIndex::sync`]); [`hybrid_search`] fuses several retrievers by
 //! reciprocal rank with weights chosen by what the request mentions
 //! ([`analyze_query`]); [`localize`] ranks the files an issue is about; [`repo_map`]
-//! fits the ranked definitions to a token budget. No model is needed: an
+//! fits the ranked definitions to a token budget; [`route`] decides, before any of
+//! these run, what a request asks for and which of them to run. No model is needed: an
 //! [`Embedder`] is the caller's to bring.
 //!
 //! ```no_run
@@ -28,6 +29,7 @@ mod hybrid;
 mod localize;
 mod querytype;
 mod repomap;
+mod route;
 mod search;
 
 pub use crate::{
@@ -41,5 +43,8 @@ pub use crate::{
     },
     querytype::{MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
+    route::{
+        Route, RouteBudget, RouteIntent, Strategy, TOKENS_PER_CHUNK, route, route_with_budget,
+    },
     search::{ChunkHit, SearchIndex},
 };

@@ -19,6 +19,7 @@ pub mod localize;
 pub mod pillar;
 pub mod repomap;
 pub mod report;
+pub mod route;
 pub mod run;
 pub mod search;
 pub mod serve;
@@ -220,6 +221,7 @@ fn dispatch(ctx: &Ctx, cli: &Cli, out: &Output) -> Result<i32> {
         Command::Skeleton(args) => skeleton::run(ctx, out, args),
         Command::Status(args) => status::run(ctx, out, args),
         Command::Localize(args) => localize::run(ctx, out, args),
+        Command::Route(args) => route::run(ctx, out, args),
         Command::Search(args) => search::run(ctx, out, args),
         Command::Repomap(args) => repomap::run(ctx, out, args),
         Command::Graph(c) => graph::run(ctx, out, c),

@@ -872,3 +872,33 @@ mod embeddings {
         assert_eq!(mock.request_count(), 0);
     }
 }
+
+#[test]
+fn route_prints_intent_strategies_and_top_k() {
+    let p = TempProject::new();
+    let o = ironbees(p.root())
+        .args(["route", "--json", "Explain how user login works"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["intent"], "explain");
+    assert_eq!(v["needsChange"], false);
+    assert!(v["topK"].as_u64().unwrap() >= 1);
+    assert!(!v["strategies"].as_array().unwrap().is_empty());
+    // Korean, and a budget under 500 ms: one retriever.
+    let o = ironbees(p.root())
+        .args(["route", "--json", "--budget-ms", "300", "로그인 버그 고쳐줘"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["intent"], "fix");
+    assert_eq!(v["needsChange"], true);
+    assert_eq!(v["strategies"].as_array().unwrap().len(), 1);
+    // Text output names the intent.
+    let o = ironbees(p.root()).args(["route", "Find calculate_total"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("symbol_lookup"), "{text}");
+    let o = ironbees(p.root()).args(["route", "  "]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
