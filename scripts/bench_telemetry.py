@@ -255,7 +255,8 @@ class Stdio:
     """Newline-delimited JSON-RPC to a child's stdin/stdout; times each call."""
 
     def __init__(self, args, env, cwd=None):
-        self.p = subprocess.Popen(args, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(args, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
@@ -272,8 +273,12 @@ class Stdio:
             msg["params"] = params
         data = (json.dumps(msg) + "\n").encode()
         t0 = time.perf_counter()
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
+        try:
+            self.p.stdin.write(data)
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            self.err.seek(0)
+            raise RuntimeError(f"{method}: the server exited ({self.p.wait()}): {self.err.read()[-2000:].decode(errors='replace')}")
         while True:
             line = self.lines.get(timeout=timeout)
             if line is None:
@@ -329,12 +334,15 @@ def bench_calls(binary, base, deps, calls, warmup, with_telemetry):
     receiver = Receiver("grpc", deps) if with_telemetry else None
     sessions = {}
     try:
+        # One at a time: two `ironbees mcp` starting at once in one project race
+        # for its index (one of them exited once here).
         sessions["ib"] = Stdio([binary, "-C", root, "mcp", "--no-watch", "--reexport"], env)
+        sessions["ib"].initialize()
         sessions["direct"] = Stdio([memory_bin], dict(env, MEMORY_FILE_PATH=mem_file), cwd=root)
+        sessions["direct"].initialize()
         if receiver:
             sessions["ib_otel"] = Stdio([binary, "-C", root, "mcp", "--no-watch", "--reexport"], otel_env(env, receiver))
-        for s in sessions.values():
-            s.initialize()
+            sessions["ib_otel"].initialize()
         cols = [
             ("a", "ib", "read", {"target": "src/util.py"}),
             ("b", "ib", "memory.read_graph", {}),
@@ -444,11 +452,13 @@ def main():
             modes = a.modes.split(",")
             assert modes[0] == "off", "--modes must start with off"
             runs, run_stats = bench_runs(binary, base, deps, a.runs, modes)
+            report(runs, run_stats, None, None, None, a)
+            sys.stdout.flush()
         if not a.skip_calls:
             times, sizes, call_spans = bench_calls(binary, base, deps, a.calls, a.warmup, not a.no_call_telemetry)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    report(runs, run_stats, times, sizes, call_spans, a)
+    report(None, None, times, sizes, call_spans, a)
 
 
 if __name__ == "__main__":
