@@ -247,7 +247,16 @@ impl Store {
             });
         }
         if version < SCHEMA_VERSION {
-            let tx = self.conn.transaction().map_err(|e| Error::db(&self.path, e))?;
+            // IMMEDIATE, and the version read again inside: two processes opening a
+            // new project at once would otherwise both run the first migration,
+            // and the second fail with "table meta already exists".
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| Error::db(&self.path, e))?;
+            let version: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(|e| Error::db(&self.path, e))?;
             for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
                 tx.execute_batch(sql).map_err(|e| Error::db(&self.path, e))?;
                 tx.pragma_update(None, "user_version", i as i64 + 1)

@@ -64,7 +64,7 @@ impl History {
                 _ => Error::History { path: path.to_owned(), source: e },
             }
         };
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
@@ -87,10 +87,18 @@ impl History {
             });
         }
         if version < SCHEMA_VERSION {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-            ))
-            .map_err(err)?;
+            // The version read again under the write lock: another process
+            // opening the same new project may have created the schema meanwhile.
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            let now: i64 =
+                tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+            if now < SCHEMA_VERSION {
+                tx.execute_batch(&format!("{SCHEMA} PRAGMA user_version = {SCHEMA_VERSION};"))
+                    .map_err(err)?;
+            }
+            tx.commit().map_err(err)?;
         }
         Ok(History { conn, path: path.to_owned() })
     }

@@ -271,6 +271,20 @@ impl SearchIndex {
     /// Opens `dir`, creating or rebuilding it when missing or from another version.
     pub(crate) fn open(dir: &Path) -> Result<SearchIndex> {
         let io = |e: std::io::Error| Error::Io { path: dir.to_owned(), source: e };
+        // Held while the directory is checked, created or rebuilt: a process that
+        // found no VERSION yet would otherwise remove the directory another is
+        // creating (two processes opening a new project at once).
+        let lock_path = dir.with_extension("lock");
+        if let Some(parent) = dir.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let lock = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .and_then(|f| f.lock().map(|()| f))
+            .map_err(|e| Error::Io { path: lock_path.clone(), source: e })?;
         let version_file = dir.join("VERSION");
         let current = std::fs::read_to_string(&version_file).unwrap_or_default();
         if current.trim() != SEARCH_VERSION && dir.exists() {
@@ -282,6 +296,7 @@ impl SearchIndex {
         let index = Index::open_or_create(directory, schema).map_err(|e| tv(dir, e))?;
         index.tokenizers().register("code", analyzer());
         std::fs::write(&version_file, SEARCH_VERSION).map_err(io)?;
+        drop(lock);
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)

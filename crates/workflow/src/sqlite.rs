@@ -131,7 +131,7 @@ impl SqliteStore {
             .map_err(|e| Error::store(format!("creating {}", locks.display()), e))?;
         let db = dir.join("workflow.db");
         let ctx = || format!("opening {}", db.display());
-        let conn = Connection::open(&db).map_err(|e| Error::store(ctx(), e))?;
+        let mut conn = Connection::open(&db).map_err(|e| Error::store(ctx(), e))?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(|e| Error::store(ctx(), e))?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
@@ -148,18 +148,25 @@ impl SqliteStore {
                 ),
             });
         }
-        // Forward migrations, each in its own transaction.
-        if version < 1 {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = 1; COMMIT;"
-            ))
-            .map_err(|e| Error::store(format!("creating the schema in {}", db.display()), e))?;
-        }
-        if version < 2 {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA_2} PRAGMA user_version = 2; COMMIT;"
-            ))
-            .map_err(|e| Error::store(format!("migrating the schema in {}", db.display()), e))?;
+        // Forward migrations under the write lock, the version read again inside:
+        // two processes opening a new project at once must not both create it.
+        if version < SCHEMA_VERSION {
+            let migrating =
+                |e| Error::store(format!("migrating the schema in {}", db.display()), e);
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(migrating)?;
+            let now: i64 =
+                tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(migrating)?;
+            if now < 1 {
+                tx.execute_batch(&format!("{SCHEMA} PRAGMA user_version = 1;"))
+                    .map_err(migrating)?;
+            }
+            if now < 2 {
+                tx.execute_batch(&format!("{SCHEMA_2} PRAGMA user_version = 2;"))
+                    .map_err(migrating)?;
+            }
+            tx.commit().map_err(migrating)?;
         }
         Ok(SqliteStore {
             conn: Mutex::new(conn),

@@ -537,3 +537,31 @@ fn an_unwritable_snapshot_store_warns_and_still_answers() {
         o.stderr
     );
 }
+
+/// Several processes opening a new project at once (an editor's MCP server and a
+/// terminal, two `ironbees mcp` sessions): each creates the index, the edit
+/// history and the run store, or finds them created — none fails with "table
+/// already exists" because another created the schema between its check and its
+/// write.
+#[test]
+fn processes_opening_a_new_project_at_once_all_succeed() {
+    for round in 0..3 {
+        let p = project();
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let mut c = ironbees(p.root());
+                c.args(match i % 3 {
+                    0 => &["index", "--json"][..],
+                    1 => &["history", "--json"][..],
+                    _ => &["runs", "list", "--json"][..],
+                });
+                c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+                c.spawn().unwrap()
+            })
+            .collect();
+        for child in children {
+            let o = Out::from(child.wait_with_output().unwrap());
+            assert_eq!(o.code, 0, "round {round}: {}", o.stderr);
+        }
+    }
+}
