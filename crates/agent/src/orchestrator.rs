@@ -99,27 +99,16 @@ impl Orchestrator {
         registry: Registry,
         rt: tokio::runtime::Handle,
     ) -> Result<Orchestrator> {
-        Orchestrator::open_with(session, llm, agents, registry, rt, &GraphSpec::default())
+        let store = Arc::new(SqliteStore::open(&session.layout().runs_dir())?);
+        let spec = GraphSpec::default();
+        Orchestrator::open_with_store(session, llm, agents, registry, rt, &spec, store)
     }
 
     /// [`open`](Self::open) with a project's custom nodes in the coding graph
-    /// (checked here: unknown agents, places and next nodes are errors).
-    pub fn open_with(
-        session: Arc<Session>,
-        llm: Option<Arc<Llm>>,
-        agents: AgentSet,
-        registry: Registry,
-        rt: tokio::runtime::Handle,
-        spec: &GraphSpec,
-    ) -> Result<Orchestrator> {
-        let store = Arc::new(SqliteStore::open(&session.layout().runs_dir())?);
-        Orchestrator::open_with_store(session, llm, agents, registry, rt, spec, store)
-    }
-
-    /// [`open_with`](Self::open_with) over a given store: runs, checkpoints,
-    /// events and the work queue live there (PostgreSQL for replicas that share
-    /// runs). The build copies (`runs/work/<run>`) stay under this project's
-    /// `.ironbees/`.
+    /// (checked here: unknown agents, places and next nodes are errors) over a
+    /// given store: runs, checkpoints, events and the work queue live there
+    /// (PostgreSQL for replicas that share runs). The build copies
+    /// (`runs/work/<run>`) stay under this project's `.ironbees/`.
     pub fn open_with_store(
         session: Arc<Session>,
         llm: Option<Arc<Llm>>,

@@ -298,19 +298,7 @@ fn ensure_baseline(
         Ran::Nothing => {}
         Ran::Done(b) => {
             if b.exec.is_some() {
-                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
-                let failed = b.build.errors.len() as u32;
-                let event =
-                    CommandEvent { kind: CommandKind::Build, scope: None, failed, total: 0 };
-                event.emit(
-                    cx,
-                    &b.build.tool,
-                    b.build.success,
-                    b.build.duration_ms,
-                    b.exec.as_ref(),
-                    errors,
-                    vec![],
-                );
+                emit_build(cx, &b);
             }
             if !b.build.success {
                 let mut text = String::new();
@@ -432,19 +420,7 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
             // Python and plain Node projects have no build step: nothing ran.
             if b.exec.is_some() {
                 checked = true;
-                let errors = bounded_names(b.build.errors.iter().map(diagnostic));
-                let failed = b.build.errors.len() as u32;
-                let event =
-                    CommandEvent { kind: CommandKind::Build, scope: None, failed, total: 0 };
-                event.emit(
-                    cx,
-                    &b.build.tool,
-                    b.build.success,
-                    b.build.duration_ms,
-                    b.exec.as_ref(),
-                    errors,
-                    vec![],
-                );
+                emit_build(cx, &b);
             }
             if !b.build.success {
                 let mut text = format!("The build ({}) failed:\n", b.build.tool);
@@ -733,6 +709,22 @@ fn bounded_names(names: impl Iterator<Item = String>) -> Vec<String> {
         out.push(name);
     }
     out
+}
+
+/// The `command` event of a build that ran: its errors, by name.
+fn emit_build(cx: &mut NodeContext<'_>, b: &protocol::BuildResponse) {
+    let errors = bounded_names(b.build.errors.iter().map(diagnostic));
+    let failed = b.build.errors.len() as u32;
+    let event = CommandEvent { kind: CommandKind::Build, scope: None, failed, total: 0 };
+    event.emit(
+        cx,
+        &b.build.tool,
+        b.build.success,
+        b.build.duration_ms,
+        b.exec.as_ref(),
+        errors,
+        vec![],
+    );
 }
 
 /// The parts of a `command` event that say what ran.

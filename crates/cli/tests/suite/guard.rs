@@ -24,10 +24,16 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 
-fn guard(p: &TempProject, args: &[&str], stdin: Option<&str>) -> Out {
+/// `ironbees -C PROJECT`, without the user's configuration or a model.
+fn ironbees(p: &TempProject) -> Command {
     let mut c = Command::cargo_bin("ironbees").unwrap();
     c.arg("-C").arg(p.root()).env("XDG_CONFIG_HOME", p.root().join(".no-user-config"));
     super::without_model_env(&mut c);
+    c
+}
+
+fn guard(p: &TempProject, args: &[&str], stdin: Option<&str>) -> Out {
+    let mut c = ironbees(p);
     c.arg("guard").args(args);
     c.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -123,9 +129,7 @@ fn change_with_guardrails_on_change_refuses_a_secret_and_leaves_the_file_as_it_w
     p.write("settings.py", "DEBUG = False\n");
     std::fs::create_dir(p.path(".git")).unwrap();
     let edit = |p: &TempProject| {
-        let mut c = Command::cargo_bin("ironbees").unwrap();
-        c.arg("-C").arg(p.root()).env("XDG_CONFIG_HOME", p.root().join(".no-user-config"));
-        super::without_model_env(&mut c);
+        let mut c = ironbees(p);
         c.args([
             "change",
             "settings.py",
