@@ -69,6 +69,7 @@ mod orchestrator;
 mod overlay;
 mod policy;
 mod review;
+mod suite;
 mod validate;
 mod workspace;
 

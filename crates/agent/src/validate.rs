@@ -30,6 +30,7 @@ use crate::{
     nodes::{Outcome, Step, call_err, instructions, workspace},
     orchestrator::Shared,
     overlay, policy,
+    suite::PytestSuite,
 };
 
 /// Output kept for the coder when a failure has no structured message.
@@ -157,8 +158,13 @@ impl Related {
                 limit: Some(200),
                 all: true,
             };
+            // Near tests only: a test that uses the changed file's definitions
+            // directly, or is named after it. In a package whose every module
+            // imports the core (flask's test_testing.py reaches cli.py through
+            // testing.py), the whole suite is within a few steps of any file, and
+            // a test the environment broke before the run would be blamed on it.
             if let Ok(impact) = shared.session.impact(&req, &call) {
-                files.extend(impact.tests.into_iter().map(|t| t.path));
+                files.extend(impact.tests.into_iter().filter(near).map(|t| t.path));
             }
         }
         let mut text = format!("{} {}", s.user_request, s.spec.as_deref().unwrap_or_default());
@@ -182,6 +188,13 @@ impl Related {
         let own = words(short.trim_start_matches("test_").trim_start_matches("test"));
         !own.is_empty() && own.iter().all(|w| self.words.contains(w))
     }
+}
+
+/// Whether an affected test is near enough to the change to be what a run on it
+/// is about: at distance 0 or 1 (it uses a changed definition), or named after
+/// the changed file (`test_cli.py` for `cli.py`) within two steps or by name only.
+fn near(t: &protocol::AffectedTest) -> bool {
+    t.priority == protocol::AffectedTestPriority::High || t.distance.is_none()
 }
 
 /// The words of a text as identifiers split them (`divide_by_zero`,
@@ -438,12 +451,14 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
         }
     }
     if failure.is_none() {
-        let scopes = test_scopes(shared, s, cx);
+        let mut scopes = test_scopes(shared, s, cx);
         let related = Related::gather(shared, s, cx);
         let root = ws.path().to_owned();
         let is_related =
             |f: &protocol::TestFailure| related.covers(&f.name, test_file_of(f, &root).as_deref());
-        for (scope, targets) in scopes {
+        let mut next = 0;
+        while let Some((scope, targets)) = scopes.get(next).cloned() {
+            next += 1;
             let t = match commands.test(cx, &targets)? {
                 Ran::Paused(reason) => return Ok(pause(s, reason)),
                 Ran::Nothing => break,
@@ -467,6 +482,19 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                 bounded_names(t.test.failures.iter().map(|f| f.name.clone())),
                 bounded_names(j.pre_existing.iter().cloned()),
             );
+            // A targeted run that could not even start its tests (a usage error,
+            // a conftest of the selection that does not import) says nothing about
+            // the change: the whole suite, as the baseline ran it, decides.
+            if scope == CommandScope::Targeted
+                && !j.passed
+                && t.test.incomplete.is_some()
+                && t.test.failures.is_empty()
+            {
+                if !scopes.iter().any(|(scope, _)| *scope == CommandScope::Full) {
+                    scopes.push((CommandScope::Full, Vec::new()));
+                }
+                continue;
+            }
             let still_broken = t.test.incomplete.is_some()
                 && s.baseline.as_ref().is_some_and(|b| b.incomplete.is_some());
             inconclusive |= still_broken && j.new.is_empty();
@@ -593,6 +621,15 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
             out.extend(last_failures.filter_map(|f| test_file_of(f, ws.path())));
             // Only files that exist in the copy (a deleted test, a stale path).
             out.retain(|p| ws.path().join(p).is_file());
+            // Only what the project's own suite collects (its `testpaths`, its
+            // `python_files`): not a helper module under `tests/`, not an example
+            // project's tests with their own conftest. A test file the run
+            // changed is run whatever the configuration says.
+            if tool == "pytest" {
+                let suite = PytestSuite::load(ws.path());
+                let changed: BTreeSet<&str> = s.overlay.iter().map(|f| f.path.as_str()).collect();
+                out.retain(|p| changed.contains(p.as_str()) || suite.collects(p));
+            }
         }
         "cargo" | "nextest" => out.extend(last_failures.map(|f| f.name.clone())),
         _ => {}

@@ -20,8 +20,12 @@
 //! out, and the build tool recreates them inside the copy.
 //!
 //! What the copy holds is what the project holds: the files the ignore rules
-//! keep, and every file git tracks whatever `.gitignore` says (a committed
-//! `_version.py` that a pattern ignores is still the project's).
+//! keep, every file git tracks whatever `.gitignore` says (a committed
+//! `_version.py` that a pattern ignores is still the project's), and the ignored
+//! code files in the project's own directories (a `_version.py` an installer
+//! wrote, an extension module built in place). Ignored *directories* are left
+//! out (build outputs) or linked (dependencies); other ignored files (logs, a
+//! `.env`, keys) stay out.
 //!
 //! Why the copy persists between syncs: those build outputs stay, so the second
 //! validation of a run is an incremental build, not a clean one. Syncs are
@@ -537,8 +541,65 @@ fn walk_project(root: &Path, skip: &[PathBuf]) -> Result<Project, WorkspaceError
             }
         }
     }
+    add_ignored_files(root, &dirs, skip, &mut project);
     add_tracked(root, skip, &mut project)?;
     Ok(project)
+}
+
+/// Ignored files bigger than this stay out of the copy: a database dump or a
+/// downloaded dataset is not what a build or a test suite is made of, and
+/// copying it on every run would cost more than the run.
+const MAX_IGNORED_FILE: u64 = 16 << 20;
+
+/// The ignored files worth copying: code, by extension. An installer's version
+/// module, generated code, a compiled extension module — what an import needs.
+/// Other ignored files (logs, a `.env`, keys, local data) stay out: the
+/// project's tests have done without them since they were cloned, and an agent
+/// that runs commands in the copy has no business reading them.
+fn ignored_but_code(name: &str) -> bool {
+    const CODE: &[&str] = &[
+        "py", "pyi", "so", "pyd", "dylib", "js", "mjs", "cjs", "ts", "go", "rs", "java", "kt", "c",
+        "h", "cc", "cpp", "hpp", "cs", "rb",
+    ];
+    name.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && CODE.contains(&ext))
+        // `_ext.cpython-311-x86_64-linux-gnu.so`, `libfoo.so.1`
+        || name.contains(".so.")
+}
+
+/// Adds the ignored code files that sit in the project's own directories (not
+/// in ignored directories, which are build outputs or linked dependencies): a
+/// version module an installer writes (`src/_pytest/_version.py`, which pytest's
+/// own `.gitignore` names), an extension module built in place (`*.so`).
+/// Without them the copy imports differently from the project, and every test
+/// fails for a reason the change never had.
+fn add_ignored_files(root: &Path, dirs: &[String], skip: &[PathBuf], project: &mut Project) {
+    for parent in dirs {
+        let at = if parent.is_empty() { root.to_owned() } else { root.join(parent) };
+        // A directory that vanished since the walk: nothing of it to add.
+        let Ok(read) = fs::read_dir(&at) else { continue };
+        for entry in read.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let rel = if parent.is_empty() { name.clone() } else { format!("{parent}/{name}") };
+            if project.entries.contains_key(&rel)
+                || project.linked.contains_key(&rel)
+                || NEVER_COPIED.contains(&name.as_str())
+                || !ignored_but_code(&name)
+                || skip.contains(&entry.path())
+            {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            let kind = if meta.file_type().is_symlink() {
+                Kind::Symlink
+            } else if meta.is_file() && meta.len() <= MAX_IGNORED_FILE {
+                Kind::File
+            } else {
+                continue;
+            };
+            let found = Found { stamp: Stamp::of(kind, &meta), permissions: meta.permissions() };
+            project.entries.insert(rel, found);
+        }
+    }
 }
 
 /// Adds the files git tracks that the ignore rules left out (outside git's and
@@ -1057,6 +1118,61 @@ mod tests {
             .output()
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    #[test]
+    fn ignored_code_files_in_project_dirs_are_copied_other_ignored_files_not() {
+        // pytest's `.gitignore` names `src/_pytest/_version.py`, which its
+        // installer writes: without it the copy's pytest is version "unknown"
+        // and cannot start. An extension module built in place is imported the
+        // same way. A `.env`, a log and anything in an ignored directory stay out.
+        let (project, ws) = setup(
+            r#"
+            //- .gitignore
+            src/pkg/_version.py
+            *.so
+            *.log
+            .env
+            build/
+            __pycache__/
+            //- src/pkg/__init__.py
+            from ._version import v
+            //- src/pkg/_version.py
+            v = "1.0"
+            //- src/pkg/_speedups.cpython-311-x86_64-linux-gnu.so
+            ELF
+            //- .env
+            TOKEN=x
+            //- run.log
+            log
+            //- build/lib/pkg/__init__.py
+            stale
+            //- src/pkg/__pycache__/x.cpython-311.pyc
+            bytecode
+            "#,
+        );
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        ws.sync(&edit::Overlay::new()).unwrap();
+        expect![[r#"
+            .gitignore: src/pkg/_version.py
+            *.so
+            *.log
+            .env
+            build/
+            __pycache__/
+            src/pkg/__init__.py: from ._version import v
+            src/pkg/_speedups.cpython-311-x86_64-linux-gnu.so: ELF
+            src/pkg/_version.py: v = "1.0""#]]
+        .assert_eq(&listing(&project, &ws));
+        // Kept up to date like any other file.
+        project.write("src/pkg/_version.py", "v = \"2.0\"");
+        age(&project.path("src/pkg/_version.py"));
+        ws.sync(&edit::Overlay::new()).unwrap();
+        assert_eq!(
+            fs::read_to_string(ws.path().join("src/pkg/_version.py")).unwrap(),
+            "v = \"2.0\""
+        );
     }
 
     #[test]

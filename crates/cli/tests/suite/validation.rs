@@ -254,6 +254,66 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
     }
 }
 
+/// What pytest's and flask's own repositories hold: a version module the
+/// installer wrote and `.gitignore` names (without it the package does not
+/// import), `testpaths` that keep an example project's tests (whose conftest
+/// imports a package this environment never installed) out of the suite, a
+/// helper module under `tests/`, and a test module that has not imported since
+/// before the run.
+#[test]
+fn a_project_as_pytest_and_flask_hold_theirs_validates_green() {
+    let p = TempProject::new();
+    p.write(".gitignore", "pkg/_version.py\n__pycache__/\n");
+    p.write("setup.cfg", "[tool:pytest]\ntestpaths = tests\n");
+    p.write("pkg/__init__.py", "from ._version import version\n");
+    p.write("pkg/_version.py", "version = '1.0'\n");
+    p.write("pkg/calc.py", "def div(a, b):\n    return a / b\n");
+    p.write(
+        "tests/test_calc.py",
+        "import pytest\nimport pkg\nfrom pkg.calc import div\n\n\
+         def test_version():\n    assert pkg.version == '1.0'\n\n\
+         def test_div_zero():\n    with pytest.raises(ValueError):\n        div(1, 0)\n",
+    );
+    p.write("tests/helpers.py", "from pkg.calc import div\n\nHALF = div(1, 2)\n");
+    p.write(
+        "tests/test_legacy.py",
+        "import a_module_nobody_installed\n\ndef test_old():\n    pass\n",
+    );
+    p.write("examples/app/tests/conftest.py", "from exampleapp import create_app\n");
+    p.write(
+        "examples/app/tests/test_app.py",
+        "from pkg.calc import div\n\ndef test_app():\n    assert div(4, 2) == 2\n",
+    );
+    sh(p.root(), "git", &["init", "-q"]);
+    sh(p.root(), "git", &["add", "."]);
+    let mock = MockLlm::start();
+    fixing_model(
+        &mock,
+        "pkg/calc.py",
+        "    return a / b",
+        "    if b == 0:\n        raise ValueError('zero')\n    return a / b",
+    );
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"]);
+    ok(&o);
+    let runs = test_runs(&o);
+    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, ["targeted", "full"], "{runs:?}");
+    let targeted = runs[0]["command"].to_string();
+    assert!(targeted.contains("tests/test_calc.py"), "{targeted}");
+    assert!(
+        !targeted.contains("examples/") && !targeted.contains("helpers.py"),
+        "only what the suite collects: {targeted}"
+    );
+    assert_eq!(runs[0]["success"], true, "{}", runs[0]);
+    // The module that does not import is reported, and the rest of the suite ran.
+    let full = &runs[1];
+    assert_eq!(full["success"], true, "{full}");
+    assert!(full["preExisting"].to_string().contains("test_legacy"), "{full}");
+    assert_eq!(full["total"].as_u64(), Some(3), "{full}");
+    assert!(p.read("pkg/calc.py").contains("ValueError"));
+}
+
 // --- the baseline ------------------------------------------------------------------------
 
 #[test]

@@ -305,6 +305,11 @@ pub fn test_invocation(
                 "-q".into(),
                 "-p".into(),
                 "no:cacheprovider".into(),
+                // A module that cannot be imported (a missing optional dependency,
+                // an old test the environment outgrew) would otherwise stop the
+                // whole session before any test ran: its error is reported as a
+                // failure of that module, and every other test still runs.
+                "--continue-on-collection-errors".into(),
                 format!("--junitxml={}", file.display()),
             ];
             argv.extend(targets.iter().cloned());
