@@ -989,7 +989,8 @@ mod tests {
         let mut with_network: Vec<&str> = env.to_vec();
         with_network.push("tests.test_network::test_mirror");
         // (failing after the change, selected, passed, new)
-        let cases: Vec<(Vec<&str>, &dyn Fn(&TestFailure) -> bool, bool, Vec<&str>)> = vec![
+        type Case<'a> = (Vec<&'a str>, &'a dyn Fn(&TestFailure) -> bool, bool, Vec<&'a str>);
+        let cases: Vec<Case<'_>> = vec![
             // The fix: test_routes passes now; the environment's failures stay.
             (with_network.clone(), &all, true, vec![]),
             // A no-op: everything fails as before; the near ones are the change's.
