@@ -112,10 +112,11 @@ fn judge(body: &str) -> Result<(), String> {
 /// when absent or unreadable.
 fn retry_wait(value: Option<&str>) -> Duration {
     let Some(v) = value.map(str::trim) else { return Duration::from_secs(1) };
-    if let Ok(secs) = v.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Duration::from_secs_f64(secs).min(MAX_WAIT);
-        }
+    if let Ok(secs) = v.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Duration::from_secs_f64(secs).min(MAX_WAIT);
     }
     if let Ok(at) = httpdate::parse_http_date(v) {
         let wait = at.duration_since(std::time::SystemTime::now()).unwrap_or_default();

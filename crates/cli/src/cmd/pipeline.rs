@@ -296,13 +296,8 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &PipelineCommand, commitly: bool) -> Re
                     ),
                 ));
             }
-            let answer = match (*approve || *yes, *reject) {
-                (_, true) => Some(false),
-                (true, _) => Some(true),
-                _ => None,
-            };
             let waiting = matches!(summary.status, RunStatus::Waiting { .. });
-            if answer.is_some() && !waiting {
+            if (*approve || *reject) && !waiting {
                 return Err(cli_error(
                     ErrorCode::InvalidState,
                     format!(
@@ -311,6 +306,12 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &PipelineCommand, commitly: bool) -> Re
                     ),
                 ));
             }
+            // --yes answers the approval it waits at, if any, and every later one.
+            let answer = match (*approve || (*yes && waiting), *reject) {
+                (_, true) => Some(false),
+                (true, _) => Some(true),
+                _ => None,
+            };
             let outcome = p.resume(&id, answer, drive(ctx, out))?;
             let outcome = if *yes { answer_all(ctx, out, &p, outcome)? } else { outcome };
             finish(ctx, out, &p, outcome, commitly)
