@@ -186,6 +186,7 @@ impl Pipeline {
     /// Starts a pipeline on the project's HEAD (the commit just made) and drives
     /// it until it ends or waits at an approval. `yes` answers every approval.
     pub fn start(&self, yes: bool, drive: Drive) -> Result<Outcome> {
+        let _hub = self.lock_hub()?;
         let layout = &self.env.layout;
         let config = &self.env.config;
         let p = project::inspect(&layout.root, config)?;
@@ -236,8 +237,27 @@ impl Pipeline {
             serde_json::to_value(PipelineApproval { approved, by: Some("human".into()) })
                 .unwrap_or(Value::Null)
         });
+        let _hub = self.lock_hub()?;
         let report = self.runner.resume_with(id, input, options(drive))?;
         Ok(Outcome { pipeline_id: report.run_id, status: report.status, state: report.state.0 })
+    }
+
+    /// One execution at a time works in the hub (a commit made while another
+    /// pipeline runs waits for it, as a queue would): its working tree is
+    /// shared, its branches are per pipeline. Released when the execution
+    /// returns (a run waiting at an approval holds nothing) or the process dies.
+    fn lock_hub(&self) -> Result<std::fs::File> {
+        let dir = &self.env.layout.state_dir;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join("pipeline.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.lock().map_err(|e| Error::io(&path, e))?;
+        Ok(file)
     }
 
     pub fn cancel(&self, id: &str) -> Result<RunStatus> {

@@ -525,3 +525,69 @@ fn pipeline_post_commit_hook_starts_it_once_in_the_background() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(fx.pipelines().len(), 2, "one pipeline per commit");
 }
+
+#[test]
+fn pipeline_refactor_stage_keeps_a_refactoring_the_tests_pass_and_drops_one_they_fail() {
+    use test_support::mock_llm::{MockLlm, Reply};
+    let fx = Fixture::new();
+    let mock = MockLlm::start();
+    std::fs::write(fx.proj.join("test.sh"), "grep -q ok app.sh\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    git(&fx.proj, &["commit", "-qm", "tests"]);
+    git(&fx.proj, &["push", "-q", "origin", "main"]);
+    fx.config(&format!(
+        "{CONFIG}  llm:\n    enabled: true\n  refactoring:\n    rules: [\"remove duplicate code\"]\n"
+    ));
+    let answer = |content: &str, improvement: &str| {
+        Reply::text(
+            serde_json::json!({
+                "files": [{"path": "app.sh", "content": content}],
+                "improvements": [improvement],
+            })
+            .to_string(),
+        )
+    };
+    let with_model = |args: &[&str]| {
+        let mut c = fx.cmd();
+        c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+        Out::from(c.args(args).output().unwrap())
+    };
+
+    mock.push(answer("echo ok v2\n", "removed duplicate code"));
+    std::fs::write(fx.proj.join("app.sh"), "echo ok v2\necho ok v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let o = with_model(&["commit", "--yes", "-m", "v2"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let user = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        git(&fx.remote, &["rev-parse", "main~1"]),
+        user,
+        "the user's commit, then the refactoring"
+    );
+    assert_eq!(
+        git(&fx.remote, &["log", "-1", "--format=%s", "main"]),
+        "RefactoringAgent: removed duplicate code"
+    );
+    assert_eq!(git(&fx.remote, &["show", "main:app.sh"]), "echo ok v2");
+    let r = fx.read_json(".ironbees/cache/refactoring_agent.json");
+    assert_eq!(r["status"], "success");
+    assert_eq!(r["testPassed"], true);
+    assert_eq!(
+        r["refactoredFiles"],
+        serde_json::json!([fx.proj.join("app.sh").display().to_string()])
+    );
+    let sent = &mock.requests()[0].body;
+    assert!(sent.to_string().contains("remove duplicate code"), "the rules reach the model");
+
+    // A refactoring the tests fail with is dropped; the user's commit is pushed.
+    git(&fx.proj, &["pull", "-q", "--ff-only"]);
+    mock.push(answer("echo bad\n", "simplified"));
+    std::fs::write(fx.proj.join("app.sh"), "echo ok v3\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let o = with_model(&["commit", "--yes", "-m", "v3"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    let r = fx.read_json(".ironbees/cache/refactoring_agent.json");
+    assert_eq!(r["testPassed"], false);
+    assert_eq!(r["refactoredFiles"], serde_json::json!([]));
+}
