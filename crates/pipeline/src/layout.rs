@@ -135,8 +135,75 @@ fn append(path: &Path, line: &str) {
     }
 }
 
+/// Seed §8.1: local logs are kept `days` days. Files under `logs/<agent>/`
+/// modified longer ago are removed (best effort: a file that cannot be read
+/// or removed stays); returns how many went.
+pub(crate) fn prune_logs(logs: &Path, days: u32, now: std::time::SystemTime) -> usize {
+    let max_age = std::time::Duration::from_secs(u64::from(days) * 86_400);
+    let mut removed = 0;
+    let Ok(dirs) = std::fs::read_dir(logs) else { return 0 };
+    for dir in dirs.flatten() {
+        let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
+        for file in files.flatten() {
+            let old = file
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > max_age);
+            if old && file.path().is_file() && std::fs::remove_file(file.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
 /// `2026-11-28T01-45-00` (a file name's timestamp, UTC).
 pub(crate) fn stamp(ms: i64) -> String {
     let t = stdx::rfc3339_utc(ms);
     t[..19].replace(':', "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_the_seed() {
+        let l = Layout::new(Path::new("/w/my_project/Commitly"), ".commitly", None, None);
+        assert_eq!(l.hub, Path::new("/w/my_project/.commitly_hub_Commitly"));
+        assert_eq!(l.cache_dir(), Path::new("/w/my_project/Commitly/.commitly/cache"));
+        let l = Layout::new(Path::new("/w/p"), ".ironbees", Some("api"), Some("../hubs/api"));
+        assert_eq!((l.project.as_str(), l.hub.as_path()), ("api", Path::new("/w/p/../hubs/api")));
+        let names: Vec<String> = protocol::stages::ALL.iter().map(|s| agent_name(s)).collect();
+        assert_eq!(
+            names,
+            [
+                "clone_agent",
+                "code_agent",
+                "test_agent",
+                "refactoring_agent",
+                "sync_agent",
+                "slack_agent"
+            ]
+        );
+        assert_eq!(stamp(1_761_042_615_000), "2025-10-21T10-30-15");
+    }
+
+    #[test]
+    fn old_logs_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path();
+        std::fs::create_dir_all(logs.join("code_agent")).unwrap();
+        std::fs::write(logs.join("code_agent/old.log"), "x").unwrap();
+        std::fs::write(logs.join("code_agent/new.log"), "x").unwrap();
+        let month = std::time::Duration::from_secs(31 * 86_400);
+        let old =
+            std::fs::File::options().write(true).open(logs.join("code_agent/old.log")).unwrap();
+        old.set_modified(std::time::SystemTime::now() - month).unwrap();
+        assert_eq!(prune_logs(logs, 30, std::time::SystemTime::now()), 1);
+        assert!(logs.join("code_agent/new.log").exists());
+        assert!(!logs.join("code_agent/old.log").exists());
+    }
 }

@@ -191,6 +191,8 @@ impl Pipeline {
         let config = &self.env.config;
         let p = project::inspect(&layout.root, config)?;
         project::ensure_hub(layout, &p)?;
+        let days = config.logging.retention_days.unwrap_or(30);
+        crate::layout::prune_logs(&layout.logs_dir(), days, std::time::SystemTime::now());
         let id = new_id();
         let range = format!("refs/remotes/{}/{}..{}", p.remote, p.target_branch, p.head);
         let mut commits = project::commits(&layout.root, &range);
@@ -260,8 +262,31 @@ impl Pipeline {
         Ok(file)
     }
 
+    /// Cancels a run. One that ends cancelled at once (it was waiting, or no
+    /// process ran it) leaves nothing in the hub: its branches are deleted;
+    /// one a process is running stops at its next step.
     pub fn cancel(&self, id: &str) -> Result<RunStatus> {
-        Ok(self.runner.cancel(id)?)
+        let status = self.runner.cancel(id)?;
+        if status == RunStatus::Cancelled
+            && let Some((_, state)) = self.runner.state(id)?
+        {
+            let _hub = self.lock_hub()?;
+            let s = &state.0;
+            let logs = hub_logs(&self.env, s);
+            let hub = &self.env.layout.hub;
+            let current = git(hub, &["branch", "--show-current"], None).ok().unwrap_or_default();
+            if s.branches.values().any(|b| *b == current) {
+                let remote = format!("refs/remotes/origin/{}", s.target_branch);
+                let _ = git_ok(hub, &["checkout", "-q", "-f", "--detach", &remote], Some(&logs));
+            }
+            for b in s.branches.values() {
+                let _ = git_ok(hub, &["branch", "-q", "-D", b], Some(&logs));
+            }
+            let local = format!("refs/commitly/local/{}", s.pipeline_id);
+            let _ = git_ok(hub, &["update-ref", "-d", &local], Some(&logs));
+            logs.stage(&s.current_stage, "cancelled: the pipeline's hub branches were deleted");
+        }
+        Ok(status)
     }
 
     /// The run a person's word means (an id or a unique prefix).

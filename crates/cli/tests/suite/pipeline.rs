@@ -275,6 +275,17 @@ fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
     // A finished (failed) run is not resumed into another answer.
     let o = fx.ib(&["pipeline", "resume", &id, "--approve"]);
     assert_ne!(o.code, 0);
+
+    // A waiting pipeline cancelled leaves no branch behind.
+    let o = fx.commit("app.sh", "echo v3\n", &["-m", "v3"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let newest = fx.pipelines()[0]["id"].as_str().unwrap().to_owned();
+    assert!(fx.hub_branches().contains(&format!("commitly/code/{newest}")));
+    let o = fx.ib(&["pipeline", "cancel", &newest, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(serde_json::from_str::<Value>(&o.stdout).unwrap()["status"]["type"], "cancelled");
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{id}")]);
+    assert_eq!(fx.remote_head(), before);
 }
 
 #[test]
