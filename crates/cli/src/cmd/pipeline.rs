@@ -418,7 +418,7 @@ fn finish(
             }
             RunStatus::Waiting { node, reason } => {
                 if out.json {
-                    out.json(&json!({"outcome": {"pipelineId": id, "status": outcome.status, "state": outcome.state}}))?;
+                    outcome_line(&outcome)?;
                 } else {
                     out.line(format!("pipeline {id} waits at {node}: {reason}"));
                     out.note(format!(
@@ -430,7 +430,7 @@ fn finish(
             }
             RunStatus::Succeeded => {
                 if out.json {
-                    out.json(&json!({"outcome": {"pipelineId": id, "status": outcome.status, "state": outcome.state}}))?;
+                    outcome_line(&outcome)?;
                 } else {
                     let s = &outcome.state;
                     match s.results.sync.as_ref().and_then(|r| r.pushed_sha.as_deref()) {
@@ -447,7 +447,7 @@ fn finish(
             }
             RunStatus::Failed { code, message } => {
                 if out.json {
-                    out.json(&json!({"outcome": {"pipelineId": id, "status": outcome.status, "state": outcome.state}}))?;
+                    outcome_line(&outcome)?;
                 } else if let Some(e) = &outcome.state.error {
                     let back = e.rollback_branch.as_deref().unwrap_or("the remote branch");
                     out.note(format!("the hub was rolled back to {back}; your working tree and the remote are unchanged"));
@@ -479,6 +479,17 @@ fn finish(
             }
         }
     }
+}
+
+/// With `--json`, the last line after the events: `{"outcome": {pipelineId,
+/// status, state}}` (JSON Lines, like the events).
+fn outcome_line(o: &pipeline::Outcome) -> Result<()> {
+    let line =
+        json!({"outcome": {"pipelineId": o.pipeline_id, "status": o.status, "state": o.state}});
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &line)?;
+    writeln!(stdout)?;
+    Ok(())
 }
 
 fn ask(question: &str) -> Result<Option<bool>> {

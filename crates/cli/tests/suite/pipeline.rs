@@ -602,3 +602,31 @@ fn pipeline_refactor_stage_keeps_a_refactoring_the_tests_pass_and_drops_one_they
     assert_eq!(r["testPassed"], false);
     assert_eq!(r["refactoredFiles"], serde_json::json!([]));
 }
+
+#[test]
+fn pipeline_json_streams_events_then_the_outcome_as_json_lines() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let o = fx.commit("app.sh", "echo v2\n", &["--yes", "--json", "-m", "v2"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<Value> = o.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let stages: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["kind"]["type"] == "stageFinished")
+        .map(|l| (l["kind"]["stage"].as_str().unwrap(), l["kind"]["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            ("clone", "success"),
+            ("code", "success"),
+            ("test", "success"),
+            ("refactor", "skipped"),
+            ("sync", "success"),
+            ("notify", "skipped")
+        ]
+    );
+    let outcome = &lines.last().unwrap()["outcome"];
+    assert_eq!(outcome["status"]["type"], "succeeded");
+    assert_eq!(outcome["state"]["stageStatus"]["sync"], "success");
+}
