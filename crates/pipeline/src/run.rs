@@ -450,6 +450,23 @@ fn run_stage(
     Ok(NodeOutcome::Continue(RunState(s)))
 }
 
+/// Who answers an approval: the run's `--yes` (or `pipeline.autoApprove`), the
+/// input it was resumed with, or nobody yet (`None`: wait).
+fn decide(
+    auto: bool,
+    input: Option<&Value>,
+) -> std::result::Result<Option<PipelineApproval>, String> {
+    if auto {
+        return Ok(Some(PipelineApproval { approved: true, by: Some("auto".into()) }));
+    }
+    input
+        .map(|v| {
+            serde_json::from_value::<PipelineApproval>(v.clone())
+                .map_err(|e| format!("not an approval: {e}"))
+        })
+        .transpose()
+}
+
 /// Seed §9.1: y/n after code, test and refactor, and before the push.
 fn approval(
     env: &Env,
@@ -459,21 +476,8 @@ fn approval(
     cx: &mut NodeContext<'_>,
 ) -> Step {
     let mut s = st.0;
-    let answer = if s.auto_approve {
-        Some(PipelineApproval { approved: true, by: Some("flag".into()) })
-    } else {
-        match cx.resume_input() {
-            None => None,
-            Some(v) => {
-                Some(serde_json::from_value::<PipelineApproval>(v.clone()).map_err(|e| {
-                    NodeError::new(
-                        ErrorCode::InvalidArgument.as_str(),
-                        format!("not an approval: {e}"),
-                    )
-                })?)
-            }
-        }
-    };
+    let answer = decide(s.auto_approve, cx.resume_input())
+        .map_err(|e| NodeError::new(ErrorCode::InvalidArgument.as_str(), e))?;
     let Some(answer) = answer else {
         let payload = json!({ "stage": stage, "results": s.results });
         return Ok(NodeOutcome::Interrupt {
@@ -1160,6 +1164,27 @@ fn write_cache(layout: &Layout, s: &PipelineState, stage: Option<&str>) {
             if let Err(e) = write {
                 tracing::warn!(path = %path.display(), error = %e, "pipeline cache not written");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_are_answered_by_the_flag_a_human_or_nobody_yet() {
+        let human = |approved| Some(PipelineApproval { approved, by: Some("human".into()) });
+        let auto = Some(PipelineApproval { approved: true, by: Some("auto".into()) });
+        let cases: [(bool, Option<Value>, Result<Option<PipelineApproval>, ()>); 5] = [
+            (false, None, Ok(None)),
+            (true, None, Ok(auto.clone())),
+            (true, Some(json!({"approved": false, "by": "human"})), Ok(auto)),
+            (false, Some(json!({"approved": false, "by": "human"})), Ok(human(false))),
+            (false, Some(json!({"ok": true})), Err(())),
+        ];
+        for (auto, input, want) in cases {
+            assert_eq!(decide(auto, input.as_ref()).map_err(|_| ()), want, "{auto} {input:?}");
         }
     }
 }

@@ -272,7 +272,7 @@ pub struct PipelineError {
 #[serde(rename_all = "camelCase")]
 pub struct PipelineApproval {
     pub approved: bool,
-    /// Who answered (`flag`, `configuration`, `human`).
+    /// Who answered: `auto` (`--yes` or `pipeline.autoApprove`) or `human`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
 }

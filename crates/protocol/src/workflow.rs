@@ -262,7 +262,8 @@ pub enum RunEventKind {
     /// A pipeline stage ended (succeeded, failed or was skipped), in a sentence;
     /// its whole result is in the state and the stage's cache file.
     StageFinished { stage: String, status: crate::StageStatus, summary: String },
-    /// A pipeline approval was answered (`by`: `flag`, `configuration`, `human`).
+    /// A pipeline approval was answered (`by`: `auto` for `--yes` or
+    /// `pipeline.autoApprove`, else `human`).
     StageApproval { stage: String, approved: bool, by: String },
     /// The hub was rolled back after a failure or a rejection.
     RolledBack { failed_stage: String, code: String, rollback_branch: Option<String> },
