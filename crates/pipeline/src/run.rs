@@ -1176,7 +1176,8 @@ mod tests {
     fn approvals_are_answered_by_the_flag_a_human_or_nobody_yet() {
         let human = |approved| Some(PipelineApproval { approved, by: Some("human".into()) });
         let auto = Some(PipelineApproval { approved: true, by: Some("auto".into()) });
-        let cases: [(bool, Option<Value>, Result<Option<PipelineApproval>, ()>); 5] = [
+        type Want = Result<Option<PipelineApproval>, ()>;
+        let cases: [(bool, Option<Value>, Want); 5] = [
             (false, None, Ok(None)),
             (true, None, Ok(auto.clone())),
             (true, Some(json!({"approved": false, "by": "human"})), Ok(auto)),
