@@ -229,7 +229,7 @@ impl Pipeline {
         });
         let opts = RunOptions { metadata, ..options(drive) };
         let report = self.runner.start(Some(&id), RUN_KIND, RunState(state), opts)?;
-        Ok(Outcome { pipeline_id: report.run_id, status: report.status, state: report.state.0 })
+        Ok(self.outcome(report))
     }
 
     /// Continues a run: answers the approval it waits at (`Some(yes/no)`), or
@@ -241,7 +241,7 @@ impl Pipeline {
         });
         let _hub = self.lock_hub()?;
         let report = self.runner.resume_with(id, input, options(drive))?;
-        Ok(Outcome { pipeline_id: report.run_id, status: report.status, state: report.state.0 })
+        Ok(self.outcome(report))
     }
 
     /// One execution at a time works in the hub (a commit made while another
@@ -271,22 +271,35 @@ impl Pipeline {
             && let Some((_, state)) = self.runner.state(id)?
         {
             let _hub = self.lock_hub()?;
-            let s = &state.0;
-            let logs = hub_logs(&self.env, s);
-            let hub = &self.env.layout.hub;
-            let current = git(hub, &["branch", "--show-current"], None).ok().unwrap_or_default();
-            if s.branches.values().any(|b| *b == current) {
-                let remote = format!("refs/remotes/origin/{}", s.target_branch);
-                let _ = git_ok(hub, &["checkout", "-q", "-f", "--detach", &remote], Some(&logs));
-            }
-            for b in s.branches.values() {
-                let _ = git_ok(hub, &["branch", "-q", "-D", b], Some(&logs));
-            }
-            let local = format!("refs/commitly/local/{}", s.pipeline_id);
-            let _ = git_ok(hub, &["update-ref", "-d", &local], Some(&logs));
-            logs.stage(&s.current_stage, "cancelled: the pipeline's hub branches were deleted");
+            self.discard(&state.0);
         }
         Ok(status)
+    }
+
+    /// A cancelled pipeline leaves nothing in the hub: its branches and the
+    /// ref of the user's commits are deleted (the hub lock held).
+    fn discard(&self, s: &PipelineState) {
+        let logs = hub_logs(&self.env, s);
+        let hub = &self.env.layout.hub;
+        let current = git(hub, &["branch", "--show-current"], None).ok().unwrap_or_default();
+        if s.branches.values().any(|b| *b == current) {
+            let remote = format!("refs/remotes/origin/{}", s.target_branch);
+            let _ = git_ok(hub, &["checkout", "-q", "-f", "--detach", &remote], Some(&logs));
+        }
+        for b in s.branches.values() {
+            let _ = git_ok(hub, &["branch", "-q", "-D", b], Some(&logs));
+        }
+        let local = format!("refs/commitly/local/{}", s.pipeline_id);
+        let _ = git_ok(hub, &["update-ref", "-d", &local], Some(&logs));
+        logs.stage(&s.current_stage, "cancelled: the pipeline's hub branches were deleted");
+    }
+
+    /// An execution's outcome; one that ended cancelled (Ctrl-C) is discarded.
+    fn outcome(&self, report: workflow::RunReport<RunState>) -> Outcome {
+        if report.status == RunStatus::Cancelled {
+            self.discard(&report.state.0);
+        }
+        Outcome { pipeline_id: report.run_id, status: report.status, state: report.state.0 }
     }
 
     /// The run a person's word means (an id or a unique prefix).

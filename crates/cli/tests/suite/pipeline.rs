@@ -630,3 +630,43 @@ fn pipeline_json_streams_events_then_the_outcome_as_json_lines() {
     assert_eq!(outcome["status"]["type"], "succeeded");
     assert_eq!(outcome["state"]["stageStatus"]["sync"], "success");
 }
+
+#[test]
+fn pipeline_interrupted_by_ctrl_c_ends_cancelled_and_leaves_no_branch() {
+    let fx = Fixture::new();
+    fx.config("pipeline:\n  execution:\n    command: sleep 30\n    timeout: 60\n");
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let before = fx.remote_head();
+    let child = fx
+        .cmd()
+        .args(["commit", "--yes", "-m", "v2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let logs = fx.proj.join(".ironbees/logs/code_agent");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_dir(&logs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| e.ok())
+        .is_some_and(|e| {
+            std::fs::read_to_string(e.path()).unwrap_or_default().contains("$ sleep 30")
+        })
+    {
+        assert!(Instant::now() < deadline, "the code stage never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sigint.success());
+    let started = Instant::now();
+    let o = Out::from(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < Duration::from_secs(20), "the command was stopped, not waited for");
+    assert_eq!(o.code, 130, "{}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+    assert_eq!(fx.pipelines()[0]["status"]["type"], "cancelled");
+    assert_eq!(fx.hub_branches(), Vec::<String>::new(), "{id}'s branches deleted");
+    assert_eq!(fx.remote_head(), before);
+}
