@@ -49,6 +49,11 @@ pub fn error_info(err: &anyhow::Error) -> ErrorInfo {
             info.message = render_chain(err);
             return info;
         }
+        if let Some(e) = cause.downcast_ref::<pipeline::Error>() {
+            let mut info = e.to_info();
+            info.message = render_chain(err);
+            return info;
+        }
         if let Some(e) = cause.downcast_ref::<host::Error>() {
             let mut info = e.to_info();
             info.message = render_chain(err);

@@ -74,6 +74,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FORMAT")]
     pub log_format: Option<LogFormatArg>,
 
+    /// Run as `commitly` (the binary invoked under that name): the commit
+    /// pipeline's state under `.commitly/` instead of `.ironbees/`.
+    #[arg(long, global = true, hide = true)]
+    pub commitly: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -206,6 +211,13 @@ pub enum Command {
     /// none is configured).
     #[command(after_help = cmd::demo::AFTER_HELP)]
     Demo(cmd::demo::DemoArgs),
+    /// The commit pipeline (seed 003): init, start, install-hook, status, list, show,
+    /// resume, cancel, report.
+    #[command(subcommand, after_help = cmd::pipeline::PIPELINE_HELP)]
+    Pipeline(cmd::pipeline::PipelineCommand),
+    /// `git commit`, then the commit pipeline on the new commit.
+    #[command(after_help = cmd::pipeline::PIPELINE_HELP)]
+    Commit(cmd::pipeline::CommitArgs),
     /// Agent runs: list, show, approve, reject, resume, cancel, log.
     #[command(subcommand, after_help = cmd::run::RUNS_HELP)]
     Runs(cmd::run::RunsCommand),
@@ -222,6 +234,34 @@ pub enum Command {
     Tool(cmd::tool::ToolArgs),
 }
 
+/// As `commitly` (a symlink to this binary), the seed's spellings:
+/// `commitly init`, `commitly git commit -m MSG`, `commitly report`, ... become
+/// `ironbees --commitly pipeline init`, `ironbees --commitly commit -m MSG`, ...
+fn commitly_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let invoked_as = args.first().map(std::path::Path::new).and_then(|p| p.file_stem());
+    if invoked_as.and_then(|n| n.to_str()) != Some("commitly") {
+        return args;
+    }
+    let mut out: Vec<std::ffi::OsString> = vec!["commitly".into(), "--commitly".into()];
+    let rest = &args[1..];
+    let word = |i: usize| rest.get(i).and_then(|a| a.to_str());
+    match word(0) {
+        Some("git") if word(1) == Some("commit") => {
+            out.push("commit".into());
+            out.extend(rest[2..].iter().cloned());
+        }
+        Some(
+            "init" | "start" | "report" | "status" | "list" | "show" | "resume" | "cancel"
+            | "install-hook",
+        ) => {
+            out.push("pipeline".into());
+            out.extend(rest.iter().cloned());
+        }
+        _ => out.extend(rest.iter().cloned()),
+    }
+    out
+}
+
 fn main() {
     // The sandbox helper is this binary re-executed; it must start before anything
     // else (no threads, no signal handlers, no configuration).
@@ -230,7 +270,8 @@ fn main() {
         std::process::exit(sandbox::helper_main(&args[2..]));
     }
     alloc::install_tree_sitter_allocator();
-    let cli = match Cli::try_parse() {
+    let args = commitly_args(args);
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         // Help and version go to stdout as clap prints them; a usage error gets the
         // same `error[CODE]` line (or JSON object) as every other error (24.15).

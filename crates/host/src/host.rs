@@ -713,6 +713,11 @@ impl Host {
         })
     }
 
+    /// `pipeline:` — the commit pipeline's configuration (seed 003 §10.1).
+    pub fn pipeline_config(&self) -> Result<protocol::PipelineConfig> {
+        self.config.section("pipeline")
+    }
+
     /// `serve:`.
     pub fn serve_section(&self) -> Result<ServeSection> {
         self.config.section("serve")

@@ -87,6 +87,19 @@ error_codes! {
     /// agent run stops at once, since nothing it does could be validated.
     BaselineFailed = "BASELINE_FAILED",
 
+    // --- the commit pipeline -------------------------------------------------------
+    /// A pipeline stage failed (a command exited non-zero, a limit fired, a commit
+    /// did not apply); the hub was rolled back.
+    StageFailed = "STAGE_FAILED",
+    /// The remote refused the pipeline's push (someone pushed meanwhile).
+    PushRejected = "PUSH_REJECTED",
+    /// A person answered no at a pipeline approval; the hub was rolled back.
+    ApprovalRejected = "APPROVAL_REJECTED",
+    /// The working tree has uncommitted changes where a clean one is needed.
+    DirtyWorkingTree = "DIRTY_WORKING_TREE",
+    /// HEAD is detached where a branch is needed.
+    DetachedHead = "DETACHED_HEAD",
+
     // --- models --------------------------------------------------------------------
     LlmUnavailable = "LLM_UNAVAILABLE",
     LlmRateLimited = "LLM_RATE_LIMITED",

@@ -29,6 +29,7 @@ mod intel;
 mod model;
 mod ops;
 mod pillars;
+mod pipeline;
 mod route;
 mod workflow;
 
@@ -90,6 +91,12 @@ pub use crate::{
         RecoveryStrategy, Report, Risk, RiskLevel, Scope, SuggestedTest, SymbolBrief, SymbolChange,
         SymbolInsight, TargetKind, TestPriority, UnderstandInclude, UnderstandRequest,
         UnderstandResponse, Warning, WarningLevel, WriteRequest, WriteResponse,
+    },
+    pipeline::{
+        CloneResult, CodeResult, CommandSummary, CommitInfo, DatabaseConfig, ExecutionConfig,
+        GitConfig, LoggingConfig, NotifyResult, PipelineApproval, PipelineConfig, PipelineError,
+        PipelineLlmConfig, PipelineState, RefactorResult, RefactoringConfig, SlackConfig,
+        StageResults, StageStatus, SyncResult, TestStageResult, stages,
     },
     route::{Route, RouteBudget, RouteIntent, Strategy},
     workflow::{CheckpointMeta, RunEvent, RunEventKind, RunStatus, RunSummary},

@@ -258,6 +258,16 @@ pub enum RunEventKind {
     /// cannot be enforced, a setting ignored), with a machine code.
     Warning { code: String, message: String },
 
+    // --- what pipeline runs report (the commit pipeline, seed 003) ----------------
+    /// A pipeline stage ended (succeeded, failed or was skipped), in a sentence;
+    /// its whole result is in the state and the stage's cache file.
+    StageFinished { stage: String, status: crate::StageStatus, summary: String },
+    /// A pipeline approval was answered (`by`: `auto` for `--yes` or
+    /// `pipeline.autoApprove`, else `human`).
+    StageApproval { stage: String, approved: bool, by: String },
+    /// The hub was rolled back after a failure or a rejection.
+    RolledBack { failed_stage: String, code: String, rollback_branch: Option<String> },
+
     /// An extension's own event (not one of ironbees' kinds): a name and its data.
     Custom { kind: String, data: Value },
 }

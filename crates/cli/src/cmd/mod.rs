@@ -17,6 +17,7 @@ pub mod index;
 pub mod llm;
 pub mod localize;
 pub mod pillar;
+pub mod pipeline;
 pub mod repomap;
 pub mod report;
 pub mod route;
@@ -215,6 +216,8 @@ fn dispatch(ctx: &Ctx, cli: &Cli, out: &Output) -> Result<i32> {
         Command::Run(args) => run::run(ctx, out, args),
         Command::Demo(args) => demo::run(ctx, out, args),
         Command::Runs(c) => run::runs(ctx, out, c),
+        Command::Pipeline(c) => pipeline::run(ctx, out, c, cli.commitly),
+        Command::Commit(args) => pipeline::commit(ctx, out, args, cli.commitly),
         Command::Agents(c) => agents::run(ctx, out, c),
         Command::Index(args) => index::run(ctx, out, args),
         Command::Symbols(args) => symbols::run(ctx, out, args),
@@ -227,7 +230,7 @@ fn dispatch(ctx: &Ctx, cli: &Cli, out: &Output) -> Result<i32> {
         Command::Graph(c) => graph::run(ctx, out, c),
         Command::Impact(args) => impact::run(ctx, out, args),
         Command::Hotspots(args) => hotspots::run(ctx, out, args),
-        Command::Report(args) => report::run(ctx, out, args),
+        Command::Report(args) => report::run(ctx, out, args, cli.commitly),
         Command::Ask(args) => ask::run(ctx, out, args),
         Command::Llm(c) => llm::run(ctx, out, c),
         Command::Config(c) => config::run(ctx, out, c),

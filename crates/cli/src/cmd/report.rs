@@ -34,15 +34,37 @@ pub struct ReportArgs {
     pub half_life: f64,
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The commit pipeline's activity report instead (seed 003 §8.2): pipelines
+    /// from this day (YYYY-MM-DD); see `ironbees pipeline report`.
+    #[arg(long, value_name = "DATE")]
+    pub from: Option<String>,
+    /// The pipeline report: pipelines up to this day (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub to: Option<String>,
+    /// The pipeline report: pipelines whose commit message names this issue.
+    #[arg(long, value_name = "NAME")]
+    pub issue: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
+    #[value(alias = "markdown")]
     Md,
     Json,
 }
 
-pub fn run(ctx: &Ctx, out: &Output, args: &ReportArgs) -> Result<i32> {
+pub fn run(ctx: &Ctx, out: &Output, args: &ReportArgs, commitly: bool) -> Result<i32> {
+    // The pipeline's report: asked for by its flags, or always as `commitly`.
+    if commitly || args.from.is_some() || args.to.is_some() || args.issue.is_some() {
+        let format = if args.format == ReportFormat::Json { "json" } else { "markdown" };
+        let pipeline_args = super::pipeline::ReportArgs {
+            from: args.from.clone(),
+            to: args.to.clone(),
+            issue: args.issue.clone(),
+            format: format.to_owned(),
+        };
+        return super::pipeline::report(ctx, out, &pipeline_args, commitly);
+    }
     if args.history.max_commits == 0 {
         return Err(cli_error(ErrorCode::InvalidArgument, "--max-commits must be at least 1"));
     }

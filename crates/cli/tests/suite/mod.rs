@@ -6,6 +6,7 @@ mod index;
 mod llm;
 mod mcp;
 mod mcp_client;
+mod pipeline;
 mod registry;
 mod retrieval;
 mod sandbox;

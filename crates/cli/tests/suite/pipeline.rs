@@ -1,0 +1,672 @@
+//! The commit pipeline (seed 003) end to end: a bare "remote", the user's clone,
+//! real git, the real binary, project commands in the sandbox.
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+use super::Out;
+
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "t"),
+    ("GIT_AUTHOR_EMAIL", "t@example.com"),
+    ("GIT_COMMITTER_NAME", "t"),
+    ("GIT_COMMITTER_EMAIL", "t@example.com"),
+];
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .envs(IDENTITY)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// A bare remote with one commit on `main`, and the user's clone `proj`.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    top: PathBuf,
+    remote: PathBuf,
+    proj: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        let remote = top.join("remote.git");
+        git(&top, &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()]);
+        git(&top, &["clone", "-q", remote.to_str().unwrap(), "proj"]);
+        let proj = top.join("proj");
+        std::fs::write(proj.join("app.sh"), "echo app ok\n").unwrap();
+        std::fs::write(proj.join("test.sh"), "echo tests ok\n").unwrap();
+        git(&proj, &["add", "."]);
+        git(&proj, &["commit", "-qm", "init"]);
+        git(&proj, &["push", "-q", "origin", "main"]);
+        Fixture { _dir: dir, top, remote, proj }
+    }
+
+    /// The `pipeline:` section (and anything else) as the project's configuration.
+    fn config(&self, yaml: &str) {
+        std::fs::create_dir_all(self.proj.join(".ironbees")).unwrap();
+        std::fs::write(self.proj.join(".ironbees/.gitignore"), "*\n").unwrap();
+        std::fs::write(self.proj.join(".ironbees/config.yaml"), yaml).unwrap();
+    }
+
+    fn hub(&self) -> PathBuf {
+        self.top.join(".commitly_hub_proj")
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("ironbees").unwrap();
+        c.arg("-C").arg(&self.proj).env("XDG_CONFIG_HOME", self.top.join(".no-user-config"));
+        c.envs(IDENTITY).env_remove("IRONBEES_PIPELINE").env("NO_COLOR", "1");
+        super::without_model_env(&mut c);
+        c.stdin(Stdio::null());
+        c
+    }
+
+    fn ib(&self, args: &[&str]) -> Out {
+        Out::from(self.cmd().args(args).output().unwrap())
+    }
+
+    /// A change to `file` committed with `ironbees commit` and `args`.
+    fn commit(&self, file: &str, text: &str, args: &[&str]) -> Out {
+        std::fs::write(self.proj.join(file), text).unwrap();
+        git(&self.proj, &["add", file]);
+        let mut all = vec!["commit"];
+        all.extend(args);
+        self.ib(&all)
+    }
+
+    fn remote_head(&self) -> String {
+        git(&self.remote, &["rev-parse", "main"])
+    }
+
+    fn hub_branches(&self) -> Vec<String> {
+        git(&self.hub(), &["branch", "--format=%(refname:short)"])
+            .lines()
+            .filter(|b| b.starts_with("commitly/"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn pipelines(&self) -> Vec<Value> {
+        let o = self.ib(&["pipeline", "list", "--json"]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        o.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    fn show(&self, id: &str) -> Value {
+        let o = self.ib(&["pipeline", "show", id, "--json"]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        serde_json::from_str(&o.stdout).unwrap()
+    }
+
+    fn read_json(&self, rel: &str) -> Value {
+        let path = self.proj.join(rel);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+const CONFIG: &str =
+    "pipeline:\n  execution:\n    command: sh app.sh\n    timeout: 60\n  testCommand: sh test.sh\n";
+
+fn only_id(fx: &Fixture) -> String {
+    let runs = fx.pipelines();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0]["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn pipeline_init_then_commit_runs_every_stage_and_pushes() {
+    let fx = Fixture::new();
+    let o = fx.ib(&["pipeline", "init", "--exec", "sh app.sh", "--test", "sh test.sh", "--json"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["created"], true);
+    assert_eq!(v["hub"], fx.hub().display().to_string());
+    assert!(fx.hub().join(".git").is_dir());
+    // A second init: it exists, and that is fine.
+    let o = fx.ib(&["pipeline", "init"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("exists"), "{}", o.stdout);
+
+    let o = fx.commit("app.sh", "echo app v2\n", &["--yes", "-m", "[feature] app v2"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    for agent in ["CloneAgent", "CodeAgent", "TestAgent", "SyncAgent"] {
+        assert!(o.stderr.contains(&format!("[{agent}] ✓")), "{agent}: {}", o.stderr);
+    }
+    let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(fx.remote_head(), head, "the remote received the commit");
+    assert_eq!(fx.hub_branches(), Vec::<String>::new(), "commitly/* branches deleted");
+    assert_eq!(git(&fx.proj, &["status", "--porcelain", "--untracked-files=no"]), "");
+
+    let id = only_id(&fx);
+    let clone = fx.read_json(".ironbees/cache/clone_agent.json");
+    assert_eq!(clone["appliedCommits"], serde_json::json!([head]));
+    assert_eq!(
+        clone["changedFiles"],
+        serde_json::json!([fx.proj.join("app.sh").display().to_string()])
+    );
+    let code = fx.read_json(&format!(".ironbees/cache/{id}/code_agent.json"));
+    assert_eq!(code["status"], "success");
+    assert_eq!(code["executionResult"]["exitCode"], 0);
+    assert!(code["executionResult"]["outputTail"].as_str().unwrap().contains("app v2"));
+    let test = fx.read_json(".ironbees/cache/test_agent.json");
+    assert_eq!(test["sql"], "skipped");
+    assert_eq!(fx.read_json(".ironbees/cache/sync_agent.json")["pushed"], true);
+    assert_eq!(fx.read_json(".ironbees/cache/refactoring_agent.json")["status"], "skipped");
+    assert!(fx.proj.join(format!(".ironbees/logs/git/{id}.log")).is_file());
+    assert!(fx.hub().join(format!("logs/code_agent/{id}.log")).is_file(), "hub logs");
+    assert_eq!(git(&fx.hub(), &["status", "--porcelain"]), "", "hub logs are not in the hub's git");
+
+    let shown = fx.show(&id);
+    assert_eq!(shown["run"]["kind"], "pipeline");
+    assert_eq!(shown["run"]["status"]["type"], "succeeded");
+    assert_eq!(shown["state"]["results"]["sync"]["pushedSha"], head.as_str());
+    let text = fx.ib(&["pipeline", "show", &id]);
+    assert!(
+        text.stdout.contains("succeeded") && text.stdout.contains("pushedSha"),
+        "{}",
+        text.stdout
+    );
+    let status = fx.ib(&["pipeline", "status"]);
+    assert!(status.stdout.contains(&id), "{}", status.stdout);
+    // Pipeline runs share the store with agent runs without breaking their list.
+    let runs = fx.ib(&["runs", "list", "--json"]);
+    assert_eq!(runs.code, 0, "{}", runs.stderr);
+    assert_eq!(serde_json::from_str::<Value>(&runs.stdout).unwrap(), serde_json::json!([]));
+}
+
+#[test]
+fn pipeline_init_refuses_a_dirty_tree_and_a_detached_head() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("app.sh"), "echo dirty\n").unwrap();
+    let o = fx.ib(&["pipeline", "init"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("DIRTY_WORKING_TREE"), "{}", o.stderr);
+    assert!(!fx.hub().exists());
+    git(&fx.proj, &["checkout", "-q", "app.sh"]);
+    git(&fx.proj, &["checkout", "-q", "--detach"]);
+    let o = fx.ib(&["pipeline", "init"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("DETACHED_HEAD"), "{}", o.stderr);
+}
+
+#[test]
+fn pipeline_failure_at_code_rolls_back_and_leaves_the_tree_and_remote_alone() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let before = fx.remote_head();
+    let o = fx.commit("app.sh", "echo broken >&2\nexit 1\n", &["--yes", "-m", "break the app"]);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("error[STAGE_FAILED]"), "{}", o.stderr);
+    assert!(o.stderr.contains("broken"), "the command's output is shown: {}", o.stderr);
+    assert_eq!(fx.remote_head(), before, "nothing pushed");
+    assert_eq!(
+        std::fs::read_to_string(fx.proj.join("app.sh")).unwrap(),
+        "echo broken >&2\nexit 1\n"
+    );
+    assert_eq!(git(&fx.proj, &["status", "--porcelain", "--untracked-files=no"]), "");
+
+    let id = only_id(&fx);
+    // Seed §7.1: the last good branch kept and checked out, later ones deleted.
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/clone/{id}")]);
+    assert_eq!(git(&fx.hub(), &["branch", "--show-current"]), format!("commitly/clone/{id}"));
+    let errors: Vec<PathBuf> = std::fs::read_dir(fx.proj.join(".ironbees/logs/code_agent"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("error_"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&errors[0]).unwrap()).unwrap();
+    assert_eq!(log["pipeline_id"], id.as_str());
+    assert_eq!(log["failed_agent"], "code_agent");
+    assert_eq!(log["error_type"], "STAGE_FAILED");
+    assert_eq!(log["hub_branch"], format!("commitly/code/{id}"));
+    assert_eq!(log["rollback_branch"], format!("commitly/clone/{id}"));
+    let hub_log = fx.hub().join("logs/code_agent").join(errors[0].file_name().unwrap());
+    assert!(hub_log.is_file(), "the hub's copy");
+
+    let shown = fx.show(&id);
+    assert_eq!(shown["run"]["status"]["type"], "failed");
+    assert_eq!(shown["run"]["status"]["code"], "STAGE_FAILED");
+    assert_eq!(shown["state"]["stageStatus"]["code"], "failed");
+    assert_eq!(shown["state"]["stageStatus"]["test"], "pending");
+}
+
+#[test]
+fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let before = fx.remote_head();
+    let o = fx.commit("app.sh", "echo v2\n", &["-m", "v2"]);
+    assert_eq!(o.code, 10, "waits for a human: {}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("waits at APPROVE_CODE"), "{}", o.stdout);
+    let id = only_id(&fx);
+    assert!(o.stderr.contains(&format!("resume {id} --approve")), "{}", o.stderr);
+
+    let o = fx.ib(&["pipeline", "resume", &id, "--approve"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert!(o.stdout.contains("waits at APPROVE_TEST"), "{}", o.stdout);
+    let o = fx.ib(&["pipeline", "resume", &id, "--reject"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stderr.contains("APPROVAL_REJECTED"), "{}", o.stderr);
+    assert_eq!(fx.remote_head(), before);
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{id}")], "the last good branch kept");
+    let shown = fx.show(&id);
+    assert_eq!(shown["state"]["results"]["code"]["userApproved"], true);
+    assert_eq!(shown["state"]["results"]["test"]["userApproved"], false);
+    // A finished (failed) run is not resumed into another answer.
+    let o = fx.ib(&["pipeline", "resume", &id, "--approve"]);
+    assert_ne!(o.code, 0);
+
+    // A waiting pipeline cancelled leaves no branch behind.
+    let o = fx.commit("app.sh", "echo v3\n", &["-m", "v3"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let newest = fx.pipelines()[0]["id"].as_str().unwrap().to_owned();
+    assert!(fx.hub_branches().contains(&format!("commitly/code/{newest}")));
+    let o = fx.ib(&["pipeline", "cancel", &newest, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(serde_json::from_str::<Value>(&o.stdout).unwrap()["status"]["type"], "cancelled");
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{id}")]);
+    assert_eq!(fx.remote_head(), before);
+}
+
+#[test]
+fn pipeline_push_rejected_by_the_remote_fails_sync_with_a_rollback() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let o = fx.commit("app.sh", "echo mine\n", &["-m", "mine"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let id = only_id(&fx);
+    // Someone pushes meanwhile.
+    git(&fx.top, &["clone", "-q", fx.remote.to_str().unwrap(), "other"]);
+    let other = fx.top.join("other");
+    std::fs::write(other.join("theirs.txt"), "theirs\n").unwrap();
+    git(&other, &["add", "."]);
+    git(&other, &["commit", "-qm", "theirs"]);
+    git(&other, &["push", "-q", "origin", "main"]);
+    let theirs = fx.remote_head();
+
+    let o = fx.ib(&["pipeline", "resume", &id, "--yes"]);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("error[PUSH_REJECTED]"), "{}", o.stderr);
+    assert!(o.stderr.contains("someone pushed meanwhile"), "{}", o.stderr);
+    assert_eq!(fx.remote_head(), theirs, "their commit stays");
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/refactor/{id}")]);
+    assert_eq!(fx.show(&id)["state"]["error"]["failedStage"], "sync");
+}
+
+#[test]
+fn pipeline_killed_mid_stage_resumes_without_repeating_side_effects() {
+    let fx = Fixture::new();
+    fx.config(
+        "pipeline:\n  execution:\n    command: sleep 2\n    timeout: 60\n  testCommand: sh test.sh\n",
+    );
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let mut child = fx
+        .cmd()
+        .args(["commit", "--yes", "-m", "v2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while the code stage's command runs.
+    let logs = fx.proj.join(".ironbees/logs/code_agent");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let started = std::fs::read_dir(&logs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(log) = started
+            && std::fs::read_to_string(&log).unwrap_or_default().contains("$ sleep 2")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the code stage never started");
+        assert!(child.try_wait().unwrap().is_none(), "the pipeline ended before it was killed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let id = only_id(&fx);
+    assert_eq!(fx.pipelines()[0]["status"]["type"], "running", "left running by the kill");
+
+    let o = fx.ib(&["pipeline", "resume", &id, "--yes"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    assert_eq!(git(&fx.remote, &["rev-list", "--count", "main"]), "2", "exactly one commit pushed");
+    let git_log =
+        std::fs::read_to_string(fx.proj.join(format!(".ironbees/logs/git/{id}.log"))).unwrap();
+    let count = |what: &str| git_log.lines().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        count("rev-list --reverse --no-merges"),
+        1,
+        "the clone's apply ran once:\n{git_log}"
+    );
+    assert_eq!(
+        count(&format!("-B commitly/code/{id}")),
+        1,
+        "the code branch made once:\n{git_log}"
+    );
+    assert_eq!(count("git push"), 1, "{git_log}");
+    assert_eq!(fx.hub_branches(), Vec::<String>::new());
+}
+
+/// A local server speaking Slack's Web API: each connection gets the next
+/// scripted answer; requests are recorded (request line, headers, body).
+struct SlackMock {
+    port: u16,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl SlackMock {
+    fn start(script: Vec<&'static str>) -> SlackMock {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            let mut script = script.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                seen.lock().unwrap().push(format!("{head}\r\n{}", String::from_utf8_lossy(&body)));
+                let answer = script.next().unwrap_or("500");
+                let response = match answer {
+                    "429" => "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                    "500" => "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\nConnection: close\r\n\r\noops!".to_owned(),
+                    ok => format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{ok}", ok.len()),
+                };
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        SlackMock { port, requests }
+    }
+}
+
+#[test]
+fn pipeline_notifies_slack_retrying_429_and_recording_500_and_report_counts_both() {
+    let fx = Fixture::new();
+    let slack = SlackMock::start(vec!["429", r#"{"ok":true,"channel":"C1"}"#, "500"]);
+    fx.config(&format!(
+        "{CONFIG}  slack:\n    token: xoxb-test\n    channelId: C1\n    baseUrl: http://127.0.0.1:{}/api\n",
+        slack.port
+    ));
+    let o = fx.commit("app.sh", "echo v2\n", &["--yes", "-m", "[hotfix] API timeout"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let notify = fx.read_json(".ironbees/cache/slack_agent.json");
+    assert_eq!(notify["status"], "success", "{notify}");
+    assert_eq!(notify["attempts"], 2, "the 429 was retried");
+    assert_eq!(notify["sentMessages"], 1);
+    {
+        let requests = slack.requests.lock().unwrap();
+        assert_eq!(requests.len(), 2);
+        let r = &requests[1];
+        assert!(r.starts_with("POST /api/chat.postMessage HTTP/1.1"), "{r}");
+        assert!(r.to_ascii_lowercase().contains("authorization: bearer xoxb-test"), "{r}");
+        assert!(r.contains(r#""channel":"C1""#) && r.contains("API timeout"), "{r}");
+    }
+
+    // A 500: recorded, the push stands.
+    let o = fx.commit("app.sh", "echo v3\n", &["--yes", "-m", "[feature] v3"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    let notify = fx.read_json(".ironbees/cache/slack_agent.json");
+    assert_eq!(notify["status"], "failed");
+    assert!(notify["error"].as_str().unwrap().contains("500"), "{notify}");
+    assert!(!o.stderr.contains("xoxb-test"), "the token is never shown");
+
+    // The report's numbers are the stored results'.
+    let today = Command::new("date").args(["-u", "+%F"]).output().unwrap();
+    let today = String::from_utf8_lossy(&today.stdout).trim().to_owned();
+    let o = fx.ib(&["report", "--from", &today, "--to", &today, "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let r: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(
+        r["commits"],
+        serde_json::json!({"total": 2, "succeeded": 2, "failed": 0, "inProgress": 0})
+    );
+    assert_eq!(r["sql"]["skipped"], 2);
+    assert_eq!(r["slack"]["sentMessages"], 1);
+    assert_eq!(r["slack"]["failedNotifications"], 1);
+    assert_eq!(r["issues"][0]["tag"], "hotfix");
+    let o = fx.ib(&["pipeline", "report", "--issue", "hotfix-api-timeout"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("- Total: 1") && o.stdout.contains("[hotfix] API timeout"),
+        "{}",
+        o.stdout
+    );
+    let reports: Vec<_> = std::fs::read_dir(fx.proj.join(".ironbees/report")).unwrap().collect();
+    assert_eq!(reports.len(), 2, "each report written under report/");
+}
+
+#[test]
+fn pipeline_as_commitly_takes_the_seeds_commands_and_keeps_state_in_dot_commitly() {
+    let fx = Fixture::new();
+    let bin = fx.top.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("ironbees"), bin.join("commitly"))
+        .unwrap();
+    let commitly = |args: &[&str]| {
+        let mut c = Command::new(bin.join("commitly"));
+        c.current_dir(&fx.proj).env("XDG_CONFIG_HOME", fx.top.join(".no-user-config"));
+        c.envs(IDENTITY).env_remove("IRONBEES_PIPELINE").stdin(Stdio::null());
+        super::without_model_env(&mut c);
+        Out::from(c.args(args).output().unwrap())
+    };
+    let o = commitly(&["init"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(fx.proj.join(".commitly/config.yaml").is_file());
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let o = commitly(&["git", "commit", "--yes", "-m", "[hotfix] via commitly"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    assert!(fx.proj.join(".commitly/cache/sync_agent.json").is_file());
+    assert!(!fx.proj.join(".ironbees/cache").exists(), "nothing under .ironbees/");
+    let o = commitly(&["report", "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let r: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(r["commits"]["total"], 1);
+}
+
+#[test]
+fn pipeline_post_commit_hook_starts_it_once_in_the_background() {
+    let fx = Fixture::new();
+    fx.config(&format!("{CONFIG}  autoApprove: true\n"));
+    let o = fx.ib(&["pipeline", "init"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = fx.ib(&["pipeline", "install-hook"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let started = Instant::now();
+    git(&fx.proj, &["commit", "-qm", "hooked"]);
+    assert!(started.elapsed() < Duration::from_secs(5), "the commit is not held up");
+    let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fx.remote_head() != head {
+        assert!(Instant::now() < deadline, "the hook's pipeline never pushed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fx.pipelines()[0]["status"]["type"] != "succeeded" {
+        assert!(Instant::now() < deadline, "the hook's pipeline never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // `ironbees commit` starts its own pipeline; the hook stays out of it.
+    let o = fx.commit("app.sh", "echo v3\n", &["-m", "v3"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(fx.pipelines().len(), 2, "one pipeline per commit");
+}
+
+#[test]
+fn pipeline_refactor_stage_keeps_a_refactoring_the_tests_pass_and_drops_one_they_fail() {
+    use test_support::mock_llm::{MockLlm, Reply};
+    let fx = Fixture::new();
+    let mock = MockLlm::start();
+    std::fs::write(fx.proj.join("test.sh"), "grep -q ok app.sh\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    git(&fx.proj, &["commit", "-qm", "tests"]);
+    git(&fx.proj, &["push", "-q", "origin", "main"]);
+    fx.config(&format!(
+        "{CONFIG}  llm:\n    enabled: true\n  refactoring:\n    rules: [\"remove duplicate code\"]\n"
+    ));
+    let answer = |content: &str, improvement: &str| {
+        Reply::text(
+            serde_json::json!({
+                "files": [{"path": "app.sh", "content": content}],
+                "improvements": [improvement],
+            })
+            .to_string(),
+        )
+    };
+    let with_model = |args: &[&str]| {
+        let mut c = fx.cmd();
+        c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+        Out::from(c.args(args).output().unwrap())
+    };
+
+    mock.push(answer("echo ok v2\n", "removed duplicate code"));
+    std::fs::write(fx.proj.join("app.sh"), "echo ok v2\necho ok v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let o = with_model(&["commit", "--yes", "-m", "v2"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let user = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        git(&fx.remote, &["rev-parse", "main~1"]),
+        user,
+        "the user's commit, then the refactoring"
+    );
+    assert_eq!(
+        git(&fx.remote, &["log", "-1", "--format=%s", "main"]),
+        "RefactoringAgent: removed duplicate code"
+    );
+    assert_eq!(git(&fx.remote, &["show", "main:app.sh"]), "echo ok v2");
+    let r = fx.read_json(".ironbees/cache/refactoring_agent.json");
+    assert_eq!(r["status"], "success");
+    assert_eq!(r["testPassed"], true);
+    assert_eq!(
+        r["refactoredFiles"],
+        serde_json::json!([fx.proj.join("app.sh").display().to_string()])
+    );
+    let sent = &mock.requests()[0].body;
+    assert!(sent.to_string().contains("remove duplicate code"), "the rules reach the model");
+
+    // A refactoring the tests fail with is dropped; the user's commit is pushed.
+    git(&fx.proj, &["pull", "-q", "--ff-only"]);
+    mock.push(answer("echo bad\n", "simplified"));
+    std::fs::write(fx.proj.join("app.sh"), "echo ok v3\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let o = with_model(&["commit", "--yes", "-m", "v3"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    let r = fx.read_json(".ironbees/cache/refactoring_agent.json");
+    assert_eq!(r["testPassed"], false);
+    assert_eq!(r["refactoredFiles"], serde_json::json!([]));
+}
+
+#[test]
+fn pipeline_json_streams_events_then_the_outcome_as_json_lines() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let o = fx.commit("app.sh", "echo v2\n", &["--yes", "--json", "-m", "v2"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<Value> = o.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let stages: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["kind"]["type"] == "stageFinished")
+        .map(|l| (l["kind"]["stage"].as_str().unwrap(), l["kind"]["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            ("clone", "success"),
+            ("code", "success"),
+            ("test", "success"),
+            ("refactor", "skipped"),
+            ("sync", "success"),
+            ("notify", "skipped")
+        ]
+    );
+    let outcome = &lines.last().unwrap()["outcome"];
+    assert_eq!(outcome["status"]["type"], "succeeded");
+    assert_eq!(outcome["state"]["stageStatus"]["sync"], "success");
+}
+
+#[test]
+fn pipeline_interrupted_by_ctrl_c_ends_cancelled_and_leaves_no_branch() {
+    let fx = Fixture::new();
+    fx.config("pipeline:\n  execution:\n    command: sleep 30\n    timeout: 60\n");
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let before = fx.remote_head();
+    let child = fx
+        .cmd()
+        .args(["commit", "--yes", "-m", "v2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let logs = fx.proj.join(".ironbees/logs/code_agent");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_dir(&logs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| e.ok())
+        .is_some_and(|e| {
+            std::fs::read_to_string(e.path()).unwrap_or_default().contains("$ sleep 30")
+        })
+    {
+        assert!(Instant::now() < deadline, "the code stage never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sigint.success());
+    let started = Instant::now();
+    let o = Out::from(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < Duration::from_secs(20), "the command was stopped, not waited for");
+    assert_eq!(o.code, 130, "{}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+    assert_eq!(fx.pipelines()[0]["status"]["type"], "cancelled");
+    assert_eq!(fx.hub_branches(), Vec::<String>::new(), "{id}'s branches deleted");
+    assert_eq!(fx.remote_head(), before);
+}
