@@ -137,6 +137,8 @@ impl Commands<'_> {
 struct Related {
     files: BTreeSet<String>,
     words: BTreeSet<String>,
+    /// The request's and the plan's text, for tests named in it verbatim.
+    text: String,
 }
 
 impl Related {
@@ -175,18 +177,23 @@ impl Related {
                 text.push_str(&step.description);
             }
         }
-        Related { files, words: words(&text) }
+        Related { files, words: words(&text), text }
     }
 
-    /// How a failing test concerns the run: named in the request or the plan
-    /// (`test_divide_by_zero`, "divide by zero"), in a test file near the change,
-    /// or neither.
+    /// How a failing test concerns the run: named verbatim in the request or the
+    /// plan (`test_parse_header`); near the change (in a test file near it, or
+    /// described by the request's words: `test_divide_by_zero` for "divide by
+    /// zero"); or neither. Words alone are only nearness: short names match prose
+    /// too easily (flask's `test_cli_name` in "a blueprint's name").
     fn concern(&self, name: &str, file: Option<&str>) -> Concern {
         let short = name.rsplit("::").next().unwrap_or(name);
+        let short = short.split('[').next().unwrap_or(short);
         let own = words(short.trim_start_matches("test_").trim_start_matches("test"));
-        if !own.is_empty() && own.iter().all(|w| self.words.contains(w)) {
+        if short.len() >= 6 && self.text.contains(short) {
             Concern::Named
-        } else if file.is_some_and(|f| self.files.contains(f)) {
+        } else if file.is_some_and(|f| self.files.contains(f))
+            || (!own.is_empty() && own.iter().all(|w| self.words.contains(w)))
+        {
             Concern::Near
         } else {
             Concern::Other
@@ -266,12 +273,14 @@ struct Judged {
 ///
 /// A failure the baseline had too is still the change's when the run is about
 /// it: named in the request or the plan, always; in a test file near the change,
-/// unless the change made progress — one of the near tests that failed before
-/// passes now. That keeps both promises: a change that fixes nothing the run is
-/// about (a no-op, a wrong fix) fails on the very tests the bug report's failure
-/// is in, and a fix is not blamed for tests next to it that the environment
-/// broke long before the run (flask's suite under a newer Werkzeug: hundreds of
-/// failures, all in files that use what any fix touches).
+/// unless the change made progress — a test that failed before, and ran again,
+/// passes now (wherever it is: the bug report's test may be two calls away, as
+/// requests' `test_response_decode_unicode` is from `utils.py`). That keeps both
+/// promises: a change that fixes nothing (a no-op, a wrong fix) fails on the
+/// near tests, where a bug's failing test mostly is, and a fix is not blamed for
+/// tests next to it that the environment broke long before the run (flask's
+/// suite under a newer Werkzeug: hundreds of failures, all in files that use
+/// what any fix touches).
 ///
 /// `concern`: how a failing test concerns the run; `selected`: whether a test
 /// was among those this run ran.
@@ -296,7 +305,7 @@ fn judge(
                 file: None,
                 line: None,
             };
-            !now.contains(name) && concern(&f) != Concern::Other && selected(&f)
+            !now.contains(name) && selected(&f)
         });
     let (pre_existing, new): (Vec<&protocol::TestFailure>, Vec<&protocol::TestFailure>) =
         t.failures.iter().partition(|f| {
@@ -943,6 +952,7 @@ mod tests {
         let related = Related {
             files: ["test_calc.py".to_owned()].into(),
             words: words("Fix the division by zero bug in calculate()"),
+            ..Related::default()
         };
         let t = result(3, &["test_calc::test_divide_by_zero", "test_io::test_net"], None);
         let concern = |f: &TestFailure| {
@@ -953,9 +963,16 @@ mod tests {
         assert_eq!(j.new, ["test_calc::test_divide_by_zero"]);
         assert_eq!(j.pre_existing, ["test_io::test_net"]);
         // Named in the request, wherever it lives.
-        let by_name = Related { words: words("make test_parse_header pass"), ..Related::default() };
+        let text = "make test_parse_header pass; parsing a body must not divide by zero";
+        let by_name = Related { words: words(text), text: text.into(), ..Related::default() };
         assert_eq!(by_name.concern("tests.test_http::test_parse_header", None), Concern::Named);
-        assert_eq!(by_name.concern("tests.test_http::test_parse_body", None), Concern::Other);
+        assert_eq!(
+            by_name.concern("tests.test_http::test_parse_header[utf8]", None),
+            Concern::Named
+        );
+        assert_eq!(by_name.concern("tests.test_http::test_divide_by_zero", None), Concern::Near);
+        assert_eq!(by_name.concern("tests.test_http::test_parse_body", None), Concern::Near);
+        assert_eq!(by_name.concern("tests.test_http::test_headers", None), Concern::Other);
     }
 
     #[test]
@@ -979,6 +996,7 @@ mod tests {
                 .map(str::to_owned)
                 .into(),
             words: words("flask routes should show the subdomain"),
+            ..Related::default()
         };
         let concern = |f: &TestFailure| {
             let module = f.name.split("::").next().unwrap();
@@ -1032,6 +1050,44 @@ mod tests {
         // A run that crashed shows no progress, whatever it did not report.
         let crashed = result(10, &env, Some("crashed"));
         assert!(!judge(&crashed, Some(&b), &concern, &all).passed);
+        // requests: the report's test (test_requests.py) is two calls from the
+        // fix in utils.py, and test_utils.py, near, has not imported since
+        // before the run. The far test passing now is progress all the same.
+        let b = Baseline {
+            test_tool: "pytest".into(),
+            failing_tests: vec![
+                "tests.test_requests::test_decode".into(),
+                "tests.test_utils::TestSuperLen".into(),
+            ],
+            total: 50,
+            ..Baseline::default()
+        };
+        let related = Related {
+            files: ["tests/test_utils.py".to_owned()].into(),
+            words: words("iter_content returns bytes"),
+            ..Related::default()
+        };
+        let concern = |f: &TestFailure| {
+            let module = f.name.split("::").next().unwrap();
+            related.concern(&f.name, Some(&format!("{}.py", module.replace('.', "/"))))
+        };
+        let fixed =
+            judge(&result(50, &["tests.test_utils::TestSuperLen"], None), Some(&b), &concern, &all);
+        assert!(fixed.passed && fixed.new.is_empty(), "{:?}", fixed.new);
+        let noop = judge(
+            &result(
+                50,
+                &["tests.test_requests::test_decode", "tests.test_utils::TestSuperLen"],
+                None,
+            ),
+            Some(&b),
+            &concern,
+            &all,
+        );
+        assert_eq!(
+            (noop.passed, noop.new),
+            (false, vec!["tests.test_utils::TestSuperLen".to_owned()])
+        );
     }
 
     #[test]
