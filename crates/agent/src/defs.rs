@@ -69,6 +69,11 @@ const BUILT_INS: &[(&str, &str, &str)] = &[
         include_str!("../agents/critic/agent.yaml"),
         include_str!("../agents/critic/prompt.md"),
     ),
+    (
+        "answerer",
+        include_str!("../agents/answerer/agent.yaml"),
+        include_str!("../agents/answerer/prompt.md"),
+    ),
 ];
 
 /// One agent: what its `agent.yaml` says, its prompt, and where it came from.

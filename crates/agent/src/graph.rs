@@ -217,6 +217,7 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
     };
     g.add_node(nodes::INIT, node(n::init))
         .add_node(nodes::PLAN, node(n::plan))
+        .add_node(nodes::ANSWER, node(n::answer_question))
         .add_node(nodes::WAIT_PLAN_APPROVAL, node(n::wait_plan_approval))
         .add_node(nodes::BASELINE, node(crate::validate::baseline))
         .add_node(nodes::CODE, node(n::code))
@@ -229,7 +230,10 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
         .add_node(nodes::WAIT_HUMAN, node(n::wait_human))
         .set_entry(nodes::INIT)
         .add_divert_target(nodes::WAIT_HUMAN)
-        .add_edge(nodes::INIT, nodes::PLAN)
+        .add_conditional_edges(nodes::INIT, &[nodes::PLAN, nodes::ANSWER], |s: &RunState| {
+            n::after_init(&s.0)
+        })
+        .add_edge(nodes::ANSWER, END)
         .add_edge(nodes::PLAN, &after(nodes::PLAN, nodes::WAIT_PLAN_APPROVAL))
         .add_conditional_edges(
             nodes::WAIT_PLAN_APPROVAL,

@@ -73,6 +73,65 @@ pub(crate) fn init(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
             message: budget_warning(usd, &model, s.settings.budget_tokens),
         });
     }
+    let route = engine::route_request(&s.user_request);
+    cx.emit(RunEventKind::Routed { route: route.clone() });
+    s.route = Some(route);
+    Ok(Step::Continue)
+}
+
+/// After INIT: a question goes to ANSWER, everything else to PLAN.
+pub(crate) fn after_init(s: &CodingState) -> String {
+    if answers(s) { nodes::ANSWER } else { nodes::PLAN }.to_owned()
+}
+
+/// Whether the run answers a question instead of changing the code: the router
+/// read a question (explain, look up) from cues it found — a request with no cue
+/// at all is a change, the run's purpose —, the request is short, and the user
+/// did not ask for a plan.
+///
+/// Why short: a bug report is long and full of the router's question words
+/// ("describe the bug", "where", "why"): on SWE-bench Lite's 300 problem
+/// statements the router reads 30 as questions, and all 30 are changes. A
+/// question is a sentence or two ("Explain how user login works").
+fn answers(s: &CodingState) -> bool {
+    let request = s.user_request.trim();
+    !s.settings.always_plan
+        && request.chars().count() <= MAX_QUESTION_CHARS
+        && request.lines().count() <= 2
+        && s.route.as_ref().is_some_and(|r| !r.needs_change && !r.cues.is_empty())
+}
+
+/// A longer request is taken for a change whatever its words ([`answers`]).
+const MAX_QUESTION_CHARS: usize = 280;
+
+// --- ANSWER --------------------------------------------------------------------------
+
+/// The answerer's context: the same Layer 0 as the planner's (the map around the
+/// question, the ranked files' outlines), within about this many tokens, so that
+/// a question costs a few thousand tokens (seed 002: under 10,000).
+const ANSWER_CONTEXT_TOKENS: u32 = 3000;
+
+/// ANSWER: one turn of the `answerer` agent over Layer 0, read-only tools at
+/// hand; the answer is the run's result, and nothing is changed.
+pub(crate) fn answer_question(
+    shared: &Shared,
+    s: &mut CodingState,
+    cx: &mut NodeContext<'_>,
+) -> Outcome {
+    let answerer = shared.agent("answerer")?;
+    let context = layer0(shared, s, cx, "answerer", ANSWER_CONTEXT_TOKENS);
+    let user = format!("## Question\n\n{}\n\n## Project context\n\n{context}", s.user_request);
+    let system = instructions(shared, &[]).append_to(&answerer.prompt);
+    let mut turn =
+        Turn { agent: answerer, system, messages: vec![Message::user(user)], schema: None };
+    match turn.run(shared, s, cx)? {
+        TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
+        TurnEnd::Answer { text, .. } => {
+            cx.emit(RunEventKind::Answer { text: text.clone() });
+            s.answer = Some(text);
+            s.no_change = true;
+        }
+    }
     Ok(Step::Continue)
 }
 
@@ -103,7 +162,7 @@ const PLANNER_CONTEXT_TOKENS: u32 = 3000;
 
 pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
     let planner = shared.agent("planner")?;
-    let context = planner_context(shared, s, cx);
+    let context = layer0(shared, s, cx, "planner", PLANNER_CONTEXT_TOKENS);
     let mut user = format!("## Request\n\n{}\n", s.user_request);
     if let Some(fb) = &s.feedback {
         user.push_str(&format!(
@@ -168,16 +227,23 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     unreachable!("the loop returns on its second attempt")
 }
 
-/// Layer 0 for the planner: the repository map personalized to the request, then
-/// the skeletons of the files `localize` ranks first, until the budget is used.
-/// Each part is best effort: a project the index cannot read still gets planned.
-fn planner_context(shared: &Shared, s: &CodingState, cx: &mut NodeContext<'_>) -> String {
+/// Layer 0 for `agent` (the planner, the answerer): the repository map
+/// personalized to the request, then the skeletons of the files `localize` ranks
+/// first, until about `tokens` are used. Each part is best effort: a project the
+/// index cannot read still gets planned.
+fn layer0(
+    shared: &Shared,
+    s: &CodingState,
+    cx: &mut NodeContext<'_>,
+    agent: &str,
+    tokens: u32,
+) -> String {
     let cancel = cx.cancellation_token().clone();
     let call = stdx::Call::new(&stdx::NoProgress, &cancel);
     let session = &shared.session;
     let mut out = String::new();
     let map = RepomapRequest {
-        tokens: Some(PLANNER_CONTEXT_TOKENS / 2),
+        tokens: Some(tokens / 2),
         focus: Vec::new(),
         query: Some(s.user_request.clone()),
     };
@@ -192,7 +258,7 @@ fn planner_context(shared: &Shared, s: &CodingState, cx: &mut NodeContext<'_>) -
         ..Default::default()
     };
     if let Ok(found) = session.localize(&req, &call) {
-        let mut budget = (PLANNER_CONTEXT_TOKENS / 2) as usize;
+        let mut budget = (tokens / 2) as usize;
         out.push_str("\n### Files most likely involved (ranked), with their outlines\n");
         for f in found.files.iter().take(5) {
             out.push_str(&format!("\n- {} (score {:.2})\n", f.path, f.score));
@@ -207,7 +273,7 @@ fn planner_context(shared: &Shared, s: &CodingState, cx: &mut NodeContext<'_>) -
             }
         }
     }
-    cx.emit(RunEventKind::Context { agent: "planner".into(), bytes: out.len() as u64 });
+    cx.emit(RunEventKind::Context { agent: agent.into(), bytes: out.len() as u64 });
     out
 }
 

@@ -121,7 +121,8 @@ impl Orchestrator {
         let placed = spec.place(&agents)?;
         let used = placed.iter().flat_map(|p| p.members.iter().map(|m| m.agent.as_str()));
         // An orchestrator that only reads runs needs no tools (nor their servers).
-        for name in ["planner", "coder", "validator", "critic"].into_iter().chain(used) {
+        for name in ["planner", "coder", "validator", "critic", "answerer"].into_iter().chain(used)
+        {
             if let (Some(a), Some(_)) = (agents.get(name), &llm) {
                 a.validate_tools(&registry)?;
             }

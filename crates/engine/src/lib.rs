@@ -70,6 +70,9 @@ mod templates;
 mod understand;
 mod write;
 
+/// The request router of seed 002 (Layer 1), for the drivers and agents that
+/// reach code intelligence through the engine: a run routes its request once.
+pub use ::retrieval::route as route_request;
 pub use stdx::{Call, CancellationToken, NoProgress, OutputStream, Progress};
 
 pub use crate::{

@@ -134,6 +134,8 @@ pub struct RunOverrides {
     pub timeout: Option<Duration>,
     /// A model reviews each round's change (`--critic`).
     pub critic: bool,
+    /// Plan and change even when the request reads as a question (`--plan`).
+    pub plan: bool,
 }
 
 /// The guardrails as configured.
@@ -710,6 +712,7 @@ impl Host {
             tests: validate.tests.unwrap_or(d.tests),
             baseline: validate.baseline.unwrap_or(d.baseline),
             critic: o.critic || sec.critic.unwrap_or(d.critic),
+            always_plan: o.plan,
         })
     }
 

@@ -15,6 +15,8 @@ use crate::{BuildResult, RunStatus, TestResult};
 pub mod nodes {
     pub const INIT: &str = "INIT";
     pub const PLAN: &str = "PLAN";
+    /// A question answered from the code, without the plan/code loop.
+    pub const ANSWER: &str = "ANSWER";
     pub const WAIT_PLAN_APPROVAL: &str = "WAIT_PLAN_APPROVAL";
     /// The project built and tested as it is, before the first change.
     pub const BASELINE: &str = "BASELINE";
@@ -323,6 +325,11 @@ pub struct RunSettings {
     /// `--critic`); a blocker it finds sends the change back to CODE.
     #[serde(default)]
     pub critic: bool,
+    /// Plan and change even when the router reads the request as a question
+    /// (`--plan`); otherwise a question (explain, look up) is answered from the
+    /// code without the plan/code loop.
+    #[serde(default)]
+    pub always_plan: bool,
 }
 
 fn yes() -> bool {
@@ -342,6 +349,7 @@ impl Default for RunSettings {
             tests: TestScope::Both,
             baseline: true,
             critic: false,
+            always_plan: false,
         }
     }
 }
@@ -425,6 +433,12 @@ pub struct CodingState {
     /// nothing is not built and tested again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validated_overlay: Option<String>,
+    /// The router's reading of the request (seed 002 Layer 1), decided at INIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<crate::Route>,
+    /// The answer to a question the run answered without changing anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
     /// The node DECIDE (or an agent, seed 001's `NextNode`) chose to run next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_node: Option<String>,
@@ -475,6 +489,8 @@ impl CodingState {
             verdict: None,
             validation: None,
             validated_overlay: None,
+            route: None,
+            answer: None,
             next_node: None,
             escalation: None,
             baseline: None,

@@ -254,6 +254,11 @@ pub enum RunEventKind {
     /// The CRITIC node's verdict on a round's change: the guardrails' findings
     /// and the model review's issues.
     Critique { critique: crate::Critique },
+    /// The router's reading of the request: a change (plan, code, validate) or a
+    /// question answered from the code.
+    Routed { route: crate::Route },
+    /// The answer to a question (the run changes nothing).
+    Answer { text: String },
     /// Something the user should know that does not stop the run (a budget that
     /// cannot be enforced, a setting ignored), with a machine code.
     Warning { code: String, message: String },

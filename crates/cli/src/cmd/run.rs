@@ -89,6 +89,10 @@ pub struct LimitArgs {
     /// guardrails, before it is built and tested; a blocker sends it back.
     #[arg(long)]
     pub critic: bool,
+    /// Plan and change even when the request reads as a question ("explain how
+    /// login works" is otherwise answered from the code, changing nothing).
+    #[arg(long)]
+    pub plan: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -189,6 +193,7 @@ fn settings(ctx: &Ctx, limits: &LimitArgs, yes: bool, review: bool) -> Result<Ru
         yes,
         review,
         critic: limits.critic,
+        plan: limits.plan,
         max_iterations: limits.max_iterations,
         budget_usd: limits.budget_usd,
         budget_tokens: limits.budget_tokens,
@@ -523,6 +528,10 @@ fn finish(out: &Output, o: &protocol::RunOutcome, started: Instant) -> i32 {
     );
     let id = &o.run_id;
     match &o.status {
+        RunStatus::Succeeded if s.answer.is_some() => {
+            out.line(s.answer.as_deref().unwrap_or_default());
+            out.line(format!("run {id} answered a question; nothing was changed. {spend}"));
+        }
         RunStatus::Succeeded => {
             for d in &s.code_diffs {
                 out.line(&d.diff);
@@ -887,6 +896,12 @@ impl Printer {
                 format!("  {node}: `{agent}` → {next}")
             }
             RunEventKind::Critique { critique } => critique_line(critique),
+            RunEventKind::Routed { route } if !route.needs_change && !route.cues.is_empty() => {
+                format!(
+                    "  a question ({}): answered from the code, nothing changed (--plan to plan a change)",
+                    route.intent.as_str()
+                )
+            }
             _ => return None,
         })
     }

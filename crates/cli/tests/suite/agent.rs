@@ -696,6 +696,80 @@ fn event_log(o: &Out) -> String {
     out
 }
 
+// --- a question (seed 002: answered without the plan/code loop) ------------------------
+
+/// A model whose answerer explains `calculate()`; any other agent is a test
+/// failure (the mock answers nothing, and the run fails).
+fn answering_model(mock: &MockLlm) {
+    mock.set_responder(|body| {
+        let system = body["system"].to_string();
+        if system.contains("# Answerer") {
+            Some(
+                Reply::text("calculate() in calc.py:1 divides a by b; for b == 0 it returns None.")
+                    .usage(usage()),
+            )
+        } else if agent_of(body) == "Planner" {
+            Some(Reply::text(plan_json("calc.py", "Explain in a docstring")).usage(usage()))
+        } else {
+            None
+        }
+    });
+}
+
+#[test]
+fn a_question_is_answered_from_the_code_without_a_plan_or_a_change() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    answering_model(&mock);
+    let o = cli(&p, &mock, &["run", "--json", "Explain how calculate() handles division"]);
+    ok(&o);
+    let routed = o.events("routed");
+    assert_eq!(routed[0]["route"]["intent"], "explain", "{routed:?}");
+    let answer = o.events("answer");
+    assert!(answer[0]["text"].as_str().unwrap().contains("calc.py:1"), "{answer:?}");
+    assert_eq!(o.outcome()["status"]["type"], "succeeded", "{}", o.stderr);
+    assert_eq!(o.outcome()["state"]["answer"], answer[0]["text"]);
+    // No plan, no gate (no --yes was needed), nothing built or tested, nothing changed.
+    for kind in ["plan", "interrupted", "command", "applied"] {
+        assert!(o.events(kind).is_empty(), "{kind}: {}", o.stdout);
+    }
+    assert_eq!(p.read("calc.py"), CALC);
+    // One model call, with Layer 0 in it (calc.py's outline), well under the
+    // seed's 10,000 tokens.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0].body.to_string();
+    assert!(sent.contains("def calculate"), "the outline of calc.py: {sent}");
+    assert!(sent.len() / 4 < 10_000, "{} bytes", sent.len());
+    // The text output shows the answer.
+    let text = cli(&p, &mock, &["run", "Explain how calculate() handles division"]);
+    ok(&text);
+    assert!(text.stdout.contains("for b == 0 it returns None"), "{}", text.stdout);
+}
+
+#[test]
+fn plan_forces_a_change_and_a_long_report_with_question_words_is_a_change() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    answering_model(&mock);
+    // --plan: the planner is asked, and the run waits at the plan gate.
+    let o =
+        cli(&p, &mock, &["run", "--json", "--plan", "Explain how calculate() handles division"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.events("plan").len(), 1);
+    assert!(o.events("answer").is_empty());
+    // A bug report: long, with "why" and "describe" in it, still a change.
+    let report = format!(
+        "calculate() returns None on division by zero\n\n**Describe the bug**\nWhy does \
+         calculate(1, 0) give None? {}\nExpected: a ValueError.",
+        "It should raise like Python does. ".repeat(8)
+    );
+    let o = cli(&p, &mock, &["run", "--json", &report]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.events("plan").len(), 1, "{}", o.stdout);
+    assert!(o.events("answer").is_empty());
+}
+
 #[test]
 fn the_event_log_of_scenario_one() {
     let p = calc_project();
@@ -708,6 +782,7 @@ fn the_event_log_of_scenario_one() {
         runStarted INIT
         checkpoint INIT running
         nodeStarted INIT
+        routed
         checkpoint PLAN running
         nodeStarted PLAN
           modelCall planner tools=0
@@ -981,7 +1056,7 @@ fn agents_are_listed_shown_and_scaffolded_and_runs_listed_without_a_model() {
         .iter()
         .map(|a| a["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["coder", "critic", "planner", "validator"]);
+    assert_eq!(names, ["answerer", "coder", "critic", "planner", "validator"]);
     // Issue 32.7: the text list has every description whole (cut at 40
     // characters before); off a terminal nothing wraps.
     let text = bare(&["agents", "list"]);
