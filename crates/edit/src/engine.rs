@@ -26,8 +26,8 @@ use std::{
 };
 
 use protocol::{
-    EditRequest, EditResult, ErrorCode, FileChange, FileChangeKind, TransactionKind,
-    TransactionState, TransactionSummary,
+    EditRequest, EditResult, ErrorCode, FileChange, FileChangeKind, TransactionCommitted,
+    TransactionKind, TransactionState, TransactionSummary,
 };
 
 use crate::{
@@ -135,6 +135,20 @@ pub struct Preview {
     pub files: Vec<FileVersions>,
 }
 
+/// A change planned against the files as they are ([`Engine::prepare`]): the
+/// preview a caller shows or analyzes, and what [`Engine::commit`] writes. A
+/// caller that previews and then applies commits this, so the change applied is
+/// the change previewed, planned once.
+pub struct Planned {
+    /// The dry run's answer and every file's contents before and after.
+    pub preview: Preview,
+    plan: plan::Plan,
+    description: Option<String>,
+}
+
+/// Told of every transaction the engine commits ([`Engine::set_commit_hook`]).
+pub type CommitHook = Box<dyn Fn(&TransactionCommitted) + Send>;
+
 /// The edit engine of one project root. See the crate documentation.
 pub struct Engine {
     root: PathBuf,
@@ -145,6 +159,7 @@ pub struct Engine {
     locator: Option<Arc<dyn SymbolLocator>>,
     recovery: Recovery,
     lock_path: PathBuf,
+    on_commit: Option<CommitHook>,
 }
 
 impl Engine {
@@ -176,6 +191,7 @@ impl Engine {
             locator: None,
             recovery: Recovery::default(),
             lock_path,
+            on_commit: None,
         };
         engine.try_recover()?;
         Ok(engine)
@@ -197,6 +213,15 @@ impl Engine {
         self.locator = Some(locator);
     }
 
+    /// Calls `hook` with every transaction this engine commits (an edit, an undo,
+    /// a redo), once, after its history row is committed and before the call
+    /// that committed it returns; never for a dry run or a transaction rolled
+    /// back. It runs under the engine's writer lock: it should only hand the
+    /// announcement on (a channel), not act on it.
+    pub fn set_commit_hook(&mut self, hook: CommitHook) {
+        self.on_commit = Some(hook);
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -210,13 +235,66 @@ impl Engine {
     /// a caller analyzes (which definitions a change touches) or keeps in an
     /// overlay, without reading the files again or re-applying the diffs.
     pub fn preview(&mut self, req: &EditRequest) -> Result<Preview> {
+        self.prepare(req).map(|p| p.preview)
+    }
+
+    /// Plans `req` against the files as they are now (a dry run: nothing is
+    /// written, no lock is taken), keeping the plan for [`Engine::commit`].
+    pub fn prepare(&mut self, req: &EditRequest) -> Result<Planned> {
         // Plan against a recovered project, not a crashed writer's half state.
         self.try_recover()?;
         let plan = self.plan(req)?;
-        Ok(Preview {
-            result: EditResult { transaction_id: None, dry_run: true, files: plan.changes() },
-            files: plan.versions(),
+        Ok(Planned {
+            preview: Preview {
+                result: EditResult { transaction_id: None, dry_run: true, files: plan.changes() },
+                files: plan.versions(),
+            },
+            plan,
+            description: req.description.clone(),
         })
+    }
+
+    /// Applies a change [`Engine::prepare`] planned, as one transaction, with
+    /// `check` run as in [`Engine::apply_checked`]. The files are not read and
+    /// matched again: each must still be the version the plan read, or nothing
+    /// is written and the answer is `HASH_MISMATCH` (a file changed between the
+    /// preview and the apply; plan again).
+    pub fn commit(
+        &mut self,
+        planned: Planned,
+        check: &mut dyn FnMut(&[FileChange]) -> std::result::Result<(), CheckFailure>,
+    ) -> Result<EditResult> {
+        let _lock = self.lock()?;
+        self.recover_locked()?;
+        let Planned { preview, plan, description } = planned;
+        // Before anything is written: a file whose metadata moved since the plan
+        // read it is hashed, and one that is no longer that version refuses the
+        // whole transaction. (The hash is checked again just before each rename.)
+        for s in plan.slots.iter().filter(|s| s.before != s.after) {
+            let unchanged = match std::fs::symlink_metadata(&s.abs) {
+                Ok(m) => s.stamp.is_some_and(|st| st == plan::Stamp::of(&m)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => s.before.is_none(),
+                Err(e) => return Err(Error::io(&s.rel, e)),
+            };
+            if unchanged {
+                continue;
+            }
+            let cur = self.current_hash(&s.rel)?;
+            let planned_hash = s.before.as_ref().map(|c| c.hash.as_str());
+            if cur.as_deref() != planned_hash {
+                return Err(Error::HashMismatch {
+                    path: s.rel.clone(),
+                    edit: None,
+                    message: "changed since the change was planned (previewed); nothing was \
+                              written: preview it again"
+                        .to_owned(),
+                    expected: planned_hash.map(str::to_owned),
+                    current: cur,
+                    changed_by: None,
+                });
+            }
+        }
+        self.commit_locked(&plan, description, preview.result.files, check)
     }
 
     /// [`Engine::preview`] against a shadow overlay: files `overlay` holds are read
@@ -260,6 +338,17 @@ impl Engine {
         self.recover_locked()?;
         let plan = self.plan(req)?;
         let changes = plan.changes();
+        self.commit_locked(&plan, req.description.clone(), changes, check)
+    }
+
+    /// Executes `plan` (whose `changes` these are) under the writer lock.
+    fn commit_locked(
+        &mut self,
+        plan: &plan::Plan,
+        description: Option<String>,
+        changes: Vec<FileChange>,
+        check: &mut dyn FnMut(&[FileChange]) -> std::result::Result<(), CheckFailure>,
+    ) -> Result<EditResult> {
         let transitions = plan.transitions();
         if transitions.is_empty() {
             return Ok(EditResult { transaction_id: None, dry_run: false, files: changes });
@@ -276,7 +365,7 @@ impl Engine {
             kind: Kind::Edit,
             target: None,
             time_unix_ms: now_ms(),
-            description: req.description.clone().unwrap_or_else(|| describe(&changes)),
+            description: description.unwrap_or_else(|| describe(&changes)),
             transitions,
             created_dirs: plan.created_dirs.clone(),
         };
@@ -507,6 +596,9 @@ impl Engine {
         self.sweep_temp_files(rec);
         let _ = self.store.remove_journal(&rec.id);
         failpoint::hit("journal removed");
+        if let Some(hook) = &self.on_commit {
+            hook(&committed(rec));
+        }
         Ok(())
     }
 
@@ -801,6 +893,7 @@ impl Engine {
                     edits: Vec::new(),
                     moved_to: None,
                     is_destination: false,
+                    stamp: None,
                 };
                 let kind = match (&t.before, &t.after) {
                     (None, _) => FileChangeKind::Created,
@@ -900,6 +993,28 @@ fn summary(row: &history::Row) -> TransactionSummary {
             _ => TransactionState::Done,
         },
         files,
+    }
+}
+
+/// The announcement of a committed transaction.
+fn committed(rec: &TxRecord) -> TransactionCommitted {
+    let mut files: Vec<String> = Vec::new();
+    for t in &rec.transitions {
+        if !files.contains(&t.path) {
+            files.push(t.path.clone());
+        }
+    }
+    TransactionCommitted {
+        transaction_id: rec.id.clone(),
+        kind: match rec.kind {
+            Kind::Edit => TransactionKind::Edit,
+            Kind::Undo => TransactionKind::Undo,
+            Kind::Redo => TransactionKind::Redo,
+        },
+        target: rec.target.clone(),
+        description: rec.description.clone(),
+        files,
+        time_unix_ms: rec.time_unix_ms,
     }
 }
 

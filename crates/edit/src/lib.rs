@@ -50,6 +50,10 @@ mod jail;
 mod matching;
 mod merge;
 mod plan;
+#[cfg(not(any(test, feature = "probe")))]
+mod probe;
+#[cfg(any(test, feature = "probe"))]
+pub mod probe;
 mod store;
 mod symbol;
 mod text;
@@ -60,8 +64,8 @@ mod crash_tests;
 pub use crate::{
     diff::unified_diff,
     engine::{
-        CheckFailure, Engine, EngineOptions, FileVersions, Overlay, Preview, Recovery,
-        RecoveryConflict, STATE_DIR, needs_recovery,
+        CheckFailure, CommitHook, Engine, EngineOptions, FileVersions, Overlay, Planned, Preview,
+        Recovery, RecoveryConflict, STATE_DIR, needs_recovery,
     },
     error::{Error, Result},
     merge::{MergeConflict, merge3},

@@ -69,6 +69,36 @@ pub(crate) struct Slot {
     pub moved_to: Option<usize>,
     /// A rename's destination (shown as part of its source's change).
     pub is_destination: bool,
+    /// The file's metadata when the plan read it (`None`: absent, or read from an
+    /// overlay): a commit of the plan compares it first and hashes the file only
+    /// when it differs.
+    pub stamp: Option<Stamp>,
+}
+
+/// What the file system says of a file without reading it: when it differs from
+/// the plan's, the file may have changed since; when it is the same, the hash
+/// checked just before each rename still decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    /// (inode, ctime seconds, ctime nanoseconds): a rename over the file or any
+    /// write changes them, and no program can set them back.
+    #[cfg(unix)]
+    inode: (u64, i64, i64),
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            inode: (meta.ino(), meta.ctime(), meta.ctime_nsec()),
+        }
+    }
 }
 
 pub(crate) struct Plan {
@@ -165,6 +195,7 @@ pub(crate) fn change(
 
 /// Builds the plan for `req` against the files as they are now.
 pub(crate) fn build(ctx: &Ctx<'_>, req: &EditRequest) -> Result<Plan> {
+    crate::probe::plan();
     if req.edits.is_empty() {
         return Err(Error::InvalidArgument {
             edit: None,
@@ -204,6 +235,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, req: &EditRequest) -> Result<Plan> {
                 edits: Vec::new(),
                 moved_to: None,
                 is_destination: false,
+                stamp: None,
             });
             ops_of.push(Vec::new());
             slots.len() - 1
@@ -219,7 +251,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, req: &EditRequest) -> Result<Plan> {
     // Read what is there now and check preconditions.
     for (si, slot) in slots.iter_mut().enumerate() {
         let first = ops_of[si][0];
-        slot.before = read_state(ctx, &slot.rel, &slot.abs).map_err(|e| e.at_edit(first))?;
+        let (before, stamp) =
+            read_state_stamped(ctx, &slot.rel, &slot.abs).map_err(|e| e.at_edit(first))?;
+        (slot.before, slot.stamp) = (before, stamp);
         for &i in &ops_of[si] {
             let op = &ops[i];
             let must_exist = !matches!(op, EditOp::Create { .. });
@@ -282,6 +316,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, req: &EditRequest) -> Result<Plan> {
                     edits: Vec::new(),
                     moved_to: None,
                     is_destination: true,
+                    stamp: None,
                 });
                 slots[si].after = None;
                 continue;
@@ -355,14 +390,23 @@ fn check_conflicts(
 /// The file at `abs` now: absent, or its content. Directories and other special
 /// files are refused.
 pub(crate) fn read_state(ctx: &Ctx<'_>, rel: &str, abs: &Path) -> Result<Option<Content>> {
+    read_state_stamped(ctx, rel, abs).map(|(c, _)| c)
+}
+
+/// [`read_state`] with the file's [`Stamp`] as it was read (none from an overlay).
+fn read_state_stamped(
+    ctx: &Ctx<'_>,
+    rel: &str,
+    abs: &Path,
+) -> Result<(Option<Content>, Option<Stamp>)> {
     if let Some(shadowed) = ctx.overlay.and_then(|o| o.get(rel)) {
         // The overlay's version; the file's mode stays the disk's when it has one.
         let mode = std::fs::symlink_metadata(abs).map_or(ctx.default_mode, |m| mode_of(&m));
-        return Ok(shadowed.as_ref().map(|b| Content::new(b.clone(), mode)));
+        return Ok((shadowed.as_ref().map(|b| Content::new(b.clone(), mode)), None));
     }
     let meta = match std::fs::symlink_metadata(abs) {
         Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, None)),
         Err(e) => return Err(Error::io(rel, e)),
     };
     if meta.is_dir() {
@@ -388,7 +432,8 @@ pub(crate) fn read_state(ctx: &Ctx<'_>, rel: &str, abs: &Path) -> Result<Option<
         }
         Err(e) => return Err(Error::io(rel, e)),
     };
-    Ok(Some(Content::new(bytes, mode_of(&meta))))
+    crate::probe::read(rel);
+    Ok((Some(Content::new(bytes, mode_of(&meta))), Some(Stamp::of(&meta))))
 }
 
 #[cfg(unix)]

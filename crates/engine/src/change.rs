@@ -34,25 +34,36 @@ impl Session {
         let include_impact = req.options.include_impact.unwrap_or(true);
         let auto_rollback = req.options.auto_rollback.unwrap_or(true);
         let check = req.options.check.unwrap_or_default();
-        let mut edit = edit_request(req)?;
-        // 1. The dry run validates everything and yields the diffs and contents.
-        let edit::Preview { result: preview, files } = self.edits().preview(&edit)?;
+        let edit = edit_request(req)?;
+        // 1. One plan: it validates everything (matches, hashes, paths), gives the
+        // diffs and contents, and is what the apply writes (its files are not read
+        // and matched again; one changed since is HASH_MISMATCH, nothing written).
+        let mut planned = self.edits().prepare(&edit)?;
         check_cancel(call)?;
-        let touched: Vec<String> = preview.files.iter().map(|f| f.path.clone()).collect();
-        let (snap, mut warnings) =
-            self.fresh_snapshot(call, &touched.iter().map(String::as_str).collect::<Vec<_>>())?;
-        // 2. Before/after analyses of the contents the engine planned.
-        let sides = sides(&preview, files);
-        let hot = if include_impact {
+        // 2. Each file's sides, parsed once each, and only when something reads
+        // the parse: the impact (definitions) or the post-edit check (errors).
+        let files = std::mem::take(&mut planned.preview.files);
+        let want =
+            Want { definitions: include_impact, errors: !dry_run && check != CheckLevel::None };
+        let sides = sides(&planned.preview.result, files, want);
+        // The snapshot only serves the impact: without it, the index is not
+        // refreshed before the edit (it is after, for the files written).
+        let (impact, mut warnings) = if include_impact {
+            let preview = &planned.preview.result;
+            // The plan just read the files: their hashes say whether the
+            // snapshot is current for them, without reading them again.
+            let touched: Vec<(&str, Option<&str>)> =
+                preview.files.iter().map(|f| (f.path.as_str(), f.old_hash.as_deref())).collect();
+            let (snap, warnings) = self.fresh_snapshot_for(call, &touched)?;
             let churn = self.churn(&git::ChurnOptions::default())?;
-            analysis::hot_spots(&snap, Some(&churn), &self.root)
+            let hot = analysis::hot_spots(&snap, Some(&churn), &self.root);
+            (Some(impact(&snap, preview, &sides, &hot)), warnings)
         } else {
-            Vec::new()
+            (None, Vec::new())
         };
-        let impact = include_impact.then(|| impact(&snap, &preview, &sides, &hot));
         // The guardrails: a blocker refuses the apply (a dry run reports it).
         if let Some(rules) = &self.options.guardrails {
-            let report = guardrails(rules, &preview, &sides);
+            let report = guardrails(rules, &planned.preview.result, &sides);
             if report.blocked && !dry_run {
                 return Err(Error::GuardrailBlocked(report));
             }
@@ -72,6 +83,7 @@ impl Session {
             }));
         }
         if dry_run {
+            let preview = planned.preview.result;
             let guidance =
                 change_guidance(req, &preview, impact.as_ref(), None, true, &mut warnings);
             return Ok(ChangeResponse {
@@ -85,8 +97,8 @@ impl Session {
                 guidance: Guidance { warnings, ..guidance },
             });
         }
-        // 3. Apply, with the post-edit check inside the transaction: one span
-        // (when telemetry is exported) from the first write to the commit.
+        // 3. Apply the plan, with the post-edit check inside the transaction: one
+        // span (when telemetry is exported) from the first write to the commit.
         let span = tracing::info_span!(
             "edit.transaction",
             otel.name = "edit.transaction",
@@ -96,22 +108,20 @@ impl Session {
             ironbees.edit.check_passed = tracing::field::Empty,
         );
         let entered = span.enter();
-        edit.options.dry_run = false;
-        let before_errors: HashMap<String, u32> =
-            sides.iter().map(|(p, s)| (p.clone(), s.before_errors)).collect();
         let sandbox = if check == CheckLevel::Build { Some(self.sandbox()?) } else { None };
         let root = self.root.clone();
         let mut run_check = |changes: &[FileChange]| -> std::result::Result<(), CheckFailure> {
-            syntax_check(&root, changes, &before_errors)?;
+            // The bytes written are the plan's: their parse is already in `sides`.
+            syntax_check(changes, &sides)?;
             if let Some((sb, setup)) = sandbox {
                 build_check(self, sb, setup, &root, call)?;
             }
             Ok(())
         };
         let (result, report) = if check == CheckLevel::None {
-            (self.edits().apply(&edit)?, None)
+            (self.edits().commit(planned, &mut |_| Ok(()))?, None)
         } else if auto_rollback {
-            let r = self.edits().apply_checked(&edit, &mut run_check)?;
+            let r = self.edits().commit(planned, &mut run_check)?;
             (
                 r,
                 Some(CheckReport {
@@ -122,7 +132,7 @@ impl Session {
                 }),
             )
         } else {
-            let r = self.edits().apply(&edit)?;
+            let r = self.edits().commit(planned, &mut |_| Ok(()))?;
             let outcome = run_check(&r.files);
             let report = match outcome {
                 Ok(()) => CheckReport {
@@ -206,8 +216,6 @@ pub(crate) fn edit_request(req: &ChangeRequest) -> Result<EditRequest> {
     Ok(edit)
 }
 
-/// Each changed file's text before and after (keyed by the path before), from the
-/// contents the edit engine planned.
 /// The planned change against the guardrails: each file's text before and after.
 fn guardrails(
     rules: &guard::RuleSet,
@@ -226,45 +234,81 @@ fn guardrails(
     rules.check(&guard::Change::from_files(&files))
 }
 
-fn sides(preview: &EditResult, files: Vec<edit::FileVersions>) -> BTreeMap<String, Sides> {
+/// What the parse of each side is needed for.
+#[derive(Debug, Clone, Copy)]
+struct Want {
+    /// The definitions (the impact report).
+    definitions: bool,
+    /// The syntax errors (the post-edit check).
+    errors: bool,
+}
+
+/// Each changed file's text before and after (keyed by the path before), from the
+/// contents the edit engine planned, each side parsed at most once.
+fn sides(
+    preview: &EditResult,
+    files: Vec<edit::FileVersions>,
+    want: Want,
+) -> BTreeMap<String, Sides> {
     let mut out = BTreeMap::new();
     for (f, v) in preview.files.iter().zip(files) {
-        let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let (before, after) = (text(v.before), text(v.after));
-        let path_after = f.new_path.clone().unwrap_or_else(|| f.path.clone());
-        let lang = Language::from_path(std::path::Path::new(&path_after));
-        let analyze = |t: &Option<String>| -> Option<Vec<Definition>> {
-            Some(code_index::analyze(lang?, t.as_ref()?.as_bytes()).definitions)
+        let path_after = f.new_path.as_deref().unwrap_or(&f.path);
+        let lang = Language::from_path(std::path::Path::new(path_after));
+        let parse_side = |side: &'static str, bytes: &Option<Vec<u8>>| match (lang, bytes) {
+            (Some(lang), Some(b)) if want.definitions || want.errors => {
+                Some(parse(&f.path, side, lang, b))
+            }
+            _ => None,
         };
-        let before_errors = match (lang, &before) {
-            (Some(l), Some(b)) => code_index::analyze(l, b.as_bytes()).error_nodes,
-            _ => 0,
+        let before = parse_side("before", &v.before);
+        let after =
+            if f.kind == FileChangeKind::Deleted { None } else { parse_side("after", &v.after) };
+        let text = |b: Option<Vec<u8>>| {
+            b.map(|b| {
+                String::from_utf8(b)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            })
         };
+        let before_errors = before.as_ref().map_or(0, |a| a.error_nodes);
+        let after_errors = after.as_ref().map_or(0, |a| a.error_nodes);
+        let defs = |a: Option<code_index::FileAnalysis>| {
+            a.filter(|_| want.definitions).map(|a| a.definitions)
+        };
+        let deleted = f.kind == FileChangeKind::Deleted && want.definitions;
         out.insert(
             f.path.clone(),
             Sides {
-                old_defs: analyze(&before),
-                new_defs: if f.kind == FileChangeKind::Deleted {
-                    Some(Vec::new())
-                } else {
-                    analyze(&after)
-                },
+                old_defs: defs(before),
+                new_defs: if deleted { Some(Vec::new()) } else { defs(after) },
                 before_errors,
-                before,
-                after,
+                after_errors,
+                before: text(v.before),
+                after: text(v.after),
             },
         );
     }
     out
 }
 
-/// A file's two versions and their definitions (None: not analyzable).
+/// `code_index::analyze`, counted in tests (one parse per side and file).
+fn parse(path: &str, side: &'static str, lang: Language, bytes: &[u8]) -> code_index::FileAnalysis {
+    #[cfg(test)]
+    tests::PARSES.with(|p| p.borrow_mut().push(format!("{path} {side}")));
+    #[cfg(not(test))]
+    let _ = (path, side);
+    code_index::analyze(lang, bytes)
+}
+
+/// A file's two versions and their definitions (None: not analyzable, or not
+/// asked for).
 pub(crate) struct Sides {
     before: Option<String>,
     after: Option<String>,
     old_defs: Option<Vec<Definition>>,
     new_defs: Option<Vec<Definition>>,
+    /// Syntax errors of each side (0 when not parsed).
     before_errors: u32,
+    after_errors: u32,
 }
 
 /// Which definitions changed and how, by qualified name (in order for overloads).
@@ -455,21 +499,23 @@ fn impact(
     }
 }
 
-/// The edited files must not have more syntax errors than before.
+/// The edited files must not have more syntax errors than before: judged on the
+/// bytes written, which are the plan's, parsed once already (`sides`).
 fn syntax_check(
-    root: &std::path::Path,
     changes: &[FileChange],
-    before: &HashMap<String, u32>,
+    sides: &BTreeMap<String, Sides>,
 ) -> std::result::Result<(), CheckFailure> {
     let mut problems = Vec::new();
     for c in changes {
         if c.kind == FileChangeKind::Deleted {
             continue;
         }
+        let Some(s) = sides.get(&c.path) else { continue };
         let path = c.new_path.as_deref().unwrap_or(&c.path);
-        let Ok(bytes) = std::fs::read(root.join(path)) else { continue };
-        let was = before.get(&c.path).copied().unwrap_or(0);
-        problems.extend(syntax_regression(path, was, &bytes));
+        if s.after_errors > s.before_errors {
+            let after = s.after.as_deref().unwrap_or_default().as_bytes();
+            problems.push(regression(path, s.before_errors, s.after_errors, after));
+        }
     }
     if problems.is_empty() {
         Ok(())
@@ -484,12 +530,16 @@ fn syntax_check(
 pub(crate) fn syntax_regression(path: &str, was: u32, after: &[u8]) -> Option<String> {
     let lang = Language::from_path(std::path::Path::new(path))?;
     let errors = code_index::analyze(lang, after).error_nodes;
-    (errors > was).then(|| {
-        let at = first_error_line(lang, after)
-            .map(|l| format!(" (first at line {l})"))
-            .unwrap_or_default();
-        format!("{path}: syntax errors went from {was} to {errors}{at}")
-    })
+    (errors > was).then(|| regression(path, was, errors, after))
+}
+
+/// The message of a syntax regression from `was` to `errors` errors.
+fn regression(path: &str, was: u32, errors: u32, after: &[u8]) -> String {
+    let at = Language::from_path(std::path::Path::new(path))
+        .and_then(|lang| first_error_line(lang, after))
+        .map(|l| format!(" (first at line {l})"))
+        .unwrap_or_default();
+    format!("{path}: syntax errors went from {was} to {errors}{at}")
 }
 
 /// The line of the first syntax error (tree-sitter's ERROR node).
@@ -706,16 +756,127 @@ pub(crate) fn change_guidance(
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
+    use expect_test::{Expect, expect};
+    use serde_json::json;
+    use test_support::TempProject;
+
     use super::*;
+    use crate::SessionOptions;
+
+    thread_local! {
+        /// `path side` of every parse `change` made on this thread.
+        pub(super) static PARSES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
 
     fn sides(lang: Language, before: &str, after: &str) -> Sides {
         Sides {
             old_defs: Some(code_index::analyze(lang, before.as_bytes()).definitions),
             new_defs: Some(code_index::analyze(lang, after.as_bytes()).definitions),
             before_errors: 0,
+            after_errors: 0,
             before: Some(before.to_owned()),
             after: Some(after.to_owned()),
         }
+    }
+
+    /// Applies `options` to a change of one line in each of three files and
+    /// renders what it read and parsed: each count per file (a plan reads a file
+    /// once; the hash checked again before each rename is the edit engine's own,
+    /// and the index's refresh after the write is the index's).
+    fn check_work(options: serde_json::Value, expect: Expect) {
+        let p = TempProject::new();
+        std::fs::create_dir_all(p.path(".git")).unwrap();
+        let names = ["a", "b", "c"];
+        for n in names {
+            p.write(&format!("src/{n}.py"), format!("def {n}():\n    return 1\n"));
+        }
+        let session =
+            Session::open(p.root(), SessionOptions { watch: false, ..Default::default() }).unwrap();
+        let edits: Vec<_> = names
+            .iter()
+            .map(|n| json!({"path": format!("src/{n}.py"), "targetString": "return 1", "replacementString": "return 2"}))
+            .collect();
+        let req: ChangeRequest =
+            serde_json::from_value(json!({"edits": edits, "options": options})).unwrap();
+        edit::probe::take();
+        PARSES.with(|p| p.borrow_mut().clear());
+        let cancel = stdx::CancellationToken::new();
+        let r = session.change(&req, &Call::new(&stdx::NoProgress, &cancel)).unwrap();
+        let counts = edit::probe::take();
+        let parses = PARSES.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        let tally = |items: &[String]| {
+            let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+            for i in items {
+                *m.entry(i.as_str()).or_default() += 1;
+            }
+            m.iter().map(|(k, v)| format!("  {k}: {v}\n")).collect::<String>()
+        };
+        let got = format!(
+            "applied: {}\nplans: {}\nreads:\n{}parses:\n{}",
+            r.transaction_id.is_some(),
+            counts.plans,
+            tally(&counts.reads),
+            tally(&parses)
+        );
+        expect.assert_eq(&got);
+    }
+
+    #[test]
+    fn a_change_plans_reads_and_parses_each_file_once() {
+        // The agent's and the CLI's apply: no impact, the syntax check.
+        check_work(
+            json!({"dryRun": false, "includeImpact": false, "check": "syntax"}),
+            expect![[r#"
+                applied: true
+                plans: 1
+                reads:
+                  src/a.py: 1
+                  src/b.py: 1
+                  src/c.py: 1
+                parses:
+                  src/a.py after: 1
+                  src/a.py before: 1
+                  src/b.py after: 1
+                  src/b.py before: 1
+                  src/c.py after: 1
+                  src/c.py before: 1
+            "#]],
+        );
+        // With the impact: the same parses give the definitions too.
+        check_work(
+            json!({"dryRun": false, "includeImpact": true}),
+            expect![[r#"
+                applied: true
+                plans: 1
+                reads:
+                  src/a.py: 1
+                  src/b.py: 1
+                  src/c.py: 1
+                parses:
+                  src/a.py after: 1
+                  src/a.py before: 1
+                  src/b.py after: 1
+                  src/b.py before: 1
+                  src/c.py after: 1
+                  src/c.py before: 1
+            "#]],
+        );
+        // Without a check or an impact (the agent's apply of a validated run)
+        // nothing reads a parse, so nothing is parsed.
+        check_work(
+            json!({"dryRun": false, "includeImpact": false, "check": "none"}),
+            expect![[r#"
+                applied: true
+                plans: 1
+                reads:
+                  src/a.py: 1
+                  src/b.py: 1
+                  src/c.py: 1
+                parses:
+            "#]],
+        );
     }
 
     #[test]

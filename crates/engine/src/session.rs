@@ -25,6 +25,7 @@ use std::{
     sync::{
         Arc, Mutex, MutexGuard, OnceLock, RwLock,
         atomic::{AtomicBool, Ordering},
+        mpsc,
     },
     time::SystemTime,
 };
@@ -32,7 +33,7 @@ use std::{
 use code_graph::Snapshot;
 use code_index::{Index, IndexConfig};
 use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
-use protocol::{ErrorCode, Warning, WarningLevel};
+use protocol::{ErrorCode, TransactionCommitted, Warning, WarningLevel};
 use retrieval::SearchIndex;
 use stdx::Call;
 
@@ -131,6 +132,27 @@ pub struct Session {
     history: Mutex<Option<Engine>>,
     sandbox: OnceLock<std::result::Result<sandbox::Sandbox, String>>,
     pub(crate) churn: crate::churn::ChurnCache,
+    /// Who hears of committed transactions ([`Session::subscribe_commits`]).
+    commits: Commits,
+}
+
+/// The subscribers to committed transactions: one channel each, dropped once its
+/// receiver is gone. The edit engine's commit hook sends to them, under the
+/// engine's lock and after the commit, so a send must never block (unbounded).
+#[derive(Clone, Default)]
+struct Commits(Arc<Mutex<Vec<mpsc::Sender<TransactionCommitted>>>>);
+
+impl Commits {
+    fn subscribe(&self) -> mpsc::Receiver<TransactionCommitted> {
+        let (tx, rx) = mpsc::channel();
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(tx);
+        rx
+    }
+
+    fn announce(&self, committed: &TransactionCommitted) {
+        let mut subscribers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        subscribers.retain(|s| s.send(committed.clone()).is_ok());
+    }
 }
 
 impl Session {
@@ -145,6 +167,9 @@ impl Session {
         let root = index.root().to_owned();
         let mut engine = Engine::open(&root, options.edit.clone())?;
         engine.set_symbol_locator(Arc::new(IndexLocator));
+        let commits = Commits::default();
+        let announce = commits.clone();
+        engine.set_commit_hook(Box::new(move |c| announce.announce(c)));
         let dirty = Arc::new(AtomicBool::new(true));
         let watcher = if options.watch { start_watcher(&root, Arc::clone(&dirty)) } else { None };
         let layout = Layout::new(&root);
@@ -166,6 +191,7 @@ impl Session {
             history: Mutex::new(None),
             sandbox: OnceLock::new(),
             churn: crate::churn::ChurnCache::default(),
+            commits,
         })
     }
 
@@ -176,6 +202,16 @@ impl Session {
     /// Where the session's state lives under `.ironbees/`.
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// Subscribes to the transactions this session commits: every applied
+    /// `change`, `write`, undo and redo (through any tool) sends one
+    /// [`TransactionCommitted`] once its history row is durable, before the call
+    /// returns. A dry run, a rolled-back change and a refused one send nothing.
+    /// Dropping the receiver unsubscribes. Only this session's commits: another
+    /// process's (the CLI beside a server) are not announced here.
+    pub fn subscribe_commits(&self) -> mpsc::Receiver<TransactionCommitted> {
+        self.commits.subscribe()
     }
 
     /// What the edit engine repaired when it opened (an interrupted transaction).
@@ -312,11 +348,26 @@ impl Session {
         call: &Call<'_>,
         paths: &[&str],
     ) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
+        let hashes: Vec<Option<String>> = paths
+            .iter()
+            .map(|p| std::fs::read(self.root.join(p)).ok().map(|b| stdx::sha256_hex(&b)))
+            .collect();
+        let known: Vec<(&str, Option<&str>)> =
+            paths.iter().zip(&hashes).map(|(p, h)| (*p, h.as_deref())).collect();
+        self.fresh_snapshot_for(call, &known)
+    }
+
+    /// [`Session::fresh_snapshot`] for files whose content hash the caller knows
+    /// (`None`: absent), e.g. from the edit engine's plan, which just read them.
+    pub(crate) fn fresh_snapshot_for(
+        &self,
+        call: &Call<'_>,
+        files: &[(&str, Option<&str>)],
+    ) -> Result<(Arc<Snapshot>, Vec<Warning>)> {
         let mut warnings = self.refresh(call, true)?;
         let snap = self.current_snapshot();
-        let differs = paths.iter().any(|p| {
-            let on_disk = std::fs::read(self.root.join(p)).ok().map(|b| stdx::sha256_hex(&b));
-            let indexed = snap.project.file_id(p).map(|f| snap.project.file(f).hash.clone());
+        let differs = files.iter().any(|&(p, on_disk)| {
+            let indexed = snap.project.file_id(p).map(|f| snap.project.file(f).hash.as_str());
             match (on_disk, indexed) {
                 (Some(d), Some(i)) => d != i,
                 (Some(_), None) => code_index::Language::from_path(Path::new(p)).is_some(),

@@ -562,6 +562,26 @@ pub struct TransactionSummary {
     pub files: Vec<String>,
 }
 
+/// A transaction the edit engine committed (an edit, an undo or a redo),
+/// announced once to the session's subscribers after its history row is
+/// durable (`engine::Session::subscribe_commits`). A dry run, a rolled-back
+/// change and a refused one (`HASH_MISMATCH`, a failed check) commit nothing and
+/// announce nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionCommitted {
+    pub transaction_id: String,
+    pub kind: TransactionKind,
+    /// For an undo or redo: the edit it undid or re-applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub description: String,
+    /// Every path the transaction changed, root-relative (both ends of a rename).
+    pub files: Vec<String>,
+    /// Milliseconds since the Unix epoch, when the transaction began.
+    pub time_unix_ms: i64,
+}
+
 /// A candidate location reported by `NO_MATCH` (closest text) or `AMBIGUOUS_MATCH`
 /// (every match).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -52,8 +52,8 @@ pub use crate::{
     },
     edit::{
         AppliedEdit, EditOp, EditOptions, EditRequest, EditResult, FileChange, FileChangeKind,
-        InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart, TransactionKind,
-        TransactionState, TransactionSummary,
+        InsertPosition, LineRange, MatchCandidate, Normalization, SymbolPart, TransactionCommitted,
+        TransactionKind, TransactionState, TransactionSummary,
     },
     error::{ErrorCode, ErrorDetails, ErrorInfo},
     exec::{

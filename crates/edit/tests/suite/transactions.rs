@@ -400,3 +400,84 @@ fn a_preview_over_an_overlay_reads_the_overlay_and_writes_nothing() {
     assert!(p.path("src/util.py").exists() && !p.path("src/new").exists());
     assert!(e.history(10).unwrap().is_empty());
 }
+
+/// `change` previews and then applies the one plan (issue 36): what is committed
+/// is what was previewed, and the files are not read and matched again.
+#[test]
+fn a_prepared_change_commits_the_previewed_contents() {
+    let p = project();
+    let mut e = engine(&p);
+    let planned = e
+        .prepare(&request(json!([
+            {"path": "src/util.py", "targetString": "MAX = 10", "replacementString": "MAX = 11"},
+            {"path": "src/app.py", "targetString": "hello", "replacementString": "hi"},
+        ])))
+        .unwrap();
+    let previewed: Vec<_> = planned.preview.files.iter().map(|v| v.after.clone()).collect();
+    assert!(planned.preview.result.dry_run && planned.preview.result.transaction_id.is_none());
+    let r = e.commit(planned, &mut |_| Ok(())).unwrap();
+    assert!(!r.dry_run && r.transaction_id.is_some());
+    assert_eq!(
+        previewed,
+        vec![Some(p.read("src/util.py").into_bytes()), Some(p.read("src/app.py").into_bytes())]
+    );
+}
+
+/// A file changed between the preview and the apply: the plan is stale, so the
+/// whole transaction is refused with HASH_MISMATCH before anything is written,
+/// and there is nothing in the history.
+#[test]
+fn a_file_changed_after_the_preview_refuses_the_commit_and_writes_nothing() {
+    for changed in ["src/app.py", "src/util.py"] {
+        let p = project();
+        let mut e = engine(&p);
+        let planned = e
+            .prepare(&request(json!([
+                {"path": "src/util.py", "targetString": "MAX = 10", "replacementString": "MAX = 11"},
+                {"path": "src/app.py", "targetString": "hello", "replacementString": "hi"},
+            ])))
+            .unwrap();
+        let other = format!("{}# edited meanwhile\n", p.read(changed));
+        p.write(changed, &other);
+        let before = snapshot(p.root());
+        let err = e.commit(planned, &mut |_| Ok(())).unwrap_err().to_info();
+        assert_code(&err, ErrorCode::HashMismatch);
+        assert_eq!(err.path.as_deref(), Some(changed), "{err:?}");
+        assert_eq!(snapshot(p.root()), before, "nothing written ({changed} changed)");
+        assert!(e.history(10).unwrap().is_empty());
+    }
+}
+
+/// The commit hook hears every committed transaction once (edit, undo, redo),
+/// and nothing of a dry run or a refused change.
+#[test]
+fn the_commit_hook_announces_each_committed_transaction_once() {
+    let p = project();
+    let mut e = engine(&p);
+    let (tx, rx) = std::sync::mpsc::channel();
+    e.set_commit_hook(Box::new(move |c| tx.send(c.clone()).unwrap()));
+    let edit = json!([{"path": "src/util.py", "targetString": "MAX = 10", "replacementString": "MAX = 11"}]);
+    e.apply(&request(json!({"edits": edit, "options": {"dryRun": true}}))).unwrap();
+    fail(
+        &mut e,
+        json!([{"path": "src/util.py", "targetString": "MAX = 10",
+        "replacementString": "MAX = 11", "expectedHash": sha("other")}]),
+    );
+    assert!(rx.try_recv().is_err(), "a dry run and a refused change commit nothing");
+    let id = apply(&mut e, json!({"description": "raise MAX", "edits": edit}))
+        .unwrap()
+        .transaction_id
+        .unwrap();
+    let undo = e.undo(Some(&id), false).unwrap().transaction_id.unwrap();
+    let got: Vec<_> = rx.try_iter().collect();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert_eq!(
+        (got[0].transaction_id.as_str(), got[0].kind, got[0].description.as_str()),
+        (id.as_str(), protocol::TransactionKind::Edit, "raise MAX")
+    );
+    assert_eq!(got[0].files, vec!["src/util.py".to_owned()]);
+    assert_eq!(
+        (got[1].transaction_id.as_str(), got[1].kind, got[1].target.as_deref()),
+        (undo.as_str(), protocol::TransactionKind::Undo, Some(id.as_str()))
+    );
+}

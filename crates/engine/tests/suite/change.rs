@@ -128,3 +128,54 @@ fn undo_and_redo_refresh_the_index_as_change_does() {
         assert!(stale.is_fresh(), "{tool} {args} left the index behind: {stale:?}");
     }
 }
+
+/// The engine announces committed transactions (issue 36): a subscriber hears
+/// one announcement per committed change, with its id and files, and nothing of
+/// a dry run or of a change refused with HASH_MISMATCH.
+#[test]
+fn subscribers_hear_each_committed_transaction_once() {
+    let p = project();
+    let ws = open(&p);
+    let commits = ws.subscribe_commits();
+    let change = |options: serde_json::Value, expected_hash: Option<String>| -> ChangeRequest {
+        let mut util = json!({"path": "src/util.py", "targetString": "return 1",
+                              "replacementString": "return 2"});
+        if let Some(h) = expected_hash {
+            util["expectedHash"] = json!(h);
+        }
+        serde_json::from_value(json!({
+            "description": "two files",
+            "edits": [util, {"path": "src/app.py", "targetString": "200",
+                             "replacementString": "201"}],
+            "options": options,
+        }))
+        .unwrap()
+    };
+    call(|c| ws.change(&change(json!({"dryRun": true}), None), c)).unwrap();
+    let e = call(|c| ws.change(&change(json!({"dryRun": false}), Some("0".repeat(64))), c))
+        .unwrap_err();
+    assert_eq!(e.to_info().code, ErrorCode::HashMismatch);
+    let e = call(|c| ws.change(&breaking(None), c)).unwrap_err();
+    assert_eq!(e.to_info().code, ErrorCode::SyntaxError);
+    assert!(commits.try_recv().is_err(), "nothing committed, nothing announced");
+
+    let r = call(|c| ws.change(&change(json!({"dryRun": false}), None), c)).unwrap();
+    let got: Vec<_> = commits.try_iter().collect();
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(Some(&got[0].transaction_id), r.transaction_id.as_ref());
+    assert_eq!(got[0].files, vec!["src/util.py".to_owned(), "src/app.py".to_owned()]);
+    assert_eq!(got[0].description, "two files");
+    assert_eq!(got[0].kind, protocol::TransactionKind::Edit);
+
+    // An undo commits too, and a second subscriber hears it as well.
+    let late = ws.subscribe_commits();
+    let undo: ManageRequest =
+        serde_json::from_value(json!({"command": "undo", "id": r.transaction_id})).unwrap();
+    call(|c| ws.manage(&undo, c)).unwrap();
+    for rx in [&commits, &late] {
+        let got: Vec<_> = rx.try_iter().collect();
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].kind, protocol::TransactionKind::Undo);
+        assert_eq!(got[0].target, r.transaction_id);
+    }
+}
