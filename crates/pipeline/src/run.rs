@@ -378,7 +378,7 @@ fn graph(env: &Arc<Env>) -> Result<workflow::CompiledGraph<RunState>> {
         (
             n::APPROVE_TEST,
             stages::TEST,
-            "테스트가 완료되었습니다. Refactoring Agent를 진행할까요? (the tests passed: go on to refactoring?)",
+            "SQL 최적화가 완료되었습니다. Refactoring Agent를 진행할까요? (SQL optimization and the tests are done: go on to refactoring?)",
         ),
         (
             n::APPROVE_REFACTOR,

@@ -922,3 +922,46 @@ fn pipeline_sql_database_gone_mid_step_fails_the_test_stage_and_rolls_back() {
     assert_eq!(fx.hub_branches(), vec![format!("commitly/code/{id}")]);
     assert_ne!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]), "nothing pushed");
 }
+
+#[test]
+fn pipeline_sql_rewrite_verified_equal_and_faster_replaces_the_query_in_its_file() {
+    if !test_support::postgres::available("pipeline_sql_rewrite") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    seed_users(&pg);
+    let fx = Fixture::new();
+    fx.config(&sql_config(&pg.url(), ""));
+    let mock = test_support::mock_llm::MockLlm::start();
+    // Sorting 200k rows the count does not need (OFFSET 0 keeps the filter out of
+    // the subquery): the same count without it.
+    let rewrite = serde_json::json!({
+        "kind": "rewrite",
+        "sql": "SELECT count(*)\nFROM users WHERE score = 7",
+        "reason": "the subquery's ORDER BY sorts rows the count does not need"
+    });
+    sql_model(&mock, vec![("ORDER BY email", rewrite)], || {});
+    let py = "def sevens(cur):\n    cur.execute(\"SELECT count(*) FROM (SELECT * FROM users ORDER BY email OFFSET 0) s WHERE score = 7\")\n    return cur.fetchone()\n";
+    let o = fx.commit_with_model(&mock, &[("app/stats.py", py)], &["--yes", "-m", "stats"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let sql = &fx.read_json(".ironbees/cache/test_agent.json")["sql"];
+    let q = &sql["queries"][0];
+    assert_eq!(q["outcome"], "kept", "{sql:#}");
+    assert_eq!(q["before"]["nodeType"], "Aggregate", "{q:#}");
+    assert!(q["timing"]["improvementPct"].as_f64().unwrap() >= 10.0, "{q:#}");
+    assert!(q.get("migration").is_none());
+    // The literal now holds the rewrite, on one line as the literal was.
+    assert_eq!(
+        git(&fx.remote, &["show", "main:app/stats.py"]),
+        py.replace(
+            "SELECT count(*) FROM (SELECT * FROM users ORDER BY email OFFSET 0) s WHERE score = 7",
+            "SELECT count(*) FROM users WHERE score = 7"
+        )
+        .trim_end()
+    );
+    assert!(
+        git(&fx.remote, &["log", "-1", "--format=%s", "main"])
+            .starts_with("TestAgent: SQL optimization: 1 rewrite(s), 0 index(es)")
+    );
+    assert_eq!(sql["commit"].as_str(), Some(git(&fx.remote, &["rev-parse", "main"]).as_str()));
+}
