@@ -855,18 +855,23 @@ fn pipeline_sql_rewrites_with_other_rows_or_no_gain_are_not_kept() {
         ],
         || {},
     );
-    let js = "export const a = 'SELECT id FROM users WHERE score = 7';\nexport const b = `SELECT count(*)\n  FROM users\n  WHERE status = 'inactive'`;\nexport const c = `SELECT * FROM users WHERE id = ${id}`;\n";
+    let js = "export const a = 'SELECT id FROM users WHERE score = 7';\nexport const b = `SELECT count(*)\n  FROM users\n  WHERE status = 'inactive'`;\nexport const c = `SELECT * FROM users WHERE id = ${id}`;\nexport const d = \"DELETE FROM users WHERE email = 'user77@example.com'\";\n";
     let o = fx.commit_with_model(&mock, &[("web/q.js", js)], &["--yes", "-m", "queries"]);
     assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
     let sql = &fx.read_json(".ironbees/cache/test_agent.json")["sql"];
     let qs = sql["queries"].as_array().unwrap();
-    assert_eq!(qs.len(), 2, "the template with a placeholder is not a query: {sql:#}");
+    assert_eq!(qs.len(), 3, "the template with a placeholder is not a query: {sql:#}");
     assert_eq!(qs[0]["outcome"], "rejected", "{sql:#}");
     assert!(qs[0]["reason"].as_str().unwrap().contains("other rows"), "{sql:#}");
     assert_eq!(qs[1]["outcome"], "rejected", "{sql:#}");
     assert!(qs[1]["reason"].as_str().unwrap().starts_with("not kept"), "{sql:#}");
     assert_eq!(qs[1]["line"], 2);
     assert!(qs[1]["timing"]["medianBeforeMs"].as_f64().is_some());
+    // A DELETE with WHERE is explained (ANALYZE runs it) and rolled back.
+    assert_eq!((qs[2]["kind"].as_str(), qs[2]["line"].as_u64()), (Some("delete"), Some(6)));
+    assert_eq!(qs[2]["outcome"], "noCandidate", "{sql:#}");
+    assert_eq!(qs[2]["before"]["nodeType"], "ModifyTable", "{sql:#}");
+    assert_eq!(psql(&pg, "SELECT count(*) FROM users"), "200000");
     assert!(sql.get("commit").is_none(), "{sql:#}");
     assert_eq!(
         fx.remote_head(),
