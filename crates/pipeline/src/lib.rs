@@ -40,6 +40,7 @@ mod refactor;
 mod report;
 mod run;
 mod slack;
+mod sql;
 
 pub use crate::{
     error::{Error, Result},

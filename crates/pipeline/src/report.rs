@@ -63,9 +63,37 @@ pub struct CommitCounts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SqlCounts {
+    /// Queries found in the changed files.
+    pub queries_found: u32,
+    /// Queries whose verified rewrite or index was kept.
     pub optimized_queries: u32,
-    /// Pipelines whose SQL step did not run (it is not built yet).
+    /// Candidates the model proposed that verification rejected.
+    pub rejected: u32,
+    /// The mean of the kept optimizations' improvements (percent of the
+    /// median time), `None` without any.
+    pub average_improvement_pct: Option<f64>,
+    /// Pipelines whose SQL step did not run (no database, no SQL).
     pub skipped: u32,
+    /// Every kept optimization, with its numbers.
+    pub optimized: Vec<SqlLine>,
+}
+
+/// One kept optimization as the report shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SqlLine {
+    pub pipeline_id: String,
+    /// `file:line`.
+    pub location: String,
+    /// `rewrite` or `index`.
+    pub kind: String,
+    pub median_before_ms: f64,
+    pub median_after_ms: f64,
+    pub improvement_pct: f64,
+    pub cost_before: Option<f64>,
+    pub cost_after: Option<f64>,
+    pub node_before: Option<String>,
+    pub node_after: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -145,9 +173,34 @@ pub fn report(runs: &[(RunSummary, PipelineState)], filter: &ReportFilter) -> Re
             }
         };
         if let Some(t) = &s.results.test {
-            r.sql.optimized_queries += t.optimized_queries.len() as u32;
-            if t.sql == protocol::StageStatus::Skipped {
+            r.sql.queries_found += t.sql.queries.len() as u32;
+            if t.sql.status == protocol::StageStatus::Skipped {
                 r.sql.skipped += 1;
+            }
+            for q in &t.sql.queries {
+                match q.outcome {
+                    protocol::SqlOutcome::Rejected => r.sql.rejected += 1,
+                    protocol::SqlOutcome::Kept => {
+                        r.sql.optimized_queries += 1;
+                        let t = q.timing.clone().unwrap_or_default();
+                        r.sql.optimized.push(SqlLine {
+                            pipeline_id: s.pipeline_id.clone(),
+                            location: format!("{}:{}", q.file, q.line),
+                            kind: match q.candidate.as_ref().map(|c| c.kind) {
+                                Some(protocol::SqlCandidateKind::Index) => "index".into(),
+                                _ => "rewrite".into(),
+                            },
+                            median_before_ms: t.median_before_ms,
+                            median_after_ms: t.median_after_ms,
+                            improvement_pct: t.improvement_pct,
+                            cost_before: q.before.as_ref().map(|p| p.total_cost),
+                            cost_after: q.after.as_ref().map(|p| p.total_cost),
+                            node_before: q.before.as_ref().map(|p| p.node_type.clone()),
+                            node_after: q.after.as_ref().map(|p| p.node_type.clone()),
+                        });
+                    }
+                    _ => {}
+                }
             }
         }
         if let Some(f) = &s.results.refactor {
@@ -178,6 +231,11 @@ pub fn report(runs: &[(RunSummary, PipelineState)], filter: &ReportFilter) -> Re
             date: stdx::utc_date(s.started_at_ms.div_euclid(1000)),
             status: status.to_owned(),
         });
+    }
+    if !r.sql.optimized.is_empty() {
+        let sum: f64 = r.sql.optimized.iter().map(|l| l.improvement_pct).sum();
+        r.sql.average_improvement_pct =
+            Some((sum / r.sql.optimized.len() as f64 * 10.0).round() / 10.0);
     }
     r
 }
@@ -212,9 +270,30 @@ pub fn render_markdown(r: &Report) -> String {
         out.push_str(&format!("- In progress: {}\n", r.commits.in_progress));
     }
     out.push_str(&format!(
-        "\n## 2. SQL optimization\n- Optimized queries: {}\n- Not run (not built yet): {}\n",
-        r.sql.optimized_queries, r.sql.skipped
+        "\n## 2. SQL optimization (SQL 최적화)\n- Queries found: {}\n- Optimized queries: {}\n",
+        r.sql.queries_found, r.sql.optimized_queries
     ));
+    if let Some(avg) = r.sql.average_improvement_pct {
+        out.push_str(&format!("- Average improvement: {avg:.0}%\n"));
+    }
+    out.push_str(&format!(
+        "- Candidates rejected: {}\n- Not run (no database or no SQL): {}\n",
+        r.sql.rejected, r.sql.skipped
+    ));
+    for l in &r.sql.optimized {
+        let cost = match (l.cost_before, l.cost_after) {
+            (Some(b), Some(a)) => format!(", cost {b:.1} → {a:.1}"),
+            _ => String::new(),
+        };
+        let nodes = match (&l.node_before, &l.node_after) {
+            (Some(b), Some(a)) => format!(", {b} → {a}"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "  - {} ({}): {:.2} ms → {:.2} ms ({:.0}% faster{cost}{nodes})\n",
+            l.location, l.kind, l.median_before_ms, l.median_after_ms, l.improvement_pct
+        ));
+    }
     out.push_str(&format!(
         "\n## 3. Refactoring\n- Files modified: {}\n- Improvements: {}\n- Duplicate code removed: {}\n- Exception handling added: {}\n",
         r.refactoring.modified_files,
@@ -283,7 +362,10 @@ mod tests {
     #[test]
     fn sections_count_the_stored_results() {
         let refactored = StageResults {
-            test: Some(TestStageResult { sql: StageStatus::Skipped, ..Default::default() }),
+            test: Some(TestStageResult {
+                sql: protocol::SqlStepResult::skipped("no database"),
+                ..Default::default()
+            }),
             refactor: Some(RefactorResult {
                 refactored_files: vec!["/p/a.py".into(), "/p/b.py".into()],
                 improvements: vec![
@@ -295,6 +377,47 @@ mod tests {
             notify: Some(NotifyResult { sent_messages: 1, ..Default::default() }),
             ..Default::default()
         };
+        let kept = protocol::SqlQueryResult {
+            file: "db.py".into(),
+            line: 7,
+            outcome: protocol::SqlOutcome::Kept,
+            candidate: Some(protocol::SqlCandidate {
+                kind: protocol::SqlCandidateKind::Index,
+                ..Default::default()
+            }),
+            before: Some(protocol::PlanSummary {
+                node_type: "Seq Scan".into(),
+                total_cost: 3000.0,
+                ..Default::default()
+            }),
+            after: Some(protocol::PlanSummary {
+                node_type: "Index Scan".into(),
+                total_cost: 8.5,
+                ..Default::default()
+            }),
+            timing: Some(protocol::SqlTiming {
+                median_before_ms: 20.0,
+                median_after_ms: 12.0,
+                improvement_pct: 40.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let rejected = protocol::SqlQueryResult {
+            outcome: protocol::SqlOutcome::Rejected,
+            ..Default::default()
+        };
+        let optimized = StageResults {
+            test: Some(TestStageResult {
+                sql: protocol::SqlStepResult {
+                    status: StageStatus::Success,
+                    queries: vec![kept, rejected],
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
         let runs = vec![
             run("a", 10 * DAY, "[hotfix] API timeout", RunStatus::Succeeded, refactored),
             run(
@@ -302,7 +425,7 @@ mod tests {
                 11 * DAY,
                 "add login",
                 RunStatus::Failed { code: "X".into(), message: "m".into() },
-                StageResults::default(),
+                optimized,
             ),
             run("c", 30 * DAY, "later", RunStatus::Succeeded, StageResults::default()),
         ];
@@ -313,7 +436,17 @@ mod tests {
         };
         let r = report(&runs, &filter);
         assert_eq!(r.commits, CommitCounts { total: 2, succeeded: 1, failed: 1, in_progress: 0 });
-        assert_eq!(r.sql, SqlCounts { optimized_queries: 0, skipped: 1 });
+        assert_eq!(
+            (r.sql.queries_found, r.sql.optimized_queries, r.sql.rejected, r.sql.skipped),
+            (2, 1, 1, 1)
+        );
+        assert_eq!(r.sql.average_improvement_pct, Some(40.0));
+        let md = render_markdown(&r);
+        assert!(md.contains("- Average improvement: 40%"), "{md}");
+        assert!(
+            md.contains("  - db.py:7 (index): 20.00 ms → 12.00 ms (40% faster, cost 3000.0 → 8.5, Seq Scan → Index Scan)"),
+            "{md}"
+        );
         assert_eq!(
             r.refactoring,
             RefactorCounts {

@@ -20,8 +20,9 @@ use std::{
 
 use protocol::{
     CheckpointMeta, CloneResult, CodeResult, CommandSummary, ErrorCode, PipelineApproval,
-    PipelineConfig, PipelineError, PipelineState, RefactorResult, RunEventKind, RunStatus,
-    RunSummary, StageStatus, SyncResult, TestStageResult, stages,
+    PipelineConfig, PipelineError, PipelineState, QueryLocation, RefactorResult, RunEventKind,
+    RunStatus, RunSummary, SqlOutcome, SqlStepResult, StageStatus, SyncResult, TestStageResult,
+    stages,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -377,7 +378,7 @@ fn graph(env: &Arc<Env>) -> Result<workflow::CompiledGraph<RunState>> {
         (
             n::APPROVE_TEST,
             stages::TEST,
-            "테스트가 완료되었습니다. Refactoring Agent를 진행할까요? (the tests passed: go on to refactoring?)",
+            "SQL 최적화가 완료되었습니다. Refactoring Agent를 진행할까요? (SQL optimization and the tests are done: go on to refactoring?)",
         ),
         (
             n::APPROVE_REFACTOR,
@@ -736,7 +737,10 @@ fn command_failure(c: &CommandSummary) -> Failure {
     Failure::new(code, format!("`{}` {how}{tail}", c.command))
 }
 
-/// TEST: the SQL step's slot, then the project's test command in the sandbox.
+/// TEST: the SQL step (`sql.rs`: the changed files' queries optimized on the
+/// test database, kept ones committed on the test branch), then the project's
+/// test command in the sandbox. Tests that fail with the SQL step's commit
+/// drop it and run again: the optimization, not the user's commit, is wrong.
 fn test_stage(
     env: &Env,
     s: &mut PipelineState,
@@ -744,16 +748,53 @@ fn test_stage(
 ) -> std::result::Result<String, Failure> {
     let parent = branch_of(s, stages::CODE)?;
     enter_branch(env, s, cx, stages::TEST, &parent)?;
-    let mut result = TestStageResult {
-        status: StageStatus::Running,
-        sql: sql_step(s),
-        ..TestStageResult::default()
-    };
-    hub_logs(env, s).stage(stages::TEST, "sql: skipped (SQL optimization is not built yet)");
+    let st = &*s;
+    let sql = cx.effect("test:sql", || {
+        let r = crate::sql::step(env, st)?;
+        Ok(serde_json::to_value(r).unwrap_or(Value::Null))
+    })?;
+    let mut sql: SqlStepResult = serde_json::from_value(sql)
+        .map_err(|e| Failure::new(ErrorCode::Internal, format!("sql result: {e}")))?;
+    s.query_file_list = sql
+        .queries
+        .iter()
+        .map(|q| QueryLocation {
+            file_path: env.layout.root.join(&q.file).display().to_string(),
+            line_start: q.line,
+            line_end: q.end_line,
+            query: q.query.clone(),
+        })
+        .collect();
+    s.has_query = !s.query_file_list.is_empty();
+    let sql_line = sql_summary(&sql);
+    hub_logs(env, s).stage(stages::TEST, &format!("sql: {sql_line}"));
+    let mut result = TestStageResult { status: StageStatus::Running, ..TestStageResult::default() };
     if let Some(line) = env.config.test_command.clone() {
-        result.test_results = Some(command_effect(env, s, cx, "test:run", &line)?);
+        let mut r = command_effect(env, s, cx, "test:run", &line)?;
+        discard_outputs(env, s)?;
+        if !r.success
+            && let Some(commit) = sql.commit.clone()
+        {
+            let st = &*s;
+            cx.effect("test:sql-drop", || {
+                if hub_git(env, st, &["rev-parse", "HEAD"])? == commit {
+                    hub_git(env, st, &["reset", "-q", "--hard", "HEAD~1"])?;
+                }
+                Ok(Value::Null)
+            })?;
+            for q in sql.queries.iter_mut().filter(|q| q.outcome == SqlOutcome::Kept) {
+                q.outcome = SqlOutcome::Rejected;
+                q.migration = None;
+                q.reason = Some("the tests failed with it: its commit was dropped".into());
+            }
+            sql.commit = None;
+            r = command_effect(env, s, cx, "test:run-without-sql", &line)?;
+            discard_outputs(env, s)?;
+        }
+        result.test_results = Some(r);
     }
-    discard_outputs(env, s)?;
+    result.optimized_queries = sql.kept().map(|q| format!("{}:{}", q.file, q.line)).collect();
+    result.sql = sql;
     let outcome = result.test_results.clone();
     result.status = match &outcome {
         Some(r) if !r.success => StageStatus::Failed,
@@ -761,25 +802,29 @@ fn test_stage(
         None => StageStatus::Skipped,
     };
     s.results.test = Some(result);
+    let sql_line = s.results.test.as_ref().map(|t| sql_summary(&t.sql)).unwrap_or_default();
     match outcome {
         Some(r) if !r.success => Err(command_failure(&r)),
         Some(r) => Ok(format!(
-            "`{}` passed in {:.1}s; sql: skipped",
+            "`{}` passed in {:.1}s; sql: {sql_line}",
             r.command,
             r.duration_ms as f64 / 1000.0
         )),
         None => {
             s.stage_status.insert(stages::TEST.to_owned(), StageStatus::Skipped);
-            Ok("no test command configured (pipeline.testCommand); sql: skipped".into())
+            Ok(format!("no test command configured (pipeline.testCommand); sql: {sql_line}"))
         }
     }
 }
 
-/// The SQL optimization step of the test stage (seed §3.1, "SQL 최적화"): not
-/// built yet. When it is, it reads `hasQuery`/the changed files, optimizes in
-/// the test branch and answers its status; the stage records it as `sql`.
-fn sql_step(_s: &PipelineState) -> StageStatus {
-    StageStatus::Skipped
+/// The SQL step in a line: `skipped (no database)`, `3 queries, 1 optimized`.
+fn sql_summary(r: &SqlStepResult) -> String {
+    match r.status {
+        StageStatus::Skipped => {
+            format!("skipped ({})", r.reason.as_deref().unwrap_or("nothing to do"))
+        }
+        _ => format!("{} quer(ies) found, {} optimized", r.queries.len(), r.kept().count()),
+    }
 }
 
 /// REFACTOR: with a model, its refactorings of the changed files, kept only if

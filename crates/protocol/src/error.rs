@@ -99,6 +99,9 @@ error_codes! {
     DirtyWorkingTree = "DIRTY_WORKING_TREE",
     /// HEAD is detached where a branch is needed.
     DetachedHead = "DETACHED_HEAD",
+    /// The configured test database (`pipeline.database.url`) cannot be reached,
+    /// or went away during the SQL step; the hub was rolled back.
+    DatabaseUnavailable = "DATABASE_UNAVAILABLE",
 
     // --- models --------------------------------------------------------------------
     LlmUnavailable = "LLM_UNAVAILABLE",

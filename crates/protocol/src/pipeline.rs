@@ -48,8 +48,22 @@ pub struct ExecutionConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DatabaseConfig {
-    /// For the SQL stage (not built yet); kept so configurations carry it.
+    /// The project's PostgreSQL *test* database (`postgres://user@host:port/db`):
+    /// the test stage's SQL step explains and times the changed queries there,
+    /// always inside transactions it rolls back. Unset: the step is skipped.
     pub url: Option<String>,
+    /// Timed executions of each side when a candidate is verified (default 5,
+    /// at least 5).
+    pub runs: Option<u32>,
+    /// How much faster (percent of the median) a candidate must be (default 10).
+    pub min_improvement: Option<f64>,
+    /// Where kept indexes go as migration files, relative to the repository
+    /// root (default `migrations`).
+    pub migrations_dir: Option<String>,
+    /// At most this many queries per pipeline are optimized (default 10).
+    pub max_queries: Option<u32>,
+    /// A statement's time limit in seconds (default 30).
+    pub statement_timeout: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -172,18 +186,191 @@ pub struct CodeResult {
 }
 
 /// `test_agent.json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestStageResult {
     pub status: StageStatus,
-    /// The SQL optimization step: `skipped` until it is built.
-    pub sql: StageStatus,
+    /// The SQL optimization step (seed §3.1, "SQL 최적화"). States stored
+    /// before it was built hold a bare status (`"skipped"`), read as one.
+    #[serde(deserialize_with = "sql_step_compat")]
+    pub sql: SqlStepResult,
+    /// `file:line` of every query whose optimization was kept.
     pub optimized_queries: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_results: Option<CommandSummary>,
     pub rollback_occurred: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_approved: Option<bool>,
+}
+
+/// The SQL step's result: the `sql` section of `test_agent.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SqlStepResult {
+    /// `skipped` (no database, no SQL in the changed files), `success` (the
+    /// step ran; see each query's outcome) or `failed` (the database).
+    pub status: StageStatus,
+    /// Why it was skipped or failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether the database offered hypothetical indexes (the `hypopg`
+    /// extension) to try an index before building it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hypopg: Option<bool>,
+    pub queries: Vec<SqlQueryResult>,
+    /// The test-branch commit holding the kept rewrites and migrations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl SqlStepResult {
+    pub fn skipped(reason: impl Into<String>) -> SqlStepResult {
+        SqlStepResult {
+            status: StageStatus::Skipped,
+            reason: Some(reason.into()),
+            ..SqlStepResult::default()
+        }
+    }
+
+    /// The queries whose optimization was kept.
+    pub fn kept(&self) -> impl Iterator<Item = &SqlQueryResult> {
+        self.queries.iter().filter(|q| q.outcome == SqlOutcome::Kept)
+    }
+}
+
+fn sql_step_compat<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SqlStepResult, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Status(StageStatus),
+        Full(SqlStepResult),
+    }
+    Ok(match Either::deserialize(d)? {
+        Either::Status(status) => SqlStepResult { status, ..SqlStepResult::default() },
+        Either::Full(r) => r,
+    })
+}
+
+/// One query the SQL step found in a changed file, and what became of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SqlQueryResult {
+    /// Relative to the repository root; lines are 1-based.
+    pub file: String,
+    pub line: u32,
+    pub end_line: u32,
+    /// `select`, `update`, `delete` or `insert`.
+    pub kind: String,
+    pub query: String,
+    pub outcome: SqlOutcome,
+    /// Why it was skipped, had no candidate, or its candidate was rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the model proposed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<SqlCandidate>,
+    /// The query's plan (`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`), and the
+    /// candidate's when it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<PlanSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<PlanSummary>,
+    /// An index tried as a hypothetical one first (hypopg).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hypothetical: Option<HypotheticalIndex>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<SqlTiming>,
+    /// The migration file a kept index was written to (repository-relative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<String>,
+}
+
+/// What became of a found query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum SqlOutcome {
+    /// Not measured: bind parameters, an INSERT, over `maxQueries`, the
+    /// database refused it.
+    #[default]
+    Skipped,
+    /// Measured; the model proposed nothing (or no model is configured).
+    NoCandidate,
+    /// The candidate failed verification (other rows, not faster, unused).
+    Rejected,
+    /// Verified and committed on the test branch.
+    Kept,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SqlCandidateKind {
+    #[default]
+    Rewrite,
+    Index,
+}
+
+/// The model's answer: `{"kind": "rewrite"|"index", "sql": ..., "reason": ...}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SqlCandidate {
+    pub kind: SqlCandidateKind,
+    pub sql: String,
+    pub reason: String,
+}
+
+/// A JSON plan's top: its node, cost and times, and the indexes it uses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PlanSummary {
+    pub node_type: String,
+    pub total_cost: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_total_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planning_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_hit_blocks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_read_blocks: Option<u64>,
+    /// Every `Index Name` in the plan tree.
+    pub indexes: Vec<String>,
+}
+
+/// A candidate index tried as a hypothetical one: would the planner use it,
+/// at what estimated cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HypotheticalIndex {
+    pub used: bool,
+    pub cost_before: f64,
+    pub cost_with: f64,
+}
+
+/// Alternating timed executions of the query and its candidate (client
+/// side, rows fetched), in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SqlTiming {
+    pub runs: u32,
+    pub before_ms: Vec<f64>,
+    pub after_ms: Vec<f64>,
+    pub median_before_ms: f64,
+    pub median_after_ms: f64,
+    /// `(before - after) / before`, percent of the median.
+    pub improvement_pct: f64,
+}
+
+/// A query the SQL step found (seed §3.2 `query_file_list`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, rename_all = "camelCase")]
+pub struct QueryLocation {
+    pub file_path: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub query: String,
 }
 
 /// `refactoring_agent.json`.
@@ -235,7 +422,7 @@ pub struct NotifyResult {
 }
 
 /// Every stage's result so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StageResults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,7 +466,7 @@ pub struct PipelineApproval {
 
 /// A pipeline run's state, checkpointed whole at every transition (the seed's
 /// `RunContext`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PipelineState {
     pub pipeline_id: String,
@@ -304,6 +491,9 @@ pub struct PipelineState {
     pub current_stage: String,
     pub commit_file_list: Vec<String>,
     pub has_query: bool,
+    /// The queries the SQL step found in the changed files.
+    #[serde(default)]
+    pub query_file_list: Vec<QueryLocation>,
     pub results: StageResults,
     /// Milliseconds since the epoch.
     pub started_at_ms: i64,
@@ -352,5 +542,18 @@ mod tests {
         assert_eq!(json["stageStatus"]["clone"], "success");
         let back: PipelineState = serde_json::from_value(json).unwrap();
         assert_eq!(back, s);
+    }
+
+    #[test]
+    fn a_test_result_stored_before_the_sql_step_reads_its_bare_status() {
+        let old: TestStageResult =
+            serde_json::from_value(serde_json::json!({"status": "success", "sql": "skipped", "optimizedQueries": [], "rollbackOccurred": false}))
+                .unwrap();
+        assert_eq!(old.sql.status, StageStatus::Skipped);
+        let new =
+            TestStageResult { sql: SqlStepResult::skipped("no database"), ..Default::default() };
+        let back: TestStageResult =
+            serde_json::from_value(serde_json::to_value(&new).unwrap()).unwrap();
+        assert_eq!(back, new);
     }
 }

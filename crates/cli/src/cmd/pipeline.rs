@@ -34,8 +34,10 @@ Examples:
 
 Stages, each on its own hub branch commitly/<stage>/<id> in the hub clone
 ({parent}/.commitly_hub_{project}): clone (the remote branch plus your unpushed
-commits), code (linters and the execution command in the sandbox), test (the test
-command; SQL optimization is not built yet and is recorded as skipped), refactor
+commits), code (linters and the execution command in the sandbox), test (SQL
+optimization on pipeline.database.url's test database — the changed files' queries
+explained, a rewrite or an index asked of the model, kept only when verified equal
+and faster —, then the test command), refactor
 (with pipeline.llm.enabled and a model), sync (push to the remote branch; the
 pipeline's branches are then deleted) and notify (Slack). An approval follows
 code, test and refactor, and precedes the push. A failure or a `no` rolls the hub
@@ -699,12 +701,15 @@ fn template(ctx: &Ctx, a: &InitArgs) -> String {
     t.push_str("    timeout: 300      # seconds\n    maxMemory: 2048   # MB\n");
     t.push_str("  lint: []            # linters before the execution command\n");
     t.push_str(&opt(&a.test, "testCommand", "  "));
-    t.push_str("  database: {}        # url: ${DATABASE_URL} (for the SQL step, not built yet)\n");
+    t.push_str("  database: {}        # url: ${DATABASE_URL}, the test database of the SQL step\n");
+    t.push_str(
+        "  # (optional: runs: 5, minImprovement: 10, migrationsDir: migrations, maxQueries: 10)\n",
+    );
     t.push_str("  git:\n");
     t.push_str(&opt(&a.remote, "remote", "    "));
     t.push_str(&opt(&a.branch, "branch", "    "));
     t.push_str("    autoCleanupBranches: true\n");
-    t.push_str("  llm:\n    enabled: false     # refactoring with the model of `llm:`\n");
+    t.push_str("  llm:\n    enabled: false     # SQL candidates and refactoring with the model of `llm:`\n");
     t.push_str("  slack: {}           # token: ${SLACK_TOKEN} + channelId: C123, or webhookUrl: ${SLACK_WEBHOOK_URL}\n");
     t.push_str("  logging:\n    retentionDays: 30\n    cleanupHubOnFailure: false\n");
     t.push_str("  refactoring:\n    rules: []\n    # rulesFile: config/refactoring_rules.yaml\n");

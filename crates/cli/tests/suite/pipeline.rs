@@ -168,7 +168,8 @@ fn pipeline_init_then_commit_runs_every_stage_and_pushes() {
     assert_eq!(code["executionResult"]["exitCode"], 0);
     assert!(code["executionResult"]["outputTail"].as_str().unwrap().contains("app v2"));
     let test = fx.read_json(".ironbees/cache/test_agent.json");
-    assert_eq!(test["sql"], "skipped");
+    assert_eq!(test["sql"]["status"], "skipped");
+    assert_eq!(test["sql"]["reason"], "no SQL in the changed files");
     assert_eq!(fx.read_json(".ironbees/cache/sync_agent.json")["pushed"], true);
     assert_eq!(fx.read_json(".ironbees/cache/refactoring_agent.json")["status"], "skipped");
     assert!(fx.proj.join(format!(".ironbees/logs/git/{id}.log")).is_file());
@@ -669,4 +670,303 @@ fn pipeline_interrupted_by_ctrl_c_ends_cancelled_and_leaves_no_branch() {
     assert_eq!(fx.pipelines()[0]["status"]["type"], "cancelled");
     assert_eq!(fx.hub_branches(), Vec::<String>::new(), "{id}'s branches deleted");
     assert_eq!(fx.remote_head(), before);
+}
+
+// --- TEST's SQL step, against a real PostgreSQL server -----------------------------
+
+/// `psql -c sql` on the server, its unaligned output.
+fn psql(pg: &test_support::postgres::PgServer, sql: &str) -> String {
+    let beside = test_support::postgres::pg_bin().unwrap().join("psql");
+    let bin = if beside.is_file() { beside } else { PathBuf::from("psql") };
+    let o = Command::new(bin)
+        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", &pg.url(), "-c", sql])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// 200k users, no index on `email` or `score`, analyzed.
+fn seed_users(pg: &test_support::postgres::PgServer) {
+    psql(
+        pg,
+        "CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL, status text NOT NULL, score int NOT NULL);
+         INSERT INTO users (email, status, score)
+           SELECT 'user' || g || '@example.com', CASE WHEN g % 10 = 0 THEN 'inactive' ELSE 'active' END, g % 1000
+           FROM generate_series(1, 200000) g;
+         ANALYZE users;",
+    );
+}
+
+/// The SQL step's model answers by the query it is asked about (found in the
+/// prompt); the refactor stage's call gets "no change".
+fn sql_model(
+    mock: &test_support::mock_llm::MockLlm,
+    answers: Vec<(&'static str, Value)>,
+    on_sql_call: impl Fn() + Send + Sync + 'static,
+) {
+    use test_support::mock_llm::Reply;
+    mock.set_responder(move |body| {
+        let text = body.to_string();
+        if !text.contains("You optimize one PostgreSQL query") {
+            return Some(Reply::text(r#"{"files": [], "improvements": []}"#));
+        }
+        on_sql_call();
+        let answer = answers.iter().find(|(needle, _)| text.contains(needle)).map_or_else(
+            || serde_json::json!({"kind": "none", "sql": "", "reason": "fine"}),
+            |(_, a)| a.clone(),
+        );
+        Some(Reply::structured(answer))
+    });
+}
+
+fn sql_config(url: &str, extra: &str) -> String {
+    format!("{CONFIG}  llm:\n    enabled: true\n  database:\n    url: {url}\n{extra}")
+}
+
+impl Fixture {
+    /// `ironbees commit` of `files` with the mock model's environment.
+    fn commit_with_model(
+        &self,
+        mock: &test_support::mock_llm::MockLlm,
+        files: &[(&str, &str)],
+        args: &[&str],
+    ) -> Out {
+        for (f, text) in files {
+            let path = self.proj.join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+            git(&self.proj, &["add", f]);
+        }
+        let mut c = self.cmd();
+        c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+        Out::from(c.arg("commit").args(args).output().unwrap())
+    }
+}
+
+const SLOW_PY: &str = "def find_user(cur):\n    cur.execute(\n        \"SELECT id, email FROM users WHERE email = 'user4242@example.com'\"\n    )\n    return cur.fetchone()\n";
+
+#[test]
+fn pipeline_sql_index_verified_faster_is_a_migration_on_the_test_branch_and_pushed() {
+    if !test_support::postgres::available("pipeline_sql_index") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    seed_users(&pg);
+    let fx = Fixture::new();
+    fx.config(&sql_config(&pg.url(), ""));
+    let mock = test_support::mock_llm::MockLlm::start();
+    let index = serde_json::json!({
+        "kind": "index",
+        "sql": "CREATE INDEX users_email_idx ON users (email)",
+        "reason": "an equality filter on email over 200k rows"
+    });
+    sql_model(&mock, vec![("user4242@example.com", index)], || {});
+    let o = fx.commit_with_model(&mock, &[("app/db.py", SLOW_PY)], &["--yes", "-m", "find users"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+
+    let test = fx.read_json(".ironbees/cache/test_agent.json");
+    let sql = &test["sql"];
+    assert_eq!(sql["status"], "success", "{sql:#}");
+    let q = &sql["queries"][0];
+    assert_eq!((q["file"].as_str(), q["line"].as_u64()), (Some("app/db.py"), Some(3)), "{q:#}");
+    assert_eq!(q["outcome"], "kept", "{q:#}");
+    assert_eq!(q["candidate"]["kind"], "index");
+    let before = q["timing"]["medianBeforeMs"].as_f64().unwrap();
+    let after = q["timing"]["medianAfterMs"].as_f64().unwrap();
+    assert!(after < before * 0.9, "{q:#}");
+    assert_eq!(q["timing"]["runs"], 5);
+    assert_eq!(q["timing"]["beforeMs"].as_array().unwrap().len(), 5);
+    assert!(q["before"]["totalCost"].as_f64().unwrap() > q["after"]["totalCost"].as_f64().unwrap());
+    assert_eq!(q["before"]["indexes"], serde_json::json!([]));
+    assert_eq!(q["after"]["indexes"], serde_json::json!(["users_email_idx"]), "{q:#}");
+    assert!(q["before"]["executionMs"].as_f64().is_some(), "EXPLAIN ANALYZE's times");
+    // hypopg is optional at run time; where it is installed (scripts/test does) it is used.
+    let hypopg = std::fs::read_dir("/usr/share/postgresql")
+        .is_ok_and(|d| d.flatten().any(|v| v.path().join("extension/hypopg.control").is_file()));
+    assert_eq!(sql["hypopg"], hypopg, "{sql:#}");
+    if hypopg {
+        assert_eq!(q["hypothetical"]["used"], true, "{q:#}");
+    }
+    let migration = format!("migrations/commitly_{id}_1.sql");
+    assert_eq!(q["migration"], migration.as_str());
+    assert_eq!(test["optimizedQueries"], serde_json::json!(["app/db.py:3"]));
+    let shown = fx.show(&id);
+    assert_eq!(shown["state"]["hasQuery"], true);
+    assert_eq!(shown["state"]["queryFileList"][0]["lineStart"], 3);
+
+    // The migration is the test branch's commit, pushed by sync after the user's.
+    let user = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(git(&fx.remote, &["rev-parse", "main~1"]), user);
+    assert!(
+        git(&fx.remote, &["log", "-1", "--format=%s", "main"])
+            .starts_with("TestAgent: SQL optimization: 0 rewrite(s), 1 index(es)")
+    );
+    let file = git(&fx.remote, &["show", &format!("main:{migration}")]);
+    assert!(file.contains("CREATE INDEX users_email_idx ON users (email);"), "{file}");
+    assert_eq!(git(&fx.remote, &["show", "main:app/db.py"]), SLOW_PY.trim_end());
+
+    // Nothing stays in the test database.
+    assert_eq!(psql(&pg, "SELECT count(*) FROM pg_indexes WHERE tablename = 'users'"), "1");
+    assert_eq!(psql(&pg, "SELECT count(*) FROM pg_extension WHERE extname = 'hypopg'"), "0");
+
+    // The report's SQL section is the stored numbers.
+    let o = fx.ib(&["pipeline", "report", "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let r: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(r["sql"]["optimizedQueries"], 1, "{r:#}");
+    assert_eq!(r["sql"]["queriesFound"], 1);
+    let line = &r["sql"]["optimized"][0];
+    assert_eq!(line["location"], "app/db.py:3");
+    assert_eq!(line["medianBeforeMs"].as_f64(), Some(before));
+    let pct = q["timing"]["improvementPct"].as_f64().unwrap();
+    assert!((r["sql"]["averageImprovementPct"].as_f64().unwrap() - pct).abs() <= 0.05, "{r:#}");
+    let md = fx.ib(&["pipeline", "report"]);
+    assert!(md.stdout.contains("- Optimized queries: 1"), "{}", md.stdout);
+    assert!(
+        md.stdout.contains(&format!("app/db.py:3 (index): {before:.2} ms → {after:.2} ms")),
+        "{}",
+        md.stdout
+    );
+}
+
+#[test]
+fn pipeline_sql_rewrites_with_other_rows_or_no_gain_are_not_kept() {
+    if !test_support::postgres::available("pipeline_sql_rewrites") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    seed_users(&pg);
+    let fx = Fixture::new();
+    fx.config(&sql_config(&pg.url(), "    minImprovement: 30\n"));
+    let mock = test_support::mock_llm::MockLlm::start();
+    sql_model(
+        &mock,
+        vec![
+            (
+                "score = 7",
+                serde_json::json!({"kind": "rewrite", "sql": "SELECT id FROM users WHERE score = 8", "reason": "faster"}),
+            ),
+            (
+                "status = 'inactive'",
+                serde_json::json!({"kind": "rewrite", "sql": "SELECT count(*) FROM users WHERE 'inactive' = status", "reason": "same"}),
+            ),
+        ],
+        || {},
+    );
+    let js = "export const a = 'SELECT id FROM users WHERE score = 7';\nexport const b = `SELECT count(*)\n  FROM users\n  WHERE status = 'inactive'`;\nexport const c = `SELECT * FROM users WHERE id = ${id}`;\nexport const d = \"DELETE FROM users WHERE email = 'user77@example.com'\";\n";
+    let o = fx.commit_with_model(&mock, &[("web/q.js", js)], &["--yes", "-m", "queries"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let sql = &fx.read_json(".ironbees/cache/test_agent.json")["sql"];
+    let qs = sql["queries"].as_array().unwrap();
+    assert_eq!(qs.len(), 3, "the template with a placeholder is not a query: {sql:#}");
+    assert_eq!(qs[0]["outcome"], "rejected", "{sql:#}");
+    assert!(qs[0]["reason"].as_str().unwrap().contains("other rows"), "{sql:#}");
+    assert_eq!(qs[1]["outcome"], "rejected", "{sql:#}");
+    assert!(qs[1]["reason"].as_str().unwrap().starts_with("not kept"), "{sql:#}");
+    assert_eq!(qs[1]["line"], 2);
+    assert!(qs[1]["timing"]["medianBeforeMs"].as_f64().is_some());
+    // A DELETE with WHERE is explained (ANALYZE runs it) and rolled back.
+    assert_eq!((qs[2]["kind"].as_str(), qs[2]["line"].as_u64()), (Some("delete"), Some(6)));
+    assert_eq!(qs[2]["outcome"], "noCandidate", "{sql:#}");
+    assert_eq!(qs[2]["before"]["nodeType"], "ModifyTable", "{sql:#}");
+    assert_eq!(psql(&pg, "SELECT count(*) FROM users"), "200000");
+    assert!(sql.get("commit").is_none(), "{sql:#}");
+    assert_eq!(
+        fx.remote_head(),
+        git(&fx.proj, &["rev-parse", "HEAD"]),
+        "nothing but the user's commit"
+    );
+}
+
+#[test]
+fn pipeline_sql_without_a_database_is_skipped_with_the_queries_listed() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let text = "-- report\nSELECT status, count(*) FROM users GROUP BY status;\nUPDATE users SET status = $1 WHERE id = $2;\n";
+    let o = fx.commit("report.sql", text, &["--yes", "-m", "report"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let sql = &fx.read_json(".ironbees/cache/test_agent.json")["sql"];
+    assert_eq!(sql["status"], "skipped");
+    assert_eq!(sql["reason"], "no database (pipeline.database.url)");
+    let lines: Vec<u64> =
+        sql["queries"].as_array().unwrap().iter().map(|q| q["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [2, 3]);
+    assert!(o.stderr.contains("sql: skipped (no database"), "{}", o.stderr);
+}
+
+#[test]
+fn pipeline_sql_database_gone_mid_step_fails_the_test_stage_and_rolls_back() {
+    if !test_support::postgres::available("pipeline_sql_gone") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    seed_users(&pg);
+    let url = pg.url();
+    let server = Arc::new(Mutex::new(Some(pg)));
+    let fx = Fixture::new();
+    fx.config(&sql_config(&url, ""));
+    let mock = test_support::mock_llm::MockLlm::start();
+    let index =
+        serde_json::json!({"kind": "index", "sql": "CREATE INDEX ON users (email)", "reason": "r"});
+    // The server stops while the model is asked: after EXPLAIN, before verification.
+    let stop = server.clone();
+    sql_model(&mock, vec![("user4242", index)], move || drop(stop.lock().unwrap().take()));
+    let o = fx.commit_with_model(&mock, &[("app/db.py", SLOW_PY)], &["--yes", "-m", "find users"]);
+    assert_ne!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("DATABASE_UNAVAILABLE"), "{}", o.stderr);
+    assert!(server.lock().unwrap().is_none(), "the model was asked");
+    let id = only_id(&fx);
+    let shown = fx.show(&id);
+    let err = &shown["state"]["error"];
+    assert_eq!(err["failedStage"], "test", "{err:#}");
+    assert_eq!(err["code"], "DATABASE_UNAVAILABLE");
+    assert!(err["message"].as_str().unwrap().contains("is unavailable"), "{err:#}");
+    assert_eq!(err["rollbackBranch"], format!("commitly/code/{id}").as_str());
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/code/{id}")]);
+    assert_ne!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]), "nothing pushed");
+}
+
+#[test]
+fn pipeline_sql_rewrite_verified_equal_and_faster_replaces_the_query_in_its_file() {
+    if !test_support::postgres::available("pipeline_sql_rewrite") {
+        return;
+    }
+    let pg = test_support::postgres::PgServer::start();
+    seed_users(&pg);
+    let fx = Fixture::new();
+    fx.config(&sql_config(&pg.url(), ""));
+    let mock = test_support::mock_llm::MockLlm::start();
+    // Sorting 200k rows the count does not need (OFFSET 0 keeps the filter out of
+    // the subquery): the same count without it.
+    let rewrite = serde_json::json!({
+        "kind": "rewrite",
+        "sql": "SELECT count(*)\nFROM users WHERE score = 7",
+        "reason": "the subquery's ORDER BY sorts rows the count does not need"
+    });
+    sql_model(&mock, vec![("ORDER BY email", rewrite)], || {});
+    let py = "def sevens(cur):\n    cur.execute(\"SELECT count(*) FROM (SELECT * FROM users ORDER BY email OFFSET 0) s WHERE score = 7\")\n    return cur.fetchone()\n";
+    let o = fx.commit_with_model(&mock, &[("app/stats.py", py)], &["--yes", "-m", "stats"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let sql = &fx.read_json(".ironbees/cache/test_agent.json")["sql"];
+    let q = &sql["queries"][0];
+    assert_eq!(q["outcome"], "kept", "{sql:#}");
+    assert_eq!(q["before"]["nodeType"], "Aggregate", "{q:#}");
+    assert!(q["timing"]["improvementPct"].as_f64().unwrap() >= 10.0, "{q:#}");
+    assert!(q.get("migration").is_none());
+    // The literal now holds the rewrite, on one line as the literal was.
+    assert_eq!(
+        git(&fx.remote, &["show", "main:app/stats.py"]),
+        py.replace(
+            "SELECT count(*) FROM (SELECT * FROM users ORDER BY email OFFSET 0) s WHERE score = 7",
+            "SELECT count(*) FROM users WHERE score = 7"
+        )
+        .trim_end()
+    );
+    assert!(
+        git(&fx.remote, &["log", "-1", "--format=%s", "main"])
+            .starts_with("TestAgent: SQL optimization: 1 rewrite(s), 0 index(es)")
+    );
+    assert_eq!(sql["commit"].as_str(), Some(git(&fx.remote, &["rev-parse", "main"]).as_str()));
 }
