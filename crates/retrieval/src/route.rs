@@ -232,6 +232,27 @@ const LOOKUP: Cues = &[
 
 /// Ties go to the more specific intent: a test request says "add", a fix says
 /// "where", an explanation is the most general reading of a question.
+/// Openings that make a request a question whatever words follow: "Explain how
+/// expression simplification works" asks for an explanation although
+/// "simplif*" is a refactor cue. As the request's first words they take one
+/// strong cue's weight from each change slot (fix, feature, refactor, test);
+/// which question it is, the cues decide as before. ("Why" and "find" are not
+/// openings: "why does it crash? fix it" and "find and fix the leak" are
+/// changes.)
+const LEADS: &[&str] = &[
+    "explain",
+    "describe",
+    "walk me through",
+    "how does",
+    "how do",
+    "what does",
+    "what is",
+    "where is",
+    "where are",
+    "where do",
+    "who calls",
+];
+
 const TIE_ORDER: [Slot; 7] =
     [Slot::Test, Slot::Fix, Slot::Refactor, Slot::Feature, Slot::Flow, Slot::Lookup, Slot::Explain];
 
@@ -296,11 +317,16 @@ pub fn route_with_budget(request: &str, budget: RouteBudget) -> Route {
             Slot::Lookup => text.score(LOOKUP, found) + text.score(FLOW, found),
         }
     };
+    let lead = LEADS.iter().find(|phrase| text.spaced.starts_with(&format!(" {phrase} ")));
     let mut best = (Slot::Explain, 0, Vec::new());
     let mut flow = 0;
     for slot in TIE_ORDER {
         let mut found = Vec::new();
-        let n = score(slot, &mut found);
+        let mut n = score(slot, &mut found);
+        if lead.is_some() && matches!(slot, Slot::Fix | Slot::Feature | Slot::Refactor | Slot::Test)
+        {
+            n = n.saturating_sub(3);
+        }
         if slot == Slot::Flow {
             flow = n;
         }

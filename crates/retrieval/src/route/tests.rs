@@ -80,6 +80,19 @@ fn tricky() {
         "Traceback (most recent call last):\n  File \"app/views.py\", line 12, in index\nZeroDivisionError: division by zero",
         expect!["fix change [symbol,lexical,graph,vector] k=10"],
     );
+    // The opening says what is asked, whatever cue follows.
+    check(
+        "Explain how expression simplification works",
+        expect!["explain read [lexical,vector,symbol,graph] k=12"],
+    );
+    check(
+        "How does the cleanup job remove old sessions?",
+        expect!["explain read [lexical,vector,symbol,graph] k=12"],
+    );
+    check(
+        "simplify the expression printer",
+        expect!["refactor change [symbol,graph,lexical] k=20"],
+    );
     // No cue at all: a read-only route.
     check("the session table", expect!["concept_lookup read [lexical,vector,graph] k=10"]);
 }
