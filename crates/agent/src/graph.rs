@@ -72,6 +72,7 @@ const PLACES: &[(&str, &str)] = &[
 const SEED: &[&str] = &[
     nodes::INIT,
     nodes::PLAN,
+    nodes::ANSWER,
     nodes::WAIT_PLAN_APPROVAL,
     nodes::BASELINE,
     nodes::CODE,
@@ -233,7 +234,9 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
         .add_conditional_edges(nodes::INIT, &[nodes::PLAN, nodes::ANSWER], |s: &RunState| {
             n::after_init(&s.0)
         })
-        .add_edge(nodes::ANSWER, END)
+        .add_conditional_edges(nodes::ANSWER, &[END, nodes::WAIT_HUMAN], |s: &RunState| {
+            n::after_answer(&s.0).to_owned()
+        })
         .add_edge(nodes::PLAN, &after(nodes::PLAN, nodes::WAIT_PLAN_APPROVAL))
         .add_conditional_edges(
             nodes::WAIT_PLAN_APPROVAL,
@@ -267,9 +270,11 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
             |s: &RunState| n::after_success(&s.0),
         )
         .add_edge(nodes::ESCALATE, nodes::WAIT_HUMAN)
-        .add_conditional_edges(nodes::WAIT_HUMAN, &[nodes::PLAN, nodes::CODE], |s: &RunState| {
-            n::after_human(&s.0)
-        });
+        .add_conditional_edges(
+            nodes::WAIT_HUMAN,
+            &[nodes::PLAN, nodes::CODE, nodes::ANSWER],
+            |s: &RunState| n::after_human(&s.0),
+        );
     for p in placed {
         let (shared, spec) = (Arc::clone(shared), p.clone());
         g.add_node(&p.name, move |s: RunState, cx: &mut NodeContext<'_>| {

@@ -15,7 +15,7 @@ use protocol::{
     Verdict, nodes,
 };
 use serde_json::{Value, json};
-use workflow::{NodeContext, NodeError, NodeOutcome};
+use workflow::{END, NodeContext, NodeError, NodeOutcome};
 
 use crate::{
     model::{Turn, TurnEnd},
@@ -535,8 +535,16 @@ pub(crate) fn wait_human(
 pub(crate) fn after_human(s: &CodingState) -> &'static str {
     match (s.plan.is_some(), s.verdict) {
         (true, Some(Verdict::Approved)) => nodes::CODE,
+        // A question the limits cut short is asked again, not turned into a change.
+        (false, _) if answers(s) && s.answer.is_none() => nodes::ANSWER,
         _ => nodes::PLAN,
     }
+}
+
+/// After ANSWER: done, or, when the limits cut the answer short (time, budget,
+/// a loop), a human decides (raise the limit and resume).
+pub(crate) fn after_answer(s: &CodingState) -> &'static str {
+    if s.answer.is_some() { END } else { nodes::WAIT_HUMAN }
 }
 
 // --- CODE -------------------------------------------------------------------------------
