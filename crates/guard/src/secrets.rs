@@ -164,8 +164,28 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
             r"(?i)https?://([0-9a-f]{8}:[0-9a-f]{8})@(?:gems|enterprise)\.contribsys\.com",
             1,
         ),
-        // Dropbox short-lived access tokens.
+        // Dropbox: short-lived access tokens, and long-lived ones (11
+        // characters, ten `A`s, 43 more: the run is part of the format, so
+        // only the parts around it are checked for filler).
         format("Dropbox token", r"\b(sl\.[A-Za-z0-9_\-]{130,152})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format(
+            "Dropbox token",
+            r"(?:^|[^A-Za-z0-9_\-=])([a-z0-9]{11}AAAAAAAAAA[a-z0-9_\-=]{43})(?:[^A-Za-z0-9_\-=]|$)",
+            1,
+        ),
+        // Flutterwave secret keys (`FLWSECK-` / `FLWSECK_TEST-`, 32 hex, `-X`)
+        // and encryption keys (`FLWSECK_TEST` + 12 hex); `FLWPUBK` is public.
+        format("Flutterwave key", r"\b(FLWSECK(?:_TEST)?-[0-9a-fA-F]{32}-X)\b", 1),
+        format("Flutterwave key", r"\b(FLWSECK_TEST[0-9a-fA-F]{12})\b", 1),
+        // Asana personal access tokens: `1/` or `0/` + user id + `:` + 32
+        // hex, and the newer `2/` + user id + `/` + app id + `:` + 32 hex.
+        format("Asana token", r"\b([012]/\d{10,20}(?:/\d{10,20})?:[0-9a-f]{32})\b", 1),
+        // A Google Cloud service account key file written on one line.
+        format(
+            "GCP service account key",
+            r#"("type"\s*:\s*"service_account".*"private_key(?:_id)?"\s*:\s*"[^"\s]{16,})"#,
+            1,
+        ),
         // Notion integration tokens: `secret_` + 43, `ntn_` + 11 digits + 35.
         format("Notion token", r"\b(secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35})\b", 1),
         format(
@@ -516,7 +536,7 @@ fn scan(line: &str) -> Vec<Secret> {
     for f in FORMATS.iter() {
         for c in f.regex.captures_iter(line) {
             if let Some(m) = c.get(f.group)
-                && !filler(m.as_str())
+                && !filler(&m.as_str().replacen("AAAAAAAAAA", "", 1))
             {
                 push(f.kind, m.start(), m.end());
             }
@@ -762,6 +782,17 @@ mod tests {
                 "Heroku key",
             ),
             ("AIzaSyNHxIf32IQ1a1yjl3ZJIqKZqzLAK1XhDk-", "Google API key"),
+            ("FLW = 'FLWSECK_TEST-3019b11e63be2f87cb28fa5f3a63e3e5-X'", "Flutterwave key"),
+            ("FLWSECK_TEST6cb8cb1cd3fe", "Flutterwave key"),
+            ("asana: 1/1203915238441839:58f8de6d2b8d0c1e1f1e1b3e0b7c7a9d", "Asana token"),
+            (
+                "DROPBOX = 'k4jd82hs0q1AAAAAAAAAAd8s7fj3k2l0q9w8e7r6t5y4u3i2o1p0a9s8d7f6g5h4'",
+                "Dropbox token",
+            ),
+            (
+                "{\"type\": \"service_account\", \"project_id\": \"acme\", \"private_key_id\": \"3f8a1c0d9e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39\"",
+                "GCP service account key",
+            ),
             // Assignment operators: Makefile, PHP, Go with a type, a key in brackets.
             ("API_TOKEN ?= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
             ("API_TOKEN ::= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
@@ -823,6 +854,8 @@ mod tests {
             // Placeholders in a real format's shape.
             "ABSKQmVkcm9ja0FQSUtleS1EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXM=",
             "sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+            "aaaaaaaaaaaAAAAAAAAAAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "{\"type\": \"service_account\", \"private_key\": \"\"}",
             // Publishable keys are public.
             "FLWPUBK_TEST-3019b11e63be2f87cb28fa5f3a63e3e5-X",
             "pk_test_TYooMQauvdEDq54NiTphI7jx",
