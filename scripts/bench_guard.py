@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "guard"
 CASES = BENCH / "scanner-cases.jsonl"
 MANIFEST = BENCH / "negatives-manifest.json"
+SPLIT = BENCH / "gitleaks-split.json"
 
 # --------------------------------------------------------------------------
 # extract: gitleaks' rule tests, evaluated from the Go source
@@ -720,6 +721,18 @@ def cmd_run(a):
         "gitleaks cases + commits": [i for i in items if i["source"] in ("gitleaks", "commits")],
         "detect-secrets cases + commits": [i for i in items if i["source"] in ("detect-secrets", "commits")],
     }
+    # --split: gitleaks' cases by half (bench/guard/gitleaks-split.json), so
+    # that rules tuned on and rules held out are scored apart.
+    half = {}
+    if a.split:
+        sp = json.loads(Path(a.split).read_text())
+        half = {r: "tuning" for r in sp["tuning"]} | {r: "held-out" for r in sp["heldOut"]}
+        named = set(sp.get("namedBefore", []))
+        for h in ("tuning", "held-out"):
+            groups[f"gitleaks {h} half + commits"] = [
+                i for i in items
+                if i["source"] == "commits" or (i["source"] == "gitleaks" and half.get(i["rule"]) == h)
+            ]
     summary = {
         "corpus": {
             s: {"positives": sum(1 for i in items if i["source"] == s and i["label"] == 1),
@@ -751,10 +764,17 @@ def cmd_run(a):
             "macroRecallByRule": {
                 s: macro_recall([i for i in items if i["source"] == s], flagged) for s in sources[:2]
             },
+            # With --split, the held-out half's misses are counted, not shown:
+            # looking at them would make them tuning data.
             "misses": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"], "text": next(iter(i["files"].values()))[:4]}
                 for i in items if i["label"] == 1 and i["id"] not in flagged
+                and not (i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out")
             ],
+            "heldOutMisses": sum(
+                1 for i in items if i["label"] == 1 and i["id"] not in flagged
+                and i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
+            ),
             "falsePositives": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"],
                  "text": [] if i["source"] == "commits" else next(iter(i["files"].values()))[:4]}
@@ -784,6 +804,29 @@ def cmd_run(a):
         print(f"| {name} | {pct(b['gitleaks']['recall'])} ({pct(mr['gitleaks'])}) | "
               f"{pct(b['detect-secrets']['recall'])} ({pct(mr['detect-secrets'])}) | "
               f"{fpc}/{nfpc} | {cm}/{ncm} |")
+    if half:
+        print()
+        print("| tool | recall: gitleaks tuning half (per-rule mean) | recall: gitleaks held-out half (per-rule mean) "
+              "| recall: held-out, rules not named before | recall: detect-secrets cases | flagged: commits |")
+        print("|---|---|---|---|---|---|")
+        for name in summary["tools"]:
+            fl = results[name]["flagged"]
+            cols = []
+            for h in ("tuning", "held-out"):
+                its = [i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == h]
+                m = metrics(its, fl)
+                cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))})")
+            # The held-out rules no one named before (see the split file's
+            # namedBefore): the blind part.
+            its = [i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
+                   and i["rule"] not in named]
+            m = metrics(its, fl)
+            cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))})")
+            ds = metrics([i for i in items if i["source"] == "detect-secrets"], fl)
+            cm = sum(1 for i in items if i["source"] == "commits" and i["id"] in fl)
+            ncm = sum(1 for i in items if i["source"] == "commits")
+            print(f"| {name} | {cols[0]} | {cols[1]} | {cols[2]} | {pct(ds['recall'])} ({ds['tp']}/{ds['tp'] + ds['fn']}) "
+                  f"| {cm}/{ncm} |")
     if a.json_out:
         Path(a.json_out).write_text(json.dumps(summary, indent=1, default=str) + "\n")
         print(f"\nwrote {a.json_out}")
@@ -813,6 +856,9 @@ def main():
         p.add_argument("--keep", action="store_true", help="keep the scanned files")
         p.add_argument("--tools", default="ironbees,gitleaks,detect-secrets")
         p.add_argument("--json-out")
+        p.add_argument("--split", nargs="?", const=str(SPLIT), default=None,
+                       help="also score gitleaks' cases by half (tuning / held out), from this list of rule ids "
+                            f"(default {SPLIT.relative_to(ROOT)}); the held-out half's misses are left out of --json-out")
     a = ap.parse_args()
     if a.cmd == "extract":
         cmd_extract(a)

@@ -9,7 +9,10 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Change, secrets::find_secrets};
+use crate::{
+    Change,
+    secrets::{find_secret_in_element, find_secrets},
+};
 
 /// A configuration that does not make rules.
 #[derive(Debug, thiserror::Error)]
@@ -338,6 +341,21 @@ impl RuleSet {
                                 );
                             }
                         }
+                        // `<password>`, the value, `</password>` on three added lines.
+                        for w in f.added.windows(3) {
+                            let [(a, open), (b, value), (c, close)] = w else { continue };
+                            if *b != a + 1 || *c != b + 1 {
+                                continue;
+                            }
+                            if let Some(s) = find_secret_in_element(open, value, close) {
+                                let shown = s.masked(value);
+                                find(
+                                    Some(&f.path),
+                                    Some(*b),
+                                    format!("{}: `{}`", s.kind, clip(shown.trim(), 160)),
+                                );
+                            }
+                        }
                     }
                 }
                 Kind::Patterns(res) => {
@@ -440,6 +458,15 @@ mod tests {
             "masked: {}",
             r.findings[0].message
         );
+        // A value on the line after its XML element, found on its own line.
+        let r = rules.check(&Change::from_files(&[(
+            "settings.xml",
+            None,
+            Some(
+                "<server>\n  <password>\n    9fK2mZq7Lp0xRt4vBn8wYc3s\n  </password>\n</server>\n",
+            ),
+        )]));
+        assert_eq!(ids(&r), [("G002".into(), Some("settings.xml".into()), Some(3))]);
         // Ordinary code about passwords passes.
         let r = rules.check(&Change::from_files(&[(
             "auth.py",

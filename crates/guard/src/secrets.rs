@@ -89,14 +89,16 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
         format("Azure storage key", r"(?i)AccountKey=([A-Za-z0-9+/]{86}==)", 1),
         // `.npmrc`: `//registry.npmjs.org/:_authToken=…`.
         format("npm token", r"//[^\s]*/:_authToken=\s*([A-Za-z0-9_\-]{20,})", 1),
-        format("Slack token", r"\b(xox[abposr]-[0-9A-Za-z-]{10,})", 1),
+        format("Slack token", r"\b(xox[abposre]-[0-9A-Za-z-]{10,})", 1),
         format(
             "Slack webhook",
             r"(https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{20,})",
             1,
         ),
-        format("Stripe key", r"\b((?:sk|rk)_live_[0-9A-Za-z]{20,})\b", 1),
-        format("Google API key", r"\b(AIza[0-9A-Za-z_\-]{35})\b", 1),
+        // Secret and restricted keys, live and test mode (a test key still
+        // reads and writes the account's test data); not `pk_`, which is public.
+        format("Stripe key", r"\b((?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,})\b", 1),
+        format("Google API key", r"\b(AIza[0-9A-Za-z_\-]{35})(?:[^0-9A-Za-z_\-]|$)", 1),
         format(
             "OpenAI key",
             r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})\b",
@@ -115,6 +117,103 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
         ),
         format("Twilio key", r"\b(SK[0-9a-f]{32})\b", 1),
         format("Mailgun key", r"\b(key-[0-9a-f]{32})\b", 1),
+        format("Shippo token", r"\b(shippo_(?:live|test)_[0-9a-f]{40})\b", 1),
+        format(
+            "Duffel token",
+            r"\b(duffel_(?:live|test)_[A-Za-z0-9_\-=]{43})(?:[^A-Za-z0-9_\-=]|$)",
+            1,
+        ),
+        // Fly.io: `fo1_` org tokens; `fm1r_`/`fm1a_`/`fm2_` macaroons, long.
+        format("Fly.io token", r"\b(fo1_[A-Za-z0-9_\-]{43})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format("Fly.io token", r"\b(fm(?:1[ar]|2)_[A-Za-z0-9+/=_\-]{100,})", 1),
+        format("Hugging Face token", r"\b((?:hf|api_org)_[A-Za-z]{34})\b", 1),
+        format(
+            "PlanetScale token",
+            r"\b(pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-=.]{32,64})(?:[^A-Za-z0-9_\-=.]|$)",
+            1,
+        ),
+        // Lob secret keys (`live_`/`test_` + 35 hex); `*_pub_` keys are public.
+        format("Lob key", r"\b((?:live|test)_[0-9a-f]{35})\b", 1),
+        format("Sourcegraph token", r"\b(sgp_(?:local_|[0-9A-Fa-f]{16}_)?[0-9A-Fa-f]{40})\b", 1),
+        // A Graph API access token: `EAA` and a long base62 body.
+        format("Facebook token", r"\b(EAA[A-Za-z0-9]{90,})\b", 1),
+        format("Adobe client secret", r"\b(p8e-[A-Za-z0-9\-]{32})(?:[^A-Za-z0-9\-]|$)", 1),
+        // 1Password: the account Secret Key (`A3-` + account id + 26
+        // characters in groups) and service-account tokens (`ops_` + JWT-ish).
+        format(
+            "1Password secret key",
+            r"\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+            1,
+        ),
+        format("1Password token", r"\b(ops_eyJ[A-Za-z0-9+/=_\-]{250,})", 1),
+        // age: bech32, `AGE-SECRET-KEY-1` and 58 characters of its alphabet.
+        format(
+            "age secret key",
+            r"\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b",
+            1,
+        ),
+        format("Alibaba access key", r"\b(LTAI[A-Za-z0-9]{12,20})\b", 1),
+        // Sidekiq Pro/Enterprise gem credentials, `xxxxxxxx:xxxxxxxx` (hex).
+        format(
+            "Sidekiq credentials",
+            r"(?i)BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\s*[:=]\s*['\x22]?([0-9a-f]{8}:[0-9a-f]{8})\b",
+            1,
+        ),
+        format(
+            "Sidekiq credentials",
+            r"(?i)https?://([0-9a-f]{8}:[0-9a-f]{8})@(?:gems|enterprise)\.contribsys\.com",
+            1,
+        ),
+        // Dropbox: short-lived access tokens, and long-lived ones (11
+        // characters, ten `A`s, 43 more: the run is part of the format, so
+        // only the parts around it are checked for filler).
+        format("Dropbox token", r"\b(sl\.[A-Za-z0-9_\-]{130,152})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format(
+            "Dropbox token",
+            r"(?:^|[^A-Za-z0-9_\-=])([a-z0-9]{11}AAAAAAAAAA[a-z0-9_\-=]{43})(?:[^A-Za-z0-9_\-=]|$)",
+            1,
+        ),
+        // Flutterwave secret keys (`FLWSECK-` / `FLWSECK_TEST-`, 32 hex, `-X`)
+        // and encryption keys (`FLWSECK_TEST` + 12 hex); `FLWPUBK` is public.
+        format("Flutterwave key", r"\b(FLWSECK(?:_TEST)?-[0-9a-fA-F]{32}-X)\b", 1),
+        format("Flutterwave key", r"\b(FLWSECK_TEST[0-9a-fA-F]{12})\b", 1),
+        // Asana personal access tokens: `1/` or `0/` + user id + `:` + 32
+        // hex, and the newer `2/` + user id + `/` + app id + `:` + 32 hex.
+        format("Asana token", r"\b([012]/\d{10,20}(?:/\d{10,20})?:[0-9a-f]{32})\b", 1),
+        // A Google Cloud service account key file written on one line.
+        format(
+            "GCP service account key",
+            r#"("type"\s*:\s*"service_account".*"private_key(?:_id)?"\s*:\s*"[^"\s]{16,})"#,
+            1,
+        ),
+        // Notion integration tokens: `secret_` + 43, `ntn_` + 11 digits + 35.
+        format("Notion token", r"\b(secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35})\b", 1),
+        format(
+            "Microsoft Teams webhook",
+            r"(https://[a-z0-9\-]+\.webhook\.office\.com/webhookb2/[0-9a-f\-]{36}@[0-9a-f\-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f\-]{36})",
+            1,
+        ),
+        // Azure AD (Entra) client secrets: three characters, a digit, `Q~`,
+        // then 31 to 34 more.
+        format(
+            "Azure AD client secret",
+            r"(?:^|[^A-Za-z0-9_~.\-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?:[^A-Za-z0-9_~.\-]|$)",
+            1,
+        ),
+        format("OpenShift token", r"(sha256~[A-Za-z0-9_\-]{43})(?:[^A-Za-z0-9_\-]|$)", 1),
+        format("Vault token", r"\b(hv[sb]\.[A-Za-z0-9_\-]{90,})", 1),
+        format("Heroku key", r"\b(HRKU-AA[0-9A-Za-z_\-]{58})(?:[^0-9A-Za-z_\-]|$)", 1),
+        format("42 Intra client secret", r"\b(s-s4t2(?:ud|af)-[0-9a-f]{64})\b", 1),
+        format("EasyPost key", r"\b(EZ[AT]K[A-Za-z0-9]{54})\b", 1),
+        format("Grafana token", r"\b(glc_[A-Za-z0-9+/]{32,400}={0,2})", 1),
+        format("Grafana token", r"\b(glsa_[A-Za-z0-9]{32}_[0-9a-f]{8})\b", 1),
+        // Amazon Bedrock long-term keys: `ABSK` + base64 of `BedrockAPIKey-…`.
+        format("AWS Bedrock key", r"\b(ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{40,}={0,2})", 1),
+        format(
+            "Authress key",
+            r"\b((?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_\-][a-z0-9\-]{10,32}\.[a-z0-9+/_=\-]{30,120})",
+            1,
+        ),
         format(
             "private key",
             r"(-----BEGIN (?:RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----)",
@@ -169,12 +268,35 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `name = "value"`, `name: 'value'`, `"name": "value"`, `NAME=value` where the
-/// name says secret.
+/// name says secret; also `var name string = "…"` (a Go type between),
+/// `env["NAME"] = "…"`, and the operators of Makefiles (`?=`, `::=`,
+/// `:::=`, `+=`) and PHP (`.=`).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)({SECRET_NAME})['"]?(?:\[\d*\])?\s*(?::=|=>|[:=])\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,200}})(['"`])"#
+        r#"(?i)({SECRET_NAME})(?:['"]?\]?(?:\[\d*\])?|\s+[A-Za-z_][A-Za-z0-9_.]*)\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,200}})(['"`])"#
     ))
     .expect("valid")
+});
+
+/// Assignment operators: `=`, `:`, `:=`, `=>`, Makefile's `::=`, `:::=`,
+/// `?=`, `+=`, PHP's `.=`.
+const ASSIGN_OP: &str = r"(?::{1,3}=|[?+.]=|=>|[:=])";
+
+/// A call whose first argument is a secret name and whose second is a
+/// literal: `System.setProperty("API_TOKEN", "…")`, `os.environ.setdefault(
+/// "DB_PASSWORD", "…")`, `config.set("password", "…")`.
+static SETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i)\(\s*(['"]){SECRET_NAME}(['"])\s*,\s*(['"])([^'"\n]{{8,200}})(['"])"#
+    ))
+    .expect("valid")
+});
+
+/// An XML attribute pair whose key says secret, as NuGet's config writes a
+/// password: `<add key="ClearTextPassword" value="…" />`.
+static KEY_VALUE_ATTRIBUTES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r#"(?i)\bkey\s*=\s*"{SECRET_NAME}"\s+value\s*=\s*"([^"\n]{{8,200}})""#))
+        .expect("valid")
 });
 
 /// Unquoted `NAME=value` (shell, `.env`).
@@ -193,7 +315,7 @@ const SECRET_NAME: &str = r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|tok
 /// properties, `:=`): `db_pass: 9fK2mZq7Lp0x`, `api_key := 1f0c...`.
 static UNQUOTED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,200}})(?:[\s,;]|$)"#
+        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::{{1,3}}=|[?+]=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,200}})(?:[\s,;]|$)"#
     ))
     .expect("valid")
 });
@@ -211,6 +333,15 @@ static COMPARISON: LazyLock<Regex> = LazyLock::new(|| {
 static FLAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r#"(?i)(?:^|\s)--?[a-z0-9\-]*(?:password|passwd|secret|token|api-?key)[ =]["']?([^\s'"]{12,200})"#,
+    )
+    .expect("valid")
+});
+
+/// An authorization header given to curl: `-H "Authorization: Bearer …"`,
+/// `--header 'X-Api-Key: …'`.
+static CURL_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)(?:^|\s)(?:-H|--header)\s+['"](?:authorization|proxy-authorization|[a-z\-]*(?:api-?key|api-?token|token|secret))\s*:\s*(?:(basic)\s+|(?:bearer|token|api-token|apikey)\s+)?([A-Za-z0-9+/=~._\-]{8,})['"]"#,
     )
     .expect("valid")
 });
@@ -283,8 +414,9 @@ fn entropy(s: &str) -> f64 {
 }
 
 /// A run of six or more of one character (`ghp_xxxxxx…`, `AKIAZZZZZZ…`,
-/// `000000`): a placeholder in a real format's shape, which a generated key
-/// all but never has.
+/// `000000`), or one chunk of three to eight characters three times over
+/// (`…EXAMPLEEXAMPLEEXAMPLE…`): a placeholder in a real format's shape, which
+/// a generated key all but never has.
 fn filler(s: &str) -> bool {
     let mut run = 0;
     let mut prev = None;
@@ -295,7 +427,11 @@ fn filler(s: &str) -> bool {
             return true;
         }
     }
-    false
+    let b = s.as_bytes();
+    (3..=8).any(|k| {
+        (0..b.len().saturating_sub(3 * k - 1))
+            .any(|i| b[i..i + k] == b[i + k..i + 2 * k] && b[i..i + k] == b[i + 2 * k..i + 3 * k])
+    })
 }
 
 /// An unquoted value is read as code too, so it must also not look like a
@@ -345,6 +481,52 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
     if ALLOW_MARKERS.iter().any(|m| line.contains(m)) {
         return Vec::new();
     }
+    let mut out = scan(line);
+    // A file inside a string (`{"config.ini": "API_TOKEN=…\nDEBUG=1"}`,
+    // `"line": "token = \"…\";"`): each escaped line read as a line of its own.
+    if line.contains("\\n") || line.contains("\\\"") {
+        for part in line.split("\\n").flat_map(|p| p.split("\\r")).flat_map(|p| p.split("\\t")) {
+            let part = part.replace("\\\"", "\"").replace("\\'", "'");
+            for s in scan(&part) {
+                let Some(start) = line.find(&part[s.start..s.end]) else { continue };
+                let end = start + (s.end - s.start);
+                if !out.iter().any(|o| o.start < end && start < o.end) {
+                    out.push(Secret { kind: s.kind, start, end });
+                }
+            }
+        }
+        out.sort_by_key(|s| s.start);
+    }
+    out
+}
+
+/// A secret-named XML element whose value is on a line of its own:
+/// `<password>`, `value`, `</password>` (the value line's secret).
+pub fn find_secret_in_element(open: &str, value: &str, close: &str) -> Option<Secret> {
+    static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(r"(?i)^\s*<({SECRET_NAME})(?:\s[^<>]*)?>\s*$")).expect("valid")
+    });
+    static CLOSE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*</([^<>\s]+)>\s*$").expect("valid"));
+    static VALUE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*([^\s<>]{8,200})\s*$").expect("valid"));
+    if ALLOW_MARKERS.iter().any(|m| value.contains(m)) {
+        return None;
+    }
+    let name = OPEN.captures(open)?.get(1)?.as_str();
+    if CLOSE.captures(close)?.get(1)?.as_str() != name {
+        return None;
+    }
+    let v = VALUE.captures(value)?.get(1)?;
+    looks_secret(v.as_str()).then(|| Secret {
+        kind: "secret in an XML element",
+        start: v.start(),
+        end: v.end(),
+    })
+}
+
+/// The evidence on one line, without the allow markers and escapes.
+fn scan(line: &str) -> Vec<Secret> {
     let mut out: Vec<Secret> = Vec::new();
     let mut push = |kind, start, end| {
         if !out.iter().any(|s: &Secret| s.start < end && start < s.end) {
@@ -354,7 +536,7 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
     for f in FORMATS.iter() {
         for c in f.regex.captures_iter(line) {
             if let Some(m) = c.get(f.group)
-                && !filler(m.as_str())
+                && !filler(&m.as_str().replacen("AAAAAAAAAA", "", 1))
             {
                 push(f.kind, m.start(), m.end());
             }
@@ -383,6 +565,26 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
             push("secret assigned in code", value.start(), value.end());
         }
     }
+    for c in SETTER.captures_iter(line) {
+        let (Some(o1), Some(c1), Some(open), Some(value), Some(close)) =
+            (c.get(1), c.get(2), c.get(3), c.get(4), c.get(5))
+        else {
+            continue;
+        };
+        if o1.as_str() == c1.as_str()
+            && open.as_str() == close.as_str()
+            && looks_secret(value.as_str())
+        {
+            push("secret assigned in code", value.start(), value.end());
+        }
+    }
+    for c in KEY_VALUE_ATTRIBUTES.captures_iter(line) {
+        if let Some(value) = c.get(1)
+            && looks_secret(value.as_str())
+        {
+            push("secret assigned in code", value.start(), value.end());
+        }
+    }
     if let Some(c) = ENV_ASSIGNMENT.captures(line)
         && let Some(value) = c.get(2)
         && looks_secret(value.as_str())
@@ -407,6 +609,21 @@ pub fn find_secrets(line: &str) -> Vec<Secret> {
             && looks_secret_unquoted(value.as_str())
         {
             push("secret assigned in code", value.start(), value.end());
+        }
+    }
+    for c in CURL_HEADER.captures_iter(line) {
+        let Some(value) = c.get(2) else { continue };
+        let v = value.as_str();
+        let ok = if c.get(1).is_some() {
+            // Basic: base64 of `user:password`.
+            base64_decode(v).is_some_and(|b| b.contains(&b':'))
+        } else {
+            v.chars().any(|c| c.is_ascii_digit())
+                && !PLACEHOLDERS.iter().any(|p| v.to_ascii_lowercase().contains(p))
+                && !filler(v)
+        };
+        if ok {
+            push("secret in an HTTP header", value.start(), value.end());
         }
     }
     for c in FLAG.captures_iter(line) {
@@ -527,6 +744,143 @@ mod tests {
         ];
         for line in clean {
             assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+    }
+
+    /// Round two (issue 34): provider formats by their documented prefixes and
+    /// lengths, and the ways of writing an assignment G002 did not read.
+    #[test]
+    fn round_two_formats_and_assignment_shapes() {
+        let found: &[(&str, &str)] = &[
+            ("STRIPE = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'", "Stripe key"),
+            ("k = shippo_live_ae6ea549b877878c15ce9314b4f83005dad4dced", "Shippo token"),
+            ("duffel_test_11jszx0=hgi9b8p6orpk_u14doufymc=hbzj7d0zf4m", "Duffel token"),
+            ("FLY_API_TOKEN: fo1_MtiXtdvaSPAJpaz2qVZi4p_H1jdsZeNa1zVR_u4UWes", "Fly.io token"),
+            ("HF_TOKEN=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 poetry run app", "Hugging Face token"),
+            ("pscale_oauth_jmh2a5v3a4-3nt7=xi5a0exbv4wn6ahf9x0k2", "PlanetScale token"),
+            ("LOB = 'test_7f8e6f0254b7fd84ee63f29c5d6d85ee6c9'", "Lob key"),
+            ("sgp_AaD80dc6E02eCAE1_d3cba16CC0F18fA14A2EFB61CbDFceEBf9fAD16b", "Sourcegraph token"),
+            ("sgp_local_d7dfFD43cF2503B1da673EB560aAa3e80f16FA42", "Sourcegraph token"),
+            ("adobeClient := \"p8e-c12a15777349c6540fd94cb3938426f7\"", "Adobe client secret"),
+            ("A3-ASWWYB-798JRY-LJVD4-23DC2-86TVM-H43EB", "1Password secret key"),
+            (
+                "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHC",
+                "age secret key",
+            ),
+            ("accessKeyId: LTAI5tQ2nG9hHk3Fx7pWmR1d", "Alibaba access key"),
+            ("https://cafeb4b3:d3adb33f@enterprise.contribsys.com/", "Sidekiq credentials"),
+            ("export BUNDLE_GEMS__CONTRIBSYS__COM=cafeb4b3:d3adb33f", "Sidekiq credentials"),
+            ("NOTION = 'secret_9Fk2mZq7Lp0xRt4vBn8wYc3s6Hd1Jg5Qa2We7Rt0Yu3'", "Notion token"),
+            (
+                "https://acme.webhook.office.com/webhookb2/9f3c6a52-8f41-4d9e-a2b1-3c4d5e6f7a8b@0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d/IncomingWebhook/0123456789abcdef0123456789abcdef/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                "Microsoft Teams webhook",
+            ),
+            ("(QtT8Q~9C-_Ij~RouHVpD2Tuf3oHWGh.DQ3kcjbAn)", "Azure AD client secret"),
+            ("Bearer sha256~kV46hPnEYhCWFnB85r5NrprAxggzgb6GOeLbgcKNsH0", "OpenShift token"),
+            (
+                "const KEY = \"HRKU-AAlQ1aVoHDujJ9QsDHdHlHO0hbzhoERRSO45ZQusSYHg_____w4_hLrAym_u\"",
+                "Heroku key",
+            ),
+            ("AIzaSyNHxIf32IQ1a1yjl3ZJIqKZqzLAK1XhDk-", "Google API key"),
+            ("FLW = 'FLWSECK_TEST-3019b11e63be2f87cb28fa5f3a63e3e5-X'", "Flutterwave key"),
+            ("FLWSECK_TEST6cb8cb1cd3fe", "Flutterwave key"),
+            ("asana: 1/1203915238441839:58f8de6d2b8d0c1e1f1e1b3e0b7c7a9d", "Asana token"),
+            (
+                "DROPBOX = 'k4jd82hs0q1AAAAAAAAAAd8s7fj3k2l0q9w8e7r6t5y4u3i2o1p0a9s8d7f6g5h4'",
+                "Dropbox token",
+            ),
+            (
+                "{\"type\": \"service_account\", \"project_id\": \"acme\", \"private_key_id\": \"3f8a1c0d9e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39\"",
+                "GCP service account key",
+            ),
+            // Assignment operators: Makefile, PHP, Go with a type, a key in brackets.
+            ("API_TOKEN ?= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            ("API_TOKEN ::= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            ("API_TOKEN :::= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            ("API_TOKEN += 9fK2mZq7Lp0xRt4vBn8wYc3s", "secret assigned in code"),
+            ("$apiToken .= \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            ("var apiToken string = \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            ("os.environ[\"API_TOKEN\"] = \"9fK2mZq7Lp0xRt4vBn8wYc3s\"", "secret assigned in code"),
+            // Setter calls with a secret-named key.
+            (
+                "System.setProperty(\"API_TOKEN\", \"9fK2mZq7Lp0xRt4vBn8wYc3s\")",
+                "secret assigned in code",
+            ),
+            (
+                "os.environ.setdefault('DB_PASSWORD', 'Tr0ub4dor&3xQ9!kz')",
+                "secret assigned in code",
+            ),
+            // NuGet's cleartext password.
+            (
+                "<add key=\"ClearTextPassword\" value=\"hal+9ooo_da!sY\" />",
+                "secret assigned in code",
+            ),
+            // A file inside a string.
+            (
+                "{\"config.ini\": \"API_TOKEN=9fK2mZq7Lp0xRt4vBn8wYc3s\\nBACKUP_ENABLED=true\"}",
+                "secret assigned in code",
+            ),
+            (
+                "\"line\": \"client_secret = \\\"9fK2mZq7Lp0xRt4vBn8wYc3s\\\";\",",
+                "secret assigned in code",
+            ),
+            // curl's authorization headers.
+            (
+                "curl -H \"Authorization: Bearer cfcabd11c7ed9a41b1a3e063c32d5114\" https://x",
+                "secret in an HTTP header",
+            ),
+            ("curl -H 'Authorization: Basic YnJvd3Nlcjo=' \\", "secret in an HTTP header"),
+            ("curl -X POST --header \"Api-Token: Sk94HG7f6KB\"", "secret in an HTTP header"),
+        ];
+        for (line, kind) in found {
+            let s = find_secrets(line);
+            assert_eq!(s.first().map(|s| s.kind), Some(*kind), "{line}: {s:?}");
+        }
+        let clean = [
+            // Ordinary code about tokens and passwords.
+            "System.setProperty(\"API_TOKEN\", System.getenv(\"API_TOKEN\"))",
+            "os.environ[\"API_TOKEN\"] = token",
+            "config.set(\"password\", \"\")",
+            "TOKEN_FILE ?= \"/run/secrets/api_token\"",
+            "PASSWORD ?= $(shell cat .password)",
+            "$query .= \"token_type=bearer&grant=password\"",
+            "headers = {\"Authorization\": f\"Bearer {token}\"}",
+            "curl -H \"Authorization: Bearer $TOKEN\" https://api",
+            "curl -H \"Authorization: Bearer <token>\" https://api",
+            "curl -H 'Authorization: Basic YWxhZGRpbg==' https://api",
+            "<input type=\"hidden\" name=\"authenticity_token\" value=\"7SWaFo1hsC6oovfBsJFLGPUl2\" />",
+            "{\"msg\": \"set API_TOKEN=${API_TOKEN}\\nthen run\"}",
+            "<add key=\"PasswordPolicy\" value=\"MinimumLength\" />",
+            // Placeholders in a real format's shape.
+            "ABSKQmVkcm9ja0FQSUtleS1EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXM=",
+            "sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+            "aaaaaaaaaaaAAAAAAAAAAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "{\"type\": \"service_account\", \"private_key\": \"\"}",
+            // Publishable keys are public.
+            "FLWPUBK_TEST-3019b11e63be2f87cb28fa5f3a63e3e5-X",
+            "pk_test_TYooMQauvdEDq54NiTphI7jx",
+        ];
+        for line in clean {
+            assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+    }
+
+    /// `<password>`, the value, `</password>`: the value line is the finding.
+    #[test]
+    fn a_value_on_the_line_after_its_element() {
+        let cases: &[(&str, &str, &str, bool)] = &[
+            ("<apiToken>", "    9fK2mZq7Lp0xRt4vBn8wYc3s", "</apiToken>", true),
+            ("  <db.password type=\"text\">", "Tr0ub4dor&3xQ9!kz", "  </db.password>", true),
+            // Not the same element, a template, a placeholder, not a secret name.
+            ("<apiToken>", "9fK2mZq7Lp0xRt4vBn8wYc3s", "</other>", false),
+            ("<password>", "  ${DB_PASSWORD}", "</password>", false),
+            ("<password>", "  changeme-please", "</password>", false),
+            ("<description>", "9fK2mZq7Lp0xRt4vBn8wYc3s", "</description>", false),
+            ("<password>", "9fK2mZq7Lp0x  # ironbees:allow-secret", "</password>", false),
+        ];
+        for (open, value, close, want) in cases {
+            let s = find_secret_in_element(open, value, close);
+            assert_eq!(s.is_some(), *want, "{open} {value} {close}: {s:?}");
         }
     }
 
