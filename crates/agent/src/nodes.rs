@@ -850,4 +850,25 @@ mod tests {
         assert_eq!(after_human(&s), nodes::PLAN);
         assert_eq!(after_review(&s), nodes::CODE);
     }
+
+    #[test]
+    fn a_question_is_answered_and_asked_again_after_a_pause() {
+        let question = "Explain how calculate() handles division";
+        let mut s = CodingState::new("r", question, protocol::RunSettings::default());
+        s.route = Some(engine::route_request(question));
+        assert_eq!(after_init(&s), nodes::ANSWER);
+        // The limits cut the answer short: a human, then the question again.
+        assert_eq!(after_answer(&s), nodes::WAIT_HUMAN);
+        assert_eq!(after_human(&s), nodes::ANSWER);
+        s.answer = Some("It divides.".into());
+        assert_eq!(after_answer(&s), END);
+        // --plan, a change, a long report: PLAN.
+        s.settings.always_plan = true;
+        assert_eq!(after_init(&s), nodes::PLAN);
+        for request in ["Fix the division by zero in calculate()", &"Explain why. ".repeat(30)] {
+            let mut s = CodingState::new("r", request, protocol::RunSettings::default());
+            s.route = Some(engine::route_request(request));
+            assert_eq!(after_init(&s), nodes::PLAN, "{request}");
+        }
+    }
 }
