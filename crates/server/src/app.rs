@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use workflow::CheckpointStore;
 
 use crate::{
-    api, console,
+    api, conn, console,
     error::{ApiError, Error},
     feed::Feeds,
     worker,
@@ -169,7 +169,8 @@ impl Server {
                     .expose_headers([header::HeaderName::from_static("mcp-session-id")]),
             );
         }
-        Ok(app)
+        // Outermost, so that every answer is seen: the token check's, CORS's.
+        Ok(app.layer(middleware::from_fn(conn::close_unread)))
     }
 
     /// Serves on `listener` until `shutdown` is cancelled: then stops taking

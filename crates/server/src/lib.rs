@@ -49,6 +49,7 @@
 
 mod api;
 mod app;
+mod conn;
 mod console;
 mod error;
 mod feed;
