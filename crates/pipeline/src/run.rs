@@ -105,11 +105,20 @@ pub struct Setup {
     pub store: Arc<dyn CheckpointStore>,
 }
 
-/// How one execution is driven: the caller's cancellation and event sink.
+/// How one execution is driven: the caller's cancellation and event sink, and
+/// for a driver that queues answers (a server's worker), the checkpoint an
+/// answer was given for and a stop that leaves the run resumable.
 #[derive(Clone, Default)]
 pub struct Drive {
     pub cancel: Option<stdx::CancellationToken>,
     pub sink: Option<EventSink>,
+    /// The checkpoint an answer answers (`workflow::RunOptions::answers`): a
+    /// queued answer that finds the run moved on is refused, not applied to
+    /// another approval.
+    pub answers: Option<u64>,
+    /// Stops before the next node, leaving the run resumable by any process (a
+    /// server shutting down), where `cancel` would end it.
+    pub stop: Option<stdx::CancellationToken>,
 }
 
 /// Where a run stands after an execution.
@@ -236,10 +245,20 @@ impl Pipeline {
     /// Continues a run: answers the approval it waits at (`Some(yes/no)`), or
     /// runs again the node it was killed in (`None`).
     pub fn resume(&self, id: &str, answer: Option<bool>, drive: Drive) -> Result<Outcome> {
-        let input = answer.map(|approved| {
-            serde_json::to_value(PipelineApproval { approved, by: Some("human".into()) })
-                .unwrap_or(Value::Null)
-        });
+        let approval =
+            answer.map(|approved| PipelineApproval { approved, by: Some("human".into()) });
+        self.drive(id, approval.as_ref(), drive)
+    }
+
+    /// Executes a run as it stands: a queued or killed one from its checkpoint,
+    /// a waiting one with `approval`. What a server's worker calls for a job.
+    pub fn drive(
+        &self,
+        id: &str,
+        approval: Option<&PipelineApproval>,
+        drive: Drive,
+    ) -> Result<Outcome> {
+        let input = approval.map(|a| serde_json::to_value(a).unwrap_or(Value::Null));
         let _hub = self.lock_hub()?;
         let report = self.runner.resume_with(id, input, options(drive))?;
         Ok(self.outcome(report))
@@ -314,8 +333,25 @@ impl Pipeline {
         Ok(self.runner.list_runs(&filter)?)
     }
 
+    /// Pipeline runs by status, a page at a time, most recently updated first
+    /// (the filter's kind is always `pipeline`).
+    pub fn runs(&self, filter: RunFilter) -> Result<Vec<RunSummary>> {
+        let filter = RunFilter { kind: Some(RUN_KIND.to_owned()), ..filter };
+        Ok(self.runner.list_runs(&filter)?)
+    }
+
     /// A run's summary, latest checkpoint and state.
     pub fn show(&self, id: &str) -> Result<Option<(RunSummary, CheckpointMeta, PipelineState)>> {
+        self.show_at(id, None)
+    }
+
+    /// A run's summary and one of its checkpoints (`seq`; the latest when
+    /// `None`) with the state it holds.
+    pub fn show_at(
+        &self,
+        id: &str,
+        seq: Option<u64>,
+    ) -> Result<Option<(RunSummary, CheckpointMeta, PipelineState)>> {
         let Some(summary) = self.runner.store().run(id)? else { return Ok(None) };
         if summary.kind != RUN_KIND {
             return Err(Error::InvalidArgument(format!(
@@ -323,7 +359,13 @@ impl Pipeline {
                 summary.kind
             )));
         }
-        let Some((cp, state)) = self.runner.state(id)? else { return Ok(None) };
+        let found = match seq {
+            None => self.runner.store().latest_checkpoint(id)?,
+            Some(seq) => self.runner.store().checkpoint(id, seq)?,
+        };
+        let Some(cp) = found else { return Ok(None) };
+        let state: RunState = serde_json::from_value(cp.state)
+            .map_err(|source| workflow::Error::State { run_id: id.to_owned(), source })?;
         Ok(Some((summary, cp.meta, state.0)))
     }
 
@@ -345,7 +387,14 @@ impl Pipeline {
 
 fn options(drive: Drive) -> RunOptions {
     // No automatic retry (seed §7.3): a failing stage rolls back at once.
-    RunOptions { cancel: drive.cancel, sink: drive.sink, node_retries: 0, ..RunOptions::default() }
+    RunOptions {
+        cancel: drive.cancel,
+        sink: drive.sink,
+        answers: drive.answers,
+        stop: drive.stop,
+        node_retries: 0,
+        ..RunOptions::default()
+    }
 }
 
 /// `2026-11-28T01-45-00-3fa2`: sortable, a valid run id and branch name part.

@@ -1,14 +1,18 @@
 //! The HTTP API's requests and answers (`ironbees serve`, seed 001 §6.3): the
 //! seed's `AgentRequest` with the `WorkflowContext` fields that apply, its
 //! `ApprovalRequest` with the edited plan, its `StateUpdate`, and what the
-//! listing and inspection endpoints answer. Errors are [`ErrorInfo`](crate::ErrorInfo).
+//! listing and inspection endpoints answer; the commit pipeline's approval and
+//! view (its runs are listed, followed and cancelled with the agent's types).
+//! Errors are [`ErrorInfo`](crate::ErrorInfo).
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{CheckpointMeta, CodingState, EditType, ExecutionPlan, RunStatus, RunSummary};
+use crate::{
+    CheckpointMeta, CodingState, EditType, ExecutionPlan, PipelineState, RunStatus, RunSummary,
+};
 
 /// `POST /api/agent/execute`: start a run. The answer streams the run's events
 /// as server-sent events (or, to a client that accepts only JSON, says where to
@@ -86,7 +90,18 @@ pub struct ApproveRequest {
     pub budget_usd: Option<f64>,
 }
 
-/// `POST /api/agent/cancel`.
+/// `POST /api/pipeline/approve`: answer the approval a commit pipeline waits at
+/// (yes: on to the next stage; no: the hub is rolled back and the run fails
+/// `APPROVAL_REJECTED`). `stateId` as in [`ApproveRequest`]: an answer to a
+/// checkpoint the run has moved past is `INVALID_STATE`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PipelineApproveRequest {
+    pub state_id: String,
+    pub approved: bool,
+}
+
+/// `POST /api/agent/cancel` and `POST /api/pipeline/cancel`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CancelRequest {
@@ -104,19 +119,32 @@ pub struct RunView {
     pub state: CodingState,
 }
 
-/// One run in `GET /api/agent/runs`: its summary, its spend and request.
+/// `GET /api/pipeline/state/{stateId}`: a checkpoint of a commit pipeline run
+/// (the latest when the word is a run id) with the state it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PipelineRunView {
+    pub run: RunSummary,
+    pub checkpoint: CheckpointMeta,
+    pub state: PipelineState,
+}
+
+/// One run in `GET /api/agent/runs` and `GET /api/pipeline/runs`: its summary, its spend and request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunListItem {
     #[serde(flatten)]
     pub run: RunSummary,
-    /// What the run's models cost so far (USD).
+    /// What the run's models cost so far (USD; 0 for a pipeline).
     pub cost_usd: f64,
+    /// The agent's round (0 for a pipeline).
     pub iteration: u32,
+    /// What the run is for: the user's request, a pipeline's commit message.
     pub request: String,
 }
 
-/// `GET /api/agent/runs`: a page of runs, most recently updated first.
+/// `GET /api/agent/runs`, `GET /api/pipeline/runs`: a page of runs, most
+/// recently updated first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunPage {

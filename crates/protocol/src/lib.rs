@@ -40,8 +40,8 @@ pub use crate::{
         RunSettings, RunSpend, TestScope, Validation, Verdict, WorkspaceSync, nodes,
     },
     api::{
-        ApproveRequest, CancelRequest, DiffSummary, ExecuteRequest, RunAccepted, RunListItem,
-        RunPage, RunView, StateUpdate,
+        ApproveRequest, CancelRequest, DiffSummary, ExecuteRequest, PipelineApproveRequest,
+        PipelineRunView, RunAccepted, RunListItem, RunPage, RunView, StateUpdate,
     },
     churn::{Churn, ChurnWindow, CommitTouch, FileChurn, LineSpan},
     compat::{

@@ -7,6 +7,7 @@ use std::{
     sync::Arc,
 };
 
+use agent::Orchestrator;
 use axum::{
     Json,
     extract::{FromRequest, Path, Query, Request, rejection::JsonRejection},
@@ -18,13 +19,14 @@ use axum::{
 };
 use futures_util::{Stream, StreamExt, stream};
 use protocol::{
-    ApprovalDecision, ApproveRequest, Approver, CancelRequest, CodingState, DiffSummary, ErrorCode,
-    ExecuteRequest, RunAccepted, RunListItem, RunPage, RunSettings, RunStatus, RunView,
-    StateUpdate,
+    ApprovalDecision, ApproveRequest, Approver, CancelRequest, CheckpointMeta, CodingState,
+    DiffSummary, ErrorCode, ExecuteRequest, PipelineApproval, PipelineApproveRequest,
+    PipelineRunView, RunAccepted, RunListItem, RunPage, RunSettings, RunStatus, RunSummary,
+    RunView, StateUpdate,
 };
 use serde::Deserialize;
 use serde_json::Value;
-use workflow::RunFilter;
+use workflow::{CheckpointStore, RunFilter};
 
 use crate::{
     app::{AppState, St},
@@ -64,8 +66,65 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
-fn events_url(run_id: &str) -> String {
-    format!("/api/agent/runs/{run_id}/events")
+/// Where a run of `kind` is followed.
+fn events_url(kind: &str, run_id: &str) -> String {
+    format!("{}/runs/{run_id}/events", prefix(kind))
+}
+
+/// The endpoints of a kind of run: `/api/agent` or `/api/pipeline`.
+fn prefix(kind: &str) -> &'static str {
+    if kind == pipeline::RUN_KIND { "/api/pipeline" } else { "/api/agent" }
+}
+
+/// The run a word names (an id, a unique prefix, a `stateId`), which must be of
+/// `kind`: another kind's run is another graph's, answered at its own endpoints.
+fn run_of(orch: &Orchestrator, word: &str, kind: &str) -> ApiResult<RunSummary> {
+    let id = orch.resolve(word)?;
+    let run = orch.summary(&id)?.ok_or_else(|| not_found_run(&id))?;
+    if run.kind != kind {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "run {id} is a run of kind {}, not {kind}: see {}/state/{id}",
+                run.kind,
+                prefix(&run.kind)
+            ),
+        ));
+    }
+    Ok(run)
+}
+
+/// The checkpoint a `stateId` names beyond its run (`{runId}-{seq}`), if any.
+fn seq_of(state_id: &str, run_id: &str) -> Option<u64> {
+    state_id.strip_prefix(run_id)?.strip_prefix('-')?.parse().ok()
+}
+
+/// An answer to `stateId` is for the run's current checkpoint, which waits.
+fn check_answerable(state_id: &str, run: &RunSummary) -> ApiResult<()> {
+    let current = format!("{}-{}", run.id, run.seq);
+    if state_id != run.id && state_id != current && state_id.starts_with(&run.id) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidState,
+            format!(
+                "run {} has moved on from {state_id} to {current}: look at it again before answering",
+                run.id
+            ),
+        ));
+    }
+    if !matches!(run.status, RunStatus::Waiting { .. }) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidState,
+            format!("run {} is {}: it waits at no gate", run.id, run.status.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// This server's pipeline (a server built without one serves no pipeline runs).
+fn pipeline_of(st: &AppState) -> ApiResult<Arc<pipeline::Pipeline>> {
+    st.pipeline.get().cloned().ok_or_else(|| {
+        ApiError::new(ErrorCode::NotFound, "this server does not serve the commit pipeline")
+    })
 }
 
 pub(crate) async fn not_found() -> ApiError {
@@ -100,7 +159,7 @@ pub(crate) async fn execute(
         run_id: summary.id.clone(),
         state_id: format!("{}-{}", summary.id, summary.seq),
         status: summary.status.clone(),
-        events: events_url(&summary.id),
+        events: events_url(agent::RUN_KIND, &summary.id),
     };
     if !wants_stream(&headers) {
         let mut r = (StatusCode::ACCEPTED, Json(accepted)).into_response();
@@ -124,7 +183,7 @@ pub(crate) async fn execute(
 }
 
 fn location(r: &mut Response, run_id: &str) {
-    if let Ok(v) = header::HeaderValue::from_str(&events_url(run_id)) {
+    if let Ok(v) = header::HeaderValue::from_str(&events_url(agent::RUN_KIND, run_id)) {
         r.headers_mut().insert(header::LOCATION, v);
     }
 }
@@ -251,26 +310,8 @@ pub(crate) async fn approve(st: St, Body(req): Body<ApproveRequest>) -> ApiResul
     let st = st.0;
     let (orch, store) = (Arc::clone(&st.orch), Arc::clone(&st.store));
     let accepted = blocking(move || {
-        let run_id = orch.resolve(&req.state_id)?;
-        let (meta, _) = orch.state(&run_id)?.ok_or_else(|| not_found_run(&run_id))?;
-        if req.state_id != run_id
-            && req.state_id != meta.state_id
-            && req.state_id.starts_with(&run_id)
-        {
-            return Err(ApiError::new(
-                ErrorCode::InvalidState,
-                format!(
-                    "run {run_id} has moved on from {} to {}: look at it again before answering",
-                    req.state_id, meta.state_id
-                ),
-            ));
-        }
-        if !matches!(meta.status, RunStatus::Waiting { .. }) {
-            return Err(ApiError::new(
-                ErrorCode::InvalidState,
-                format!("run {run_id} is {}: it waits at no gate", meta.status.name()),
-            ));
-        }
+        let run = run_of(&orch, &req.state_id, agent::RUN_KIND)?;
+        check_answerable(&req.state_id, &run)?;
         let decision = ApprovalDecision {
             approved: req.approved,
             edited_content: req.edited_content.filter(|c| !c.trim().is_empty()),
@@ -278,30 +319,83 @@ pub(crate) async fn approve(st: St, Body(req): Body<ApproveRequest>) -> ApiResul
             budget_usd: req.budget_usd,
         };
         let input = serde_json::to_value(&decision).expect("serializes");
-        store.enqueue(&run_id, Some(&input), Some(meta.seq))?;
-        Ok(RunAccepted {
-            events: events_url(&run_id),
-            run_id,
-            state_id: meta.state_id,
-            status: meta.status,
-        })
+        enqueue_answer(&*store, run, &input)
     })
     .await?;
     st.wake.notify_waiters();
     Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
 }
 
-/// `POST /api/agent/cancel`.
-pub(crate) async fn cancel(st: St, Body(req): Body<CancelRequest>) -> ApiResult<Json<RunAccepted>> {
-    let orch = Arc::clone(&st.orch);
+/// `POST /api/pipeline/approve`: the same submission, a pipeline's answer.
+pub(crate) async fn pipeline_approve(
+    st: St,
+    Body(req): Body<PipelineApproveRequest>,
+) -> ApiResult<Response> {
+    let st = st.0;
+    pipeline_of(&st)?;
+    let (orch, store) = (Arc::clone(&st.orch), Arc::clone(&st.store));
     let accepted = blocking(move || {
-        let run_id = orch.resolve(&req.run_id)?;
-        let status = orch.cancel(&run_id)?;
-        let (meta, _) = orch.state(&run_id)?.ok_or_else(|| not_found_run(&run_id))?;
-        Ok(RunAccepted { events: events_url(&run_id), run_id, state_id: meta.state_id, status })
+        let run = run_of(&orch, &req.state_id, pipeline::RUN_KIND)?;
+        check_answerable(&req.state_id, &run)?;
+        let approval = PipelineApproval { approved: req.approved, by: Some("human".into()) };
+        let input = serde_json::to_value(&approval).expect("serializes");
+        enqueue_answer(&*store, run, &input)
     })
     .await?;
-    Ok(Json(accepted))
+    st.wake.notify_waiters();
+    Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
+}
+
+/// Queues the answer to the checkpoint the run waits at, for a worker.
+fn enqueue_answer(
+    store: &dyn CheckpointStore,
+    run: RunSummary,
+    input: &Value,
+) -> ApiResult<RunAccepted> {
+    store.enqueue(&run.id, Some(input), Some(run.seq))?;
+    Ok(RunAccepted {
+        events: events_url(&run.kind, &run.id),
+        state_id: format!("{}-{}", run.id, run.seq),
+        run_id: run.id,
+        status: run.status,
+    })
+}
+
+/// `POST /api/agent/cancel`.
+pub(crate) async fn cancel(st: St, Body(req): Body<CancelRequest>) -> ApiResult<Json<RunAccepted>> {
+    let (orch, store) = (Arc::clone(&st.orch), Arc::clone(&st.store));
+    blocking(move || {
+        let run = run_of(&orch, &req.run_id, agent::RUN_KIND)?;
+        orch.cancel(&run.id)?;
+        cancelled(&*store, &run.id)
+    })
+    .await
+}
+
+/// `POST /api/pipeline/cancel`: nothing more is pushed; a waiting pipeline's
+/// hub branches are deleted.
+pub(crate) async fn pipeline_cancel(
+    st: St,
+    Body(req): Body<CancelRequest>,
+) -> ApiResult<Json<RunAccepted>> {
+    let (p, orch, store) = (pipeline_of(&st)?, Arc::clone(&st.orch), Arc::clone(&st.store));
+    blocking(move || {
+        let run = run_of(&orch, &req.run_id, pipeline::RUN_KIND)?;
+        p.cancel(&run.id).map_err(|e| ApiError(e.to_info()))?;
+        cancelled(&*store, &run.id)
+    })
+    .await
+}
+
+/// Where a run stands after a cancel request.
+fn cancelled(store: &dyn CheckpointStore, run_id: &str) -> ApiResult<Json<RunAccepted>> {
+    let run = store.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
+    Ok(Json(RunAccepted {
+        events: events_url(&run.kind, &run.id),
+        state_id: format!("{}-{}", run.id, run.seq),
+        run_id: run.id,
+        status: run.status,
+    }))
 }
 
 fn not_found_run(run_id: &str) -> ApiError {
@@ -314,19 +408,31 @@ fn not_found_run(run_id: &str) -> ApiError {
 pub(crate) async fn state(st: St, Path(state_id): Path<String>) -> ApiResult<Json<RunView>> {
     let orch = Arc::clone(&st.orch);
     blocking(move || {
-        let run_id = orch.resolve(&state_id)?;
-        let run = orch.summary(&run_id)?.ok_or_else(|| not_found_run(&run_id))?;
-        let seq = state_id
-            .strip_prefix(&run_id)
-            .and_then(|s| s.strip_prefix('-'))
-            .and_then(|s| s.parse::<u64>().ok());
-        let found = match seq {
-            Some(seq) => orch.state_at(&run_id, seq)?,
-            None => orch.state(&run_id)?,
+        let run = run_of(&orch, &state_id, agent::RUN_KIND)?;
+        let found = match seq_of(&state_id, &run.id) {
+            Some(seq) => orch.state_at(&run.id, seq)?,
+            None => orch.state(&run.id)?,
         };
         let (checkpoint, mut state) = found.ok_or_else(|| not_found_run(&state_id))?;
         state.state_id = checkpoint.state_id.clone();
         Ok(Json(RunView { run, checkpoint, state }))
+    })
+    .await
+}
+
+/// `GET /api/pipeline/state/{stateId}`: a pipeline's checkpoint (a run id: its
+/// latest) with its state.
+pub(crate) async fn pipeline_state(
+    st: St,
+    Path(state_id): Path<String>,
+) -> ApiResult<Json<PipelineRunView>> {
+    let (p, orch) = (pipeline_of(&st)?, Arc::clone(&st.orch));
+    blocking(move || {
+        let run = run_of(&orch, &state_id, pipeline::RUN_KIND)?;
+        let found =
+            p.show_at(&run.id, seq_of(&state_id, &run.id)).map_err(|e| ApiError(e.to_info()))?;
+        let (run, checkpoint, state) = found.ok_or_else(|| not_found_run(&state_id))?;
+        Ok(Json(PipelineRunView { run, checkpoint, state }))
     })
     .await
 }
@@ -346,6 +452,24 @@ pub(crate) async fn runs(
     st: St,
     query: Result<Query<RunsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<RunPage>> {
+    list(st, query, agent::RUN_KIND).await
+}
+
+/// `GET /api/pipeline/runs?status=&limit=&offset=`.
+pub(crate) async fn pipeline_runs(
+    st: St,
+    query: Result<Query<RunsQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Json<RunPage>> {
+    pipeline_of(&st)?;
+    list(st, query, pipeline::RUN_KIND).await
+}
+
+/// A page of the runs of `kind`, each with its kind.
+async fn list(
+    st: St,
+    query: Result<Query<RunsQuery>, axum::extract::rejection::QueryRejection>,
+    kind: &'static str,
+) -> ApiResult<Json<RunPage>> {
     let Query(q) = query.map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.body_text()))?;
     if let Some(s) = &q.status
         && !STATUSES.contains(&s.as_str())
@@ -357,17 +481,24 @@ pub(crate) async fn runs(
     }
     let limit = q.limit.unwrap_or(50).clamp(1, 500);
     let offset = q.offset.unwrap_or(0);
-    let orch = Arc::clone(&st.orch);
+    let (orch, store) = (Arc::clone(&st.orch), Arc::clone(&st.store));
     blocking(move || {
-        let filter =
-            RunFilter { status: q.status, limit: Some(limit + 1), offset, ..RunFilter::default() };
-        let mut runs = orch.runs(filter)?;
+        let filter = RunFilter {
+            kind: Some(kind.to_owned()),
+            status: q.status,
+            limit: Some(limit + 1),
+            offset,
+        };
+        let mut runs = store.list_runs(&filter)?;
         let more = runs.len() > limit;
         runs.truncate(limit);
         let runs = runs
             .into_iter()
             .map(|run| {
-                let state = orch.state(&run.id).ok().flatten().map(|(_, s)| s);
+                // An agent run's spend and round are in its state; a pipeline has neither.
+                let state = (kind == agent::RUN_KIND)
+                    .then(|| orch.state(&run.id).ok().flatten().map(|(_, s)| s))
+                    .flatten();
                 let request = run
                     .metadata
                     .get("request")
@@ -398,13 +529,36 @@ pub(crate) struct EventsQuery {
     follow: Option<bool>,
 }
 
+type EventsQueryResult = Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>;
+
 /// `GET /api/agent/runs/{id}/events`: every event after `Last-Event-ID` (or
 /// `?after=`), then new ones as they are written, until the run finishes.
 pub(crate) async fn events(
     st: St,
     Path(id): Path<String>,
     headers: HeaderMap,
-    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+    query: EventsQueryResult,
+) -> ApiResult<Response> {
+    follow_events(st, id, headers, query, agent::RUN_KIND).await
+}
+
+/// `GET /api/pipeline/runs/{id}/events`: the same, of a pipeline run.
+pub(crate) async fn pipeline_events(
+    st: St,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    query: EventsQueryResult,
+) -> ApiResult<Response> {
+    pipeline_of(&st)?;
+    follow_events(st, id, headers, query, pipeline::RUN_KIND).await
+}
+
+async fn follow_events(
+    st: St,
+    id: String,
+    headers: HeaderMap,
+    query: EventsQueryResult,
+    kind: &'static str,
 ) -> ApiResult<Response> {
     let Query(q) = query.map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.body_text()))?;
     let last_id = match headers.get("last-event-id").map(|v| v.to_str().map(str::trim)) {
@@ -422,7 +576,7 @@ pub(crate) async fn events(
     let after = last_id.or(q.after).unwrap_or(0);
     let st = st.0;
     let orch = Arc::clone(&st.orch);
-    let run_id = blocking(move || Ok(orch.resolve(&id)?)).await?;
+    let run_id = blocking(move || Ok(run_of(&orch, &id, kind)?.id)).await?;
     let feed = st.feeds.get(&st, &run_id);
     let until = if q.follow == Some(false) { Until::CaughtUp } else { Until::Finished };
     Ok(sse(follow(st, feed, run_id, after, until, false)).into_response())
@@ -566,7 +720,7 @@ fn event(i: &Item) -> Event {
     Event::default().id(i.seq.to_string()).data(&*i.json)
 }
 
-fn state_update(meta: &protocol::CheckpointMeta, state: &CodingState) -> StateUpdate {
+fn state_update(meta: &CheckpointMeta, state: &CodingState) -> StateUpdate {
     StateUpdate {
         run_id: meta.run_id.clone(),
         state_id: meta.state_id.clone(),

@@ -3,7 +3,7 @@
 
 use std::{
     net::{IpAddr, SocketAddr},
-    sync::Arc,
+    sync::{Arc, OnceLock},
     time::Duration,
 };
 
@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use workflow::CheckpointStore;
 
 use crate::{
-    api, console,
+    api, conn, console,
     error::{ApiError, Error},
     feed::Feeds,
     worker,
@@ -69,6 +69,8 @@ impl ServeOptions {
 /// What every handler shares.
 pub(crate) struct AppState {
     pub(crate) orch: Arc<Orchestrator>,
+    /// The commit pipeline over the same store, when this server drives it.
+    pub(crate) pipeline: OnceLock<Arc<pipeline::Pipeline>>,
     pub(crate) session: Arc<Session>,
     pub(crate) store: Arc<dyn CheckpointStore>,
     pub(crate) opts: ServeOptions,
@@ -102,6 +104,7 @@ impl Server {
         Server {
             state: Arc::new(AppState {
                 orch,
+                pipeline: OnceLock::new(),
                 session,
                 store,
                 opts,
@@ -110,6 +113,14 @@ impl Server {
                 shutdown: CancellationToken::new(),
             }),
         }
+    }
+
+    /// Also serves the commit pipeline's runs (`/api/pipeline/...`): lists and
+    /// shows them, and drives the ones answered here. Its store should be the
+    /// orchestrator's: jobs of both kinds are in that store's queue.
+    pub fn with_pipeline(self, pipeline: Arc<pipeline::Pipeline>) -> Server {
+        let _ = self.state.pipeline.set(pipeline);
+        self
     }
 
     /// The application's routes (for serving, or for calling in tests).
@@ -125,6 +136,11 @@ impl Server {
             .route("/api/agent/state/{state_id}", get(api::state))
             .route("/api/agent/runs", get(api::runs))
             .route("/api/agent/runs/{id}/events", get(api::events))
+            .route("/api/pipeline/approve", post(api::pipeline_approve))
+            .route("/api/pipeline/cancel", post(api::pipeline_cancel))
+            .route("/api/pipeline/state/{state_id}", get(api::pipeline_state))
+            .route("/api/pipeline/runs", get(api::pipeline_runs))
+            .route("/api/pipeline/runs/{id}/events", get(api::pipeline_events))
             .route("/api/openapi.json", get(api::openapi))
             .fallback(api::not_found)
             .layer(DefaultBodyLimit::max(st.opts.max_body_bytes));
@@ -169,7 +185,8 @@ impl Server {
                     .expose_headers([header::HeaderName::from_static("mcp-session-id")]),
             );
         }
-        Ok(app)
+        // Outermost, so that every answer is seen: the token check's, CORS's.
+        Ok(app.layer(middleware::from_fn(conn::close_unread)))
     }
 
     /// Serves on `listener` until `shutdown` is cancelled: then stops taking

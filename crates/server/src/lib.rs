@@ -1,5 +1,6 @@
 //! `ironbees serve`: the agent core as a service. One axum application over one
-//! project's [`agent::Orchestrator`] and [`engine::Session`]:
+//! project's [`agent::Orchestrator`] and [`engine::Session`] (and its commit
+//! pipeline's runs, given [`Server::with_pipeline`]):
 //!
 //! | route | what |
 //! | --- | --- |
@@ -9,6 +10,8 @@
 //! | `GET /api/agent/state/{stateId}` | a checkpoint and its state |
 //! | `GET /api/agent/runs` | runs, by status, a page at a time |
 //! | `GET /api/agent/runs/{id}/events` | the run's events (SSE), resuming after `Last-Event-ID` |
+//! | `GET /api/pipeline/runs`, `.../state/{stateId}`, `.../runs/{id}/events` | the commit pipeline's runs, the same way |
+//! | `POST /api/pipeline/approve`, `.../cancel` | answer a pipeline's approval (yes: on; no: roll back), cancel it |
 //! | `GET /api/openapi.json` | this API, generated from the `protocol` types |
 //! | `/mcp` | the tool registry over MCP's streamable HTTP transport |
 //! | `/` | the web console (embedded; no build step) |
@@ -19,7 +22,10 @@
 //!   a queued run and `approve` an answer, each as a job in the store's work
 //!   queue; this process's workers (and every replica's, on a shared PostgreSQL
 //!   store) claim jobs and drive runs on the blocking pool, where the agent's
-//!   nodes may wait on the runtime. A job is leased to the process that claimed
+//!   nodes may wait on the runtime. A job's run is driven by its own kind's
+//!   graph: an agent run by the orchestrator, a commit pipeline run (kind
+//!   `pipeline`, in the same store) by the [`pipeline::Pipeline`] the server
+//!   was given; each kind's endpoints refuse the other's runs. A job is leased to the process that claimed
 //!   it: when that process dies, another claims it and the run resumes from its
 //!   last checkpoint (`RunOptions::answers` keeps an answer from being lost or
 //!   applied twice). Nothing a handler does waits for a run.
@@ -49,6 +55,7 @@
 
 mod api;
 mod app;
+mod conn;
 mod console;
 mod error;
 mod feed;

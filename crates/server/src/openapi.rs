@@ -4,8 +4,8 @@
 //! router it describes.
 
 use protocol::{
-    ApproveRequest, CancelRequest, ErrorInfo, ExecuteRequest, RunAccepted, RunEvent, RunPage,
-    RunView, StateUpdate,
+    ApproveRequest, CancelRequest, ErrorInfo, ExecuteRequest, PipelineApproveRequest,
+    PipelineRunView, RunAccepted, RunEvent, RunPage, RunView, StateUpdate,
 };
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
@@ -27,6 +27,8 @@ pub fn openapi() -> Value {
     let error = schema(|g| g.subschema_for::<ErrorInfo>());
     let event = schema(|g| g.subschema_for::<RunEvent>());
     let update = schema(|g| g.subschema_for::<StateUpdate>());
+    let pipeline_approve = schema(|g| g.subschema_for::<PipelineApproveRequest>());
+    let pipeline_view = schema(|g| g.subschema_for::<PipelineRunView>());
     let schemas = g.take_definitions(true);
 
     let json_body =
@@ -65,7 +67,9 @@ pub fn openapi() -> Value {
             "title": "ironbees agent API",
             "version": env!("CARGO_PKG_VERSION"),
             "description": "Agent mode as a service (`ironbees serve`): start a coding run, follow \
-                its events, answer its gates, cancel it, inspect it. Every request needs \
+                its events, answer its gates, cancel it, inspect it. The commit pipeline's runs \
+                (started by `ironbees commit` or `ironbees pipeline start`) are listed, followed, \
+                answered and cancelled under `/api/pipeline`. Every request needs \
                 `Authorization: Bearer <token>`. Errors are JSON with a machine code. The same \
                 server offers the tool registry over MCP's streamable HTTP transport at `/mcp`."
         },
@@ -88,6 +92,7 @@ pub fn openapi() -> Value {
                 "requestBody": json_body(&approve),
                 "responses": common(json!({
                     "202": ok("the answer is queued; the run goes on", &accepted),
+                    "400": fail("the run is a commit pipeline's, answered under /api/pipeline (INVALID_ARGUMENT)"),
                     "404": fail("no such run or checkpoint (STATE_NOT_FOUND)"),
                     "409": fail("the run waits at no gate, or has moved on from that checkpoint (INVALID_STATE)")
                 }))
@@ -98,6 +103,7 @@ pub fn openapi() -> Value {
                 "requestBody": json_body(&cancel),
                 "responses": common(json!({
                     "200": ok("the run's status after the request (`running`: the process executing it stops at its next step)", &accepted),
+                    "400": fail("the run is a commit pipeline's, answered under /api/pipeline (INVALID_ARGUMENT)"),
                     "404": fail("no such run (STATE_NOT_FOUND)")
                 }))
             } },
@@ -107,6 +113,7 @@ pub fn openapi() -> Value {
                 "parameters": [string_param("stateId", "path", "a checkpoint's stateId, a run id, or a unique prefix of one")],
                 "responses": common(json!({
                     "200": ok("the checkpoint", &view),
+                    "400": fail("the run is a commit pipeline's, answered under /api/pipeline (INVALID_ARGUMENT)"),
                     "404": fail("no such run or checkpoint (STATE_NOT_FOUND)")
                 }))
             } },
@@ -136,6 +143,68 @@ pub fn openapi() -> Value {
                 ],
                 "responses": common(json!({
                     "200": stream("the run's events"),
+                    "400": fail("the run is a commit pipeline's, answered under /api/pipeline (INVALID_ARGUMENT)"),
+                    "404": fail("no such run (STATE_NOT_FOUND)")
+                }))
+            } },
+            "/api/pipeline/approve": { "post": {
+                "operationId": "pipelineApprove",
+                "summary": "Answer the approval a commit pipeline waits at (yes: the next stage; no: roll back)",
+                "requestBody": json_body(&pipeline_approve),
+                "responses": common(json!({
+                    "202": ok("the answer is queued; a worker drives the pipeline on", &accepted),
+                    "400": fail("the run is not a pipeline run (INVALID_ARGUMENT)"),
+                    "404": fail("no such run or checkpoint (STATE_NOT_FOUND)"),
+                    "409": fail("the pipeline waits at no approval, or has moved on from that checkpoint (INVALID_STATE)")
+                }))
+            } },
+            "/api/pipeline/cancel": { "post": {
+                "operationId": "pipelineCancel",
+                "summary": "Cancel a commit pipeline; nothing more is pushed, a waiting one's hub branches are deleted",
+                "requestBody": json_body(&cancel),
+                "responses": common(json!({
+                    "200": ok("the run's status after the request", &accepted),
+                    "400": fail("the run is not a pipeline run (INVALID_ARGUMENT)"),
+                    "404": fail("no such run (STATE_NOT_FOUND)")
+                }))
+            } },
+            "/api/pipeline/state/{stateId}": { "get": {
+                "operationId": "getPipelineState",
+                "summary": "A checkpoint of a commit pipeline and the state it holds (a run id: its latest)",
+                "parameters": [string_param("stateId", "path", "a checkpoint's stateId, a run id, or a unique prefix of one")],
+                "responses": common(json!({
+                    "200": ok("the checkpoint", &pipeline_view),
+                    "400": fail("the run is not a pipeline run (INVALID_ARGUMENT)"),
+                    "404": fail("no such run or checkpoint (STATE_NOT_FOUND)")
+                }))
+            } },
+            "/api/pipeline/runs": { "get": {
+                "operationId": "listPipelineRuns",
+                "summary": "Commit pipeline runs (kind `pipeline`), most recently updated first",
+                "parameters": [
+                    string_param("status", "query", "only runs with this status: queued, running, waiting, succeeded, failed, cancelled"),
+                    int_param("limit", "query", "at most this many (1 to 500, default 50)"),
+                    int_param("offset", "query", "skip this many (the previous page's nextOffset)")
+                ],
+                "responses": common(json!({
+                    "200": ok("a page of runs; `request` is the commit message", &page),
+                    "400": fail("a bad filter (INVALID_ARGUMENT)")
+                }))
+            } },
+            "/api/pipeline/runs/{id}/events": { "get": {
+                "operationId": "pipelineRunEvents",
+                "summary": "A commit pipeline's events: the stored ones after Last-Event-ID, then new ones until it finishes",
+                "parameters": [
+                    string_param("id", "path", "a run id, a unique prefix of one, or a stateId"),
+                    string_param("Last-Event-ID", "header", "resume after this event (its seq)"),
+                    int_param("after", "query", "resume after this event (Last-Event-ID wins)"),
+                    { "name": "follow", "in": "query", "required": false,
+                      "description": "false: end after the events stored now",
+                      "schema": { "type": "boolean" } }
+                ],
+                "responses": common(json!({
+                    "200": stream("the run's events"),
+                    "400": fail("the run is not a pipeline run (INVALID_ARGUMENT)"),
                     "404": fail("no such run (STATE_NOT_FOUND)")
                 }))
             } },
@@ -161,9 +230,16 @@ mod tests {
     fn every_reference_resolves() {
         let doc = super::openapi();
         let schemas = doc["components"]["schemas"].as_object().unwrap();
-        for name in
-            ["ExecuteRequest", "ApproveRequest", "RunView", "RunEvent", "StateUpdate", "ErrorInfo"]
-        {
+        for name in [
+            "ExecuteRequest",
+            "ApproveRequest",
+            "RunView",
+            "RunEvent",
+            "StateUpdate",
+            "ErrorInfo",
+            "PipelineApproveRequest",
+            "PipelineRunView",
+        ] {
             assert!(schemas.contains_key(name), "{name} missing");
         }
         let text = doc.to_string();

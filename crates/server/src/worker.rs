@@ -1,9 +1,12 @@
 //! The workers: claim a job from the store's queue, drive its run on the
-//! blocking pool, and settle the job by how the drive ended.
+//! blocking pool with the graph of its kind (an agent run with the
+//! orchestrator, a pipeline run with the pipeline: never one with the other's),
+//! and settle the job by how the drive ended.
 
 use std::{sync::Arc, time::Duration};
 
-use protocol::{ErrorCode, RunStatus};
+use protocol::{ErrorCode, ErrorInfo, PipelineApproval, RunStatus};
+use tokio_util::sync::CancellationToken;
 use workflow::Job;
 
 use crate::app::AppState;
@@ -43,26 +46,22 @@ enum Settle {
 }
 
 async fn drive(st: &Arc<AppState>, job: Job) {
-    let (orch, stop) = (Arc::clone(&st.orch), st.shutdown.child_token());
+    let (this, stop) = (Arc::clone(st), st.shutdown.child_token());
     let (id, attempts, run_id) = (job.id, job.attempts, job.run_id.clone());
-    let joined = tokio::task::spawn_blocking(move || {
-        let decision = job.input.as_ref().map(agent::parse_decision).transpose()?;
-        let drive =
-            agent::Drive { answers: job.answers, stop: Some(stop), ..agent::Drive::default() };
-        orch.drive(&job.run_id, decision.as_ref(), drive)
-    })
-    .await;
+    let joined = tokio::task::spawn_blocking(move || drive_by_kind(&this, job, stop)).await;
     let settle = match joined {
         // Stopped by the shutdown before its next node: any process resumes it.
-        Ok(Ok(outcome)) if outcome.status == RunStatus::Running => Settle::Release(Duration::ZERO),
-        Ok(Ok(outcome)) => {
-            tracing::debug!(run = %run_id, status = outcome.status.name(), "run driven");
+        Ok(Ok(Driven::Ended(RunStatus::Running))) => Settle::Release(Duration::ZERO),
+        Ok(Ok(Driven::Ended(status))) => {
+            tracing::debug!(run = %run_id, status = status.name(), "run driven");
             Settle::Finish
         }
-        Ok(Err(e)) => {
-            let info = e.to_info();
-            settle_error(info.code, attempts, &run_id, &info.message)
+        // Another process (a server that drives that kind) may take it.
+        Ok(Ok(Driven::NotHere(kind))) => {
+            tracing::warn!(run = %run_id, kind, "a job for a kind of run this server does not drive");
+            Settle::Release(Duration::from_secs(5))
         }
+        Ok(Err(info)) => settle_error(info.code, attempts, &run_id, &info.message),
         Err(e) => {
             tracing::error!(run = %run_id, error = %e, "a run's drive panicked");
             settle_error(ErrorCode::Internal, attempts, &run_id, &e.to_string())
@@ -76,6 +75,60 @@ async fn drive(st: &Arc<AppState>, job: Job) {
     .await;
     if let Ok(Err(e)) = done {
         tracing::warn!(job = id, error = %e, "settling a job (its lease runs out instead)");
+    }
+}
+
+/// How a job's drive ended.
+enum Driven {
+    /// The run was driven; where it stands now.
+    Ended(RunStatus),
+    /// The run is of a kind this server has no graph for.
+    NotHere(String),
+}
+
+/// Drives the job's run with its own kind's graph (on the blocking pool).
+fn drive_by_kind(st: &AppState, job: Job, stop: CancellationToken) -> Result<Driven, ErrorInfo> {
+    let run = st.store.run(&job.run_id).map_err(|e| e.to_info())?.ok_or_else(|| {
+        ErrorInfo::new(ErrorCode::StateNotFound, format!("no run {:?}", job.run_id))
+    })?;
+    match run.kind.as_str() {
+        agent::RUN_KIND => {
+            let decision = job
+                .input
+                .as_ref()
+                .map(agent::parse_decision)
+                .transpose()
+                .map_err(|e| e.to_info())?;
+            let drive =
+                agent::Drive { answers: job.answers, stop: Some(stop), ..agent::Drive::default() };
+            let outcome =
+                st.orch.drive(&job.run_id, decision.as_ref(), drive).map_err(|e| e.to_info())?;
+            Ok(Driven::Ended(outcome.status))
+        }
+        pipeline::RUN_KIND => {
+            let Some(p) = st.pipeline.get() else { return Ok(Driven::NotHere(run.kind)) };
+            let approval = job
+                .input
+                .map(serde_json::from_value::<PipelineApproval>)
+                .transpose()
+                .map_err(|e| {
+                    ErrorInfo::new(
+                        ErrorCode::InvalidArgument,
+                        format!(
+                            "not a pipeline approval ({e}): expected {{\"approved\": true|false}}"
+                        ),
+                    )
+                })?;
+            let drive = pipeline::Drive {
+                answers: job.answers,
+                stop: Some(stop),
+                ..pipeline::Drive::default()
+            };
+            let outcome =
+                p.drive(&job.run_id, approval.as_ref(), drive).map_err(|e| e.to_info())?;
+            Ok(Driven::Ended(outcome.status))
+        }
+        _ => Ok(Driven::NotHere(run.kind)),
     }
 }
 

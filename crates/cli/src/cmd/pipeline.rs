@@ -180,6 +180,32 @@ fn layout_of(ctx: &Ctx, config: &protocol::PipelineConfig, commitly: bool) -> pi
 /// The pipeline over this project; `model`: a model client when the
 /// configuration asks for refactoring (runs), none for commands that only read.
 fn open(ctx: &Ctx, out: &Output, commitly: bool, model: bool) -> Result<Opened> {
+    let rt = runtime()?;
+    let pipeline = open_on(ctx, out, commitly, model, rt.handle(), None)?;
+    Ok(Opened { pipeline, _rt: rt })
+}
+
+/// The pipeline as `ironbees serve` drives it: on the server's runtime and in
+/// its run store (the orchestrator's, whose work queue holds the jobs of both
+/// kinds of run).
+pub(super) fn for_serve(
+    ctx: &Ctx,
+    out: &Output,
+    rt: &tokio::runtime::Handle,
+    store: Arc<dyn workflow::CheckpointStore>,
+) -> Result<pipeline::Pipeline> {
+    open_on(ctx, out, false, true, rt, Some(store))
+}
+
+/// The pipeline on `rt`, in `store` (default: the configured run store).
+fn open_on(
+    ctx: &Ctx,
+    out: &Output,
+    commitly: bool,
+    model: bool,
+    rt: &tokio::runtime::Handle,
+    store: Option<Arc<dyn workflow::CheckpointStore>>,
+) -> Result<pipeline::Pipeline> {
     let owned;
     let host = if commitly {
         owned = commitly_host(ctx)?;
@@ -189,7 +215,6 @@ fn open(ctx: &Ctx, out: &Output, commitly: bool, model: bool) -> Result<Opened> 
     };
     let config = host.pipeline_config()?;
     let layout = layout_of(ctx, &config, commitly);
-    let rt = runtime()?;
     let commands = match host.sandbox_setup() {
         Ok(s) => Some(pipeline::Commands::new(s.config, s.policy, s.env, s.env_removed)),
         Err(e) => {
@@ -198,23 +223,24 @@ fn open(ctx: &Ctx, out: &Output, commitly: bool, model: bool) -> Result<Opened> 
         }
     };
     let llm = if model && config.llm.enabled {
-        let (llm, notices) =
-            host.chat_client(rt.handle(), config.llm.model.as_deref(), &ctx.cancel)?;
+        let (llm, notices) = host.chat_client(rt, config.llm.model.as_deref(), &ctx.cancel)?;
         show_notices(out, notices);
         Some(Arc::new(llm))
     } else {
         None
     };
-    let store = host.run_store(&layout.runs_dir())?;
-    let pipeline = pipeline::Pipeline::open(pipeline::Setup {
+    let store = match store {
+        Some(s) => s,
+        None => host.run_store(&layout.runs_dir())?,
+    };
+    Ok(pipeline::Pipeline::open(pipeline::Setup {
         config,
         layout,
         commands,
         llm,
-        rt: rt.handle().clone(),
+        rt: rt.clone(),
         store,
-    })?;
-    Ok(Opened { pipeline, _rt: rt })
+    })?)
 }
 
 pub fn run(ctx: &Ctx, out: &Output, cmd: &PipelineCommand, commitly: bool) -> Result<i32> {
@@ -526,7 +552,7 @@ fn drive(ctx: &Ctx, out: &Output) -> pipeline::Drive {
             eprintln!("{line}");
         }
     });
-    pipeline::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink) }
+    pipeline::Drive { cancel: Some(ctx.cancel.clone()), sink: Some(sink), ..Default::default() }
 }
 
 /// One line for the events a person follows (seed §9.2's `[CodeAgent] ✓ ...`).

@@ -1,6 +1,7 @@
 //! `ironbees serve`: the agent core over HTTP (the `server` crate), for this
-//! project. This module only turns flags and configuration into the server's
-//! options, refuses unsafe ones, and stops the server on SIGTERM or Ctrl-C.
+//! project, the commit pipeline's runs beside agent runs. This module only
+//! turns flags and configuration into the server's options, refuses unsafe
+//! ones, and stops the server on SIGTERM or Ctrl-C.
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -23,6 +24,11 @@ Endpoints (every /api and /mcp request needs `Authorization: Bearer <token>`):
   GET  /api/agent/state/{stateId}  a checkpoint and its state
   GET  /api/agent/runs             ?status=&limit=&offset=
   GET  /api/agent/runs/{id}/events server-sent events, resumed after Last-Event-ID
+  GET  /api/pipeline/runs          the commit pipeline's runs (kind pipeline), as above
+  GET  /api/pipeline/state/{stateId}     a pipeline's checkpoint and state
+  GET  /api/pipeline/runs/{id}/events    its events
+  POST /api/pipeline/approve       {stateId, approved}: yes, the next stage; no, roll back
+  POST /api/pipeline/cancel        {runId}
   GET  /api/openapi.json           the API, generated from its types
   /mcp                             the tools over MCP's streamable HTTP transport
   /                                the web console
@@ -97,6 +103,16 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ServeArgs) -> Result<i32> {
         tools.registry.clone(),
         rt.handle().clone(),
     )?);
+    // The commit pipeline's runs are in the same store: served too, unless its
+    // configuration is unusable (then said, and only agent runs are served).
+    let pipeline = match super::pipeline::for_serve(ctx, out, rt.handle(), Arc::clone(orch.store()))
+    {
+        Ok(p) => Some(Arc::new(p)),
+        Err(e) => {
+            out.warn(format!("the commit pipeline's runs are not served: {e:#}"));
+            None
+        }
+    };
     let defaults = ctx.host.run_settings(&host::RunOverrides::default())?;
     let mut opts = server::ServeOptions::new(token.value.clone(), defaults);
     opts.cors = sec.cors.clone();
@@ -143,7 +159,11 @@ pub fn run(ctx: &Ctx, out: &Output, args: &ServeArgs) -> Result<i32> {
             }
             stop.cancel();
         });
-        server::Server::new(orch, session, opts).serve(listener, shutdown).await?;
+        let mut server = server::Server::new(orch, session, opts);
+        if let Some(p) = pipeline {
+            server = server.with_pipeline(p);
+        }
+        server.serve(listener, shutdown).await?;
         tools.shutdown();
         out.note("ironbees serve: stopped; runs in progress resume from their last checkpoint");
         Ok::<_, anyhow::Error>(())

@@ -970,3 +970,183 @@ fn pipeline_sql_rewrite_verified_equal_and_faster_replaces_the_query_in_its_file
     );
     assert_eq!(sql["commit"].as_str(), Some(git(&fx.remote, &["rev-parse", "main"]).as_str()));
 }
+
+// --- served over HTTP ------------------------------------------------------------------
+
+/// A pipeline's latest checkpoint as `ironbees serve` shows it, once `ok` says so.
+async fn wait_pipeline(
+    s: &super::serve::Served,
+    c: &reqwest::Client,
+    id: &str,
+    what: &str,
+    mut ok: impl FnMut(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (code, view) = s.json(s.get(c, &format!("/api/pipeline/state/{id}"))).await;
+        if code == 200 && ok(&view) {
+            return view;
+        }
+        assert!(Instant::now() < deadline, "pipeline {id} not {what}: {view}\n{}", s.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn waits_at(view: &Value, node: &str) -> bool {
+    view["checkpoint"]["status"]["type"] == "waiting" && view["checkpoint"]["node"] == node
+}
+
+#[test]
+fn pipeline_started_without_yes_is_served_and_http_answers_push_it_or_roll_it_back() {
+    use serde_json::json;
+
+    use super::serve::{Served, client, read_sse, rt};
+
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let before = fx.remote_head();
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["commit", "-qam", "v2"]);
+    let o = fx.ib(&["pipeline", "start"]);
+    assert_eq!(o.code, 10, "waits for a human: {}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+
+    let mut serve = fx.cmd();
+    serve.args(["serve", "--bind", "127.0.0.1:0", "--no-watch"]);
+    serve.env("IRONBEES_LOG", "server=debug,workflow=debug");
+    let s = Served::spawn(serve, &fx.proj);
+    rt().block_on(async {
+        let c = client();
+        // Listed with its kind, apart from agent runs.
+        let (code, page) = s.json(s.get(&c, "/api/pipeline/runs?status=waiting")).await;
+        assert_eq!(code, 200, "{page}");
+        let run = &page["runs"][0];
+        assert_eq!((&run["id"], &run["kind"]), (&json!(id), &json!("pipeline")), "{page}");
+        assert_eq!(run["request"], "v2");
+        let (_, agents) = s.json(s.get(&c, "/api/agent/runs")).await;
+        assert_eq!(agents["runs"], json!([]), "{agents}");
+
+        // Its state, and the agent's endpoints refuse it (another graph's run).
+        let view =
+            wait_pipeline(&s, &c, &id, "at APPROVE_CODE", |v| waits_at(v, "APPROVE_CODE")).await;
+        assert_eq!(view["state"]["stageStatus"]["code"], "success", "{view}");
+        let state_id = view["checkpoint"]["stateId"].as_str().unwrap().to_owned();
+        let (code, err) = s.json(s.get(&c, &format!("/api/agent/state/{id}"))).await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")), "{err}");
+        let agent_yes = json!({"stateId": state_id, "approved": true});
+        let (code, err) = s.json(s.post(&c, "/api/agent/approve", &agent_yes)).await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")), "{err}");
+        // An agent's answer is not a pipeline's.
+        let (code, err) = s
+            .json(s.post(
+                &c,
+                "/api/pipeline/approve",
+                &json!({"stateId": state_id, "approved": true, "feedback": "x"}),
+            ))
+            .await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")), "{err}");
+
+        // Yes: queued, then a worker drives it to the next approval, and on.
+        let yes = json!({"stateId": state_id, "approved": true});
+        let (code, ok) = s.json(s.post(&c, "/api/pipeline/approve", &yes)).await;
+        assert_eq!(code, 202, "{ok}");
+        assert_eq!(ok["events"], format!("/api/pipeline/runs/{id}/events"));
+        let view =
+            wait_pipeline(&s, &c, &id, "at APPROVE_TEST", |v| waits_at(v, "APPROVE_TEST")).await;
+        assert_eq!(view["state"]["results"]["code"]["userApproved"], true, "{view}");
+        // The answer to a checkpoint it has left is refused.
+        let (code, err) = s.json(s.post(&c, "/api/pipeline/approve", &yes)).await;
+        assert_eq!((code, err["code"].as_str()), (409, Some("INVALID_STATE")), "{err}");
+        let mut view = view;
+        for _ in 0..4 {
+            if view["checkpoint"]["status"]["type"] != "waiting" {
+                break;
+            }
+            let state_id = view["checkpoint"]["stateId"].clone();
+            let (code, ok) = s
+                .json(s.post(
+                    &c,
+                    "/api/pipeline/approve",
+                    &json!({"stateId": state_id, "approved": true}),
+                ))
+                .await;
+            assert_eq!(code, 202, "{ok}");
+            view = wait_pipeline(&s, &c, &id, "past its approval", |v| {
+                v["checkpoint"]["stateId"] != state_id
+                    && v["checkpoint"]["status"]["type"] != "running"
+                    && v["checkpoint"]["status"]["type"] != "queued"
+            })
+            .await;
+        }
+        assert_eq!(view["checkpoint"]["status"]["type"], "succeeded", "{view}\n{}", s.log());
+        // Its events, as SSE: the approvals answered here among them.
+        let resp = s
+            .get(&c, &format!("/api/pipeline/runs/{id}/events?follow=false"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        let events: Vec<Value> = read_sse(resp, Duration::from_secs(30), |_| false)
+            .await
+            .iter()
+            .map(super::serve::Sse::json)
+            .collect();
+        let approvals = events.iter().filter(|e| e["kind"]["type"] == "stageApproval").count();
+        assert!(approvals >= 2, "{events:?}");
+        assert_eq!(events.last().unwrap()["kind"]["type"], "runFinished", "{events:?}");
+    });
+    let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(fx.remote_head(), head, "pushed after the approvals");
+    assert_ne!(head, before);
+    assert_eq!(fx.hub_branches(), Vec::<String>::new());
+
+    // A second pipeline: yes to the code, no to the tests: rolled back.
+    let pushed = fx.remote_head();
+    std::fs::write(fx.proj.join("app.sh"), "echo v3\n").unwrap();
+    git(&fx.proj, &["commit", "-qam", "v3"]);
+    let o = fx.ib(&["pipeline", "start"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let second = fx.pipelines()[0]["id"].as_str().unwrap().to_owned();
+    assert_ne!(second, id);
+    rt().block_on(async {
+        let c = client();
+        let view =
+            wait_pipeline(&s, &c, &second, "at APPROVE_CODE", |v| waits_at(v, "APPROVE_CODE"))
+                .await;
+        let yes = json!({"stateId": view["checkpoint"]["stateId"], "approved": true});
+        let (code, _) = s.json(s.post(&c, "/api/pipeline/approve", &yes)).await;
+        assert_eq!(code, 202);
+        let view =
+            wait_pipeline(&s, &c, &second, "at APPROVE_TEST", |v| waits_at(v, "APPROVE_TEST"))
+                .await;
+        let no = json!({"stateId": view["checkpoint"]["stateId"], "approved": false});
+        let (code, ok) = s.json(s.post(&c, "/api/pipeline/approve", &no)).await;
+        assert_eq!(code, 202, "{ok}");
+        let view = wait_pipeline(&s, &c, &second, "failed", |v| {
+            v["checkpoint"]["status"]["type"] == "failed"
+        })
+        .await;
+        assert_eq!(view["state"]["error"]["code"], "APPROVAL_REJECTED", "{view}");
+        assert_eq!(view["state"]["results"]["test"]["userApproved"], false);
+    });
+    assert_eq!(fx.remote_head(), pushed, "nothing pushed");
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{second}")], "the last good kept");
+
+    // A third, cancelled while it waits: its branches go, the agent's cancel refuses it.
+    std::fs::write(fx.proj.join("app.sh"), "echo v4\n").unwrap();
+    git(&fx.proj, &["commit", "-qam", "v4"]);
+    let o = fx.ib(&["pipeline", "start"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let third = fx.pipelines()[0]["id"].as_str().unwrap().to_owned();
+    assert!(fx.hub_branches().contains(&format!("commitly/code/{third}")));
+    rt().block_on(async {
+        let c = client();
+        let (code, err) = s.json(s.post(&c, "/api/agent/cancel", &json!({"runId": third}))).await;
+        assert_eq!((code, err["code"].as_str()), (400, Some("INVALID_ARGUMENT")), "{err}");
+        let (code, done) =
+            s.json(s.post(&c, "/api/pipeline/cancel", &json!({"runId": third}))).await;
+        assert_eq!((code, &done["status"]["type"]), (200, &json!("cancelled")), "{done}");
+    });
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{second}")]);
+    assert_eq!(fx.remote_head(), pushed);
+}
