@@ -228,8 +228,32 @@ impl Store {
         // WAL: readers see the last committed batch while a writer runs.
         // synchronous=NORMAL is durable across process kills (not power cuts of the
         // last few transactions), which is what an index that can be rebuilt needs.
+        //
+        // Switching a new database to WAL takes an exclusive lock, and SQLite
+        // answers BUSY at once instead of waiting when this connection already
+        // holds a shared lock another process is also waiting to upgrade (its
+        // busy handler would deadlock): seen with 8 processes opening a new
+        // project at once under load. So the switch is retried until the same
+        // 30 s are up.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.conn.execute_batch("PRAGMA journal_mode=WAL;") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(
+                        f.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32000;")
+            .execute_batch(
+                "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32000;",
+            )
             .map_err(|e| self.err(e))
     }
 

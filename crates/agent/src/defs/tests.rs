@@ -14,6 +14,7 @@ const BUILT_IN_TOOLS: &[(&str, &[&str])] = &[
     ("planner", &["understand", "navigate", "read", "localize", "search", "repomap"]),
     ("validator", &["read", "navigate"]),
     ("critic", &[]),
+    ("answerer", &["read", "navigate", "search", "understand"]),
 ];
 
 /// `text` with the temporary root removed, so paths read `agents/x/agent.yaml`.
@@ -33,7 +34,10 @@ fn load_project(p: &TempProject) -> Result<AgentSet> {
 #[test]
 fn built_ins_load_and_have_exactly_their_tools() {
     let set = AgentSet::load(&AgentDirs::default()).unwrap();
-    assert_eq!(set.names().collect::<Vec<_>>(), ["coder", "critic", "planner", "validator"]);
+    assert_eq!(
+        set.names().collect::<Vec<_>>(),
+        ["answerer", "coder", "critic", "planner", "validator"]
+    );
     for &(name, tools) in BUILT_IN_TOOLS {
         let def = set.get(name).unwrap();
         assert_eq!(def.source, AgentSource::BuiltIn);
@@ -153,6 +157,7 @@ docs prompt, ironbees
         .replace(&user.root().display().to_string(), "USER")
         .replace(&project.root().display().to_string(), "PROJECT");
     expect![[r#"
+        answerer | Answers a question about the code (explain, where is, how does) without changing anything (read-only) | # Answerer | built-in
         coder | user coder | user coder prompt | user (USER/coder)
         critic | Reviews each round's change before it is built and tested; blockers send it back to the coder (runs with --critic) | # Critic | built-in
         docs | project docs (.ironbees/agents/) | docs prompt, ironbees | project (PROJECT/.ironbees/agents/docs)
