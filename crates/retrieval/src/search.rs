@@ -30,7 +30,8 @@ use tantivy::{
         TextOptions, Value,
     },
     tokenizer::{
-        Language as StemLanguage, LowerCaser, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
+        Language as StemLanguage, LowerCaser, RawTokenizer, Stemmer, TextAnalyzer, Token,
+        TokenStream, Tokenizer,
     },
 };
 
@@ -96,14 +97,97 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-/// Splits identifiers into tokens: the whole identifier, then its parts.
-#[derive(Clone, Default)]
+/// Splits identifiers into tokens, the whole identifier then its parts, and
+/// normalizes each (lower case, stop words dropped, English stem).
+///
+/// The normalization is tantivy's own filters, run once per distinct identifier:
+/// a project repeats its identifiers so often that stemming each occurrence was a
+/// fifth of a cold `index`'s CPU (Django: 2,879 files). Each identifier's parts and
+/// their normal forms are kept in a bounded cache per thread (shared by every field
+/// a thread indexes), so the tokens are exactly those of the filter chain.
+#[derive(Default)]
 pub struct CodeTokenizer {
     tokens: Vec<Token>,
+    /// How many of `tokens` the current stream holds (the rest keep their
+    /// strings' capacity for reuse).
+    len: usize,
+}
+
+impl Clone for CodeTokenizer {
+    /// A clone shares nothing: tokens are per stream.
+    fn clone(&self) -> CodeTokenizer {
+        CodeTokenizer::default()
+    }
+}
+
+/// One token of an identifier: its byte range in the identifier and its normal
+/// form, None for a stop word (which still takes a position, as in the filter
+/// chain).
+struct Part {
+    from: u32,
+    to: u32,
+    text: Option<Box<str>>,
+}
+
+/// Distinct identifiers kept per thread; past it the cache starts over, so a huge
+/// project's vocabulary does not grow the index's memory without bound.
+const CACHE_WORDS: usize = 200_000;
+
+/// Identifiers come from the project's files, so the hasher is seeded per process
+/// (foldhash's `RandomState`): a crafted file cannot choose colliding keys.
+struct NormalCache {
+    words: HashMap<Box<str>, Box<[Part]>, foldhash::fast::RandomState>,
+    normalizer: TextAnalyzer,
+}
+
+impl NormalCache {
+    fn new() -> NormalCache {
+        let normalizer = TextAnalyzer::builder(RawTokenizer::default())
+            .filter(LowerCaser)
+            .filter(tantivy::tokenizer::StopWordFilter::remove(
+                STOP_WORDS.iter().map(|s| (*s).to_owned()),
+            ))
+            .filter(Stemmer::new(StemLanguage::English))
+            .build();
+        NormalCache { words: HashMap::default(), normalizer }
+    }
+
+    /// The tokens of one identifier: itself, then its parts when it is a compound.
+    fn parts(&mut self, word: &str) -> &[Part] {
+        if self.words.get(word).is_none() {
+            if self.words.len() >= CACHE_WORDS {
+                self.words.clear();
+            }
+            let parts = self.normalize(word);
+            return self.words.entry(word.into()).or_insert(parts);
+        }
+        &self.words[word]
+    }
+
+    fn normalize(&mut self, word: &str) -> Box<[Part]> {
+        let mut spans = vec![(0, word.len())];
+        let split = split_identifier(word);
+        if split.len() > 1 {
+            spans.extend(split.into_iter().map(|(off, part)| (off, off + part.len())));
+        }
+        spans
+            .into_iter()
+            .map(|(from, to)| {
+                let mut stream = self.normalizer.token_stream(&word[from..to]);
+                let text = stream.advance().then(|| stream.token().text.as_str().into());
+                Part { from: from as u32, to: to as u32, text }
+            })
+            .collect()
+    }
+}
+
+thread_local! {
+    static NORMAL_CACHE: std::cell::RefCell<NormalCache> =
+        std::cell::RefCell::new(NormalCache::new());
 }
 
 pub struct VecTokenStream<'a> {
-    tokens: &'a mut Vec<Token>,
+    tokens: &'a mut [Token],
     index: usize,
 }
 
@@ -124,56 +208,77 @@ impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = VecTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream<'a> {
-        self.tokens.clear();
+        let CodeTokenizer { tokens, len } = self;
+        *len = 0;
         let mut position = 0usize;
-        let mut push = |tokens: &mut Vec<Token>, from: usize, to: usize, text: &str| {
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: text.to_owned(),
-                position_length: 1,
-            });
-            position += 1;
-        };
-        for (start, word) in identifier_runs(text) {
-            if word.len() > 80 {
-                continue; // base64, minified code, hashes: noise
-            }
-            push(&mut self.tokens, start, start + word.len(), word);
-            let parts = split_identifier(word);
-            if parts.len() > 1 {
-                for (off, part) in parts {
-                    push(&mut self.tokens, start + off, start + off + part.len(), part);
+        NORMAL_CACHE.with_borrow_mut(|cache| {
+            for (start, word) in identifier_runs(text) {
+                if word.len() > 80 {
+                    continue; // base64, minified code, hashes: noise
+                }
+                for part in cache.parts(word) {
+                    if let Some(normal) = &part.text {
+                        if *len == tokens.len() {
+                            tokens.push(Token::default());
+                        }
+                        let t = &mut tokens[*len];
+                        t.offset_from = start + part.from as usize;
+                        t.offset_to = start + part.to as usize;
+                        t.position = position;
+                        t.position_length = 1;
+                        t.text.clear();
+                        t.text.push_str(normal);
+                        *len += 1;
+                    }
+                    position += 1;
                 }
             }
-        }
-        VecTokenStream { tokens: &mut self.tokens, index: 0 }
+        });
+        VecTokenStream { tokens: &mut self.tokens[..self.len], index: 0 }
     }
 }
 
 /// Maximal runs of `[A-Za-z0-9_]` (and other alphanumerics), with byte offsets.
+///
+/// Scans bytes: ASCII decides itself, and only a non-ASCII byte decodes its char
+/// (most code is ASCII; `char_indices` over every byte was a tenth of the
+/// tokenizer's time).
 fn identifier_runs(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut chars = text.char_indices().peekable();
+    let bytes = text.as_bytes();
+    let mut at = 0usize;
+    // The length of the word character at `i`, or None when it is not one.
+    let word_char = move |i: usize| -> Option<usize> {
+        let b = bytes[i];
+        if b < 0x80 {
+            return (b.is_ascii_alphanumeric() || b == b'_').then_some(1);
+        }
+        let c = text[i..].chars().next()?;
+        c.is_alphanumeric().then_some(c.len_utf8())
+    };
+    // The length of the char at `i` (to step over one that is not a word char).
+    let char_len = move |i: usize| -> usize {
+        if bytes[i] < 0x80 { 1 } else { text[i..].chars().next().map_or(1, char::len_utf8) }
+    };
     std::iter::from_fn(move || {
-        loop {
-            let (start, c) = chars.next()?;
-            if c.is_alphanumeric() || c == '_' {
-                let mut end = start + c.len_utf8();
-                while let Some(&(i, d)) = chars.peek() {
-                    if d.is_alphanumeric() || d == '_' {
-                        end = i + d.len_utf8();
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                let word = &text[start..end];
-                if word.chars().any(|c| c.is_alphanumeric()) {
-                    return Some((start, word));
+        while at < bytes.len() {
+            let Some(n) = word_char(at) else {
+                at += char_len(at);
+                continue;
+            };
+            let start = at;
+            at += n;
+            while at < bytes.len() {
+                match word_char(at) {
+                    Some(n) => at += n,
+                    None => break,
                 }
             }
+            let word = &text[start..at];
+            if word.bytes().any(|b| b != b'_') {
+                return Some((start, word));
+            }
         }
+        None
     })
 }
 
@@ -222,13 +327,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(CodeTokenizer::default())
-        .filter(LowerCaser)
-        .filter(tantivy::tokenizer::StopWordFilter::remove(
-            STOP_WORDS.iter().map(|s| (*s).to_owned()),
-        ))
-        .filter(Stemmer::new(StemLanguage::English))
-        .build()
+    TextAnalyzer::builder(CodeTokenizer::default()).build()
 }
 
 /// Tokens of `text` as the index sees them.
@@ -578,6 +677,84 @@ mod tests {
         assert_eq!(parts("parseV2Header"), ["parse", "V", "2", "Header"]);
         assert_eq!(parts("__init__"), ["init"]);
         assert_eq!(parts("x"), ["x"]);
+    }
+
+    /// The tokens of the filter chain the cache stands for: every identifier and
+    /// its parts, then tantivy's lower-caser, stop list and stemmer per token.
+    fn reference_tokens(text: &str) -> Vec<(String, usize, usize, usize)> {
+        #[derive(Clone)]
+        struct Plain;
+        impl Tokenizer for Plain {
+            type TokenStream<'a> = tantivy::tokenizer::PreTokenizedStream;
+            fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+                let mut tokens = Vec::new();
+                let mut position = 0;
+                let mut push = |from: usize, to: usize| {
+                    tokens.push(Token {
+                        offset_from: from,
+                        offset_to: to,
+                        position,
+                        text: text[from..to].to_owned(),
+                        position_length: 1,
+                    });
+                    position += 1;
+                };
+                for (start, word) in identifier_runs(text) {
+                    if word.len() > 80 {
+                        continue;
+                    }
+                    push(start, start + word.len());
+                    let parts = split_identifier(word);
+                    if parts.len() > 1 {
+                        for (off, part) in parts {
+                            push(start + off, start + off + part.len());
+                        }
+                    }
+                }
+                tantivy::tokenizer::PreTokenizedString { text: text.to_owned(), tokens }.into()
+            }
+        }
+        let mut chain = TextAnalyzer::builder(Plain)
+            .filter(LowerCaser)
+            .filter(tantivy::tokenizer::StopWordFilter::remove(
+                STOP_WORDS.iter().map(|s| (*s).to_owned()),
+            ))
+            .filter(Stemmer::new(StemLanguage::English))
+            .build();
+        let mut stream = chain.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            let t = stream.token();
+            out.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+        }
+        out
+    }
+
+    #[test]
+    fn cached_normalization_is_the_filter_chain() {
+        let text = "def getUserNames(self): return self.getUserNames() or The_Parsing_of \
+                    HTTPResponse_code2 Straße ÉCOLE naïveté __init__ x1y2 running runs ran \
+                    and AND the_the IS_NOT_NONE 日本語_名前 x—y 🦀crab _ __ 9lives ";
+        let long = "a".repeat(81);
+        let text = format!("{text} {long} getUserNames snake_case");
+        let mut tok = CodeTokenizer::default();
+        for round in 0..3 {
+            let mut stream = tok.token_stream(&text);
+            let mut got = Vec::new();
+            while stream.advance() {
+                let t = stream.token();
+                got.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+            }
+            assert_eq!(got, reference_tokens(&text), "round {round}");
+            if round == 1 {
+                NORMAL_CACHE.with_borrow_mut(|c| c.words.clear());
+            }
+        }
+        // A shorter text after a longer one: no token of the last stream leaks.
+        let mut stream = tok.token_stream("parsing");
+        assert!(stream.advance());
+        assert_eq!(stream.token().text, "pars");
+        assert!(!stream.advance());
     }
 
     #[test]
