@@ -154,7 +154,7 @@ impl NormalCache {
 
     /// The tokens of one identifier: itself, then its parts when it is a compound.
     fn parts(&mut self, word: &str) -> &[Part] {
-        if self.words.get(word).is_none() {
+        if !self.words.contains_key(word) {
             if self.words.len() >= CACHE_WORDS {
                 self.words.clear();
             }
