@@ -57,7 +57,7 @@ pub use crate::{
     lang::Language,
     project::{Def, DefId, FileId, FileStamp, Interner, NameId, Project, ProjectFile, Ref},
     query::{ParseProblem, ReferenceHit, SkipGroup, Staleness, Status, SymbolQuery},
-    skeleton::{Skeleton, render as render_skeleton},
+    skeleton::{Skeleton, render as render_skeleton, render_text as skeleton_text},
     sources::{DiskSources, Sources},
     tokens::{count_tokens, warm_up_tokenizer},
 };

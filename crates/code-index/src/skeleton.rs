@@ -71,8 +71,30 @@ pub fn skeleton_lines(source: &[u8], analysis: &FileAnalysis) -> BTreeSet<u32> {
     shown
 }
 
-/// Renders the skeleton of `source` with line numbers.
+/// Renders the skeleton of `source` with line numbers, with its token counts.
 pub fn render(source: &[u8], analysis: &FileAnalysis) -> Skeleton {
+    let (out, shown_lines) = render_lines(source, analysis);
+    let file_tokens = count_tokens(&String::from_utf8_lossy(source));
+    let skeleton_tokens = count_tokens(&out);
+    Skeleton {
+        definitions: analysis.definitions.len(),
+        file_lines: analysis.lines,
+        shown_lines,
+        file_tokens,
+        skeleton_tokens,
+        ratio: if file_tokens == 0 { 0.0 } else { skeleton_tokens as f64 / file_tokens as f64 },
+        text: out,
+    }
+}
+
+/// The text [`render`] shows, without counting tokens: tokenizing the whole file
+/// for the ratio was a third of the skeleton's cost in `understand` and `read`,
+/// which show only the text.
+pub fn render_text(source: &[u8], analysis: &FileAnalysis) -> String {
+    render_lines(source, analysis).0
+}
+
+fn render_lines(source: &[u8], analysis: &FileAnalysis) -> (String, usize) {
     let shown = skeleton_lines(source, analysis);
     let text_lines: Vec<&[u8]> = split_lines(source);
     let width = text_lines.len().max(1).to_string().len();
@@ -90,17 +112,7 @@ pub fn render(source: &[u8], analysis: &FileAnalysis) -> Skeleton {
     if (prev as usize) < text_lines.len() && !shown.is_empty() {
         out.push_str(&format!("{:>width$}⋮\n", ""));
     }
-    let file_tokens = count_tokens(&String::from_utf8_lossy(source));
-    let skeleton_tokens = count_tokens(&out);
-    Skeleton {
-        definitions: analysis.definitions.len(),
-        file_lines: analysis.lines,
-        shown_lines: shown.len(),
-        file_tokens,
-        skeleton_tokens,
-        ratio: if file_tokens == 0 { 0.0 } else { skeleton_tokens as f64 / file_tokens as f64 },
-        text: out,
-    }
+    (out, shown.len())
 }
 
 fn line_starts(source: &[u8]) -> Vec<usize> {

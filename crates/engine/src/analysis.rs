@@ -77,7 +77,12 @@ pub(crate) fn fan(snap: &Snapshot, f: FileId) -> (Edges, Edges) {
 
 /// The impact of changing `files` (or one definition), as `code_graph::impact`
 /// computes it: the one definition of dependents.
-fn impact_of(snap: &Snapshot, files: &[FileId], def: Option<DefId>) -> code_graph::Impact {
+fn impact_of(
+    snap: &Snapshot,
+    files: &[FileId],
+    def: Option<DefId>,
+    depth: u32,
+) -> code_graph::Impact {
     let path = |f: FileId| snap.project.file(f).path.clone();
     let target = code_graph::Target {
         spec: files.first().map(|&f| path(f)).unwrap_or_default(),
@@ -87,14 +92,17 @@ fn impact_of(snap: &Snapshot, files: &[FileId], def: Option<DefId>) -> code_grap
         file_ids: files.to_vec(),
         def_ids: def.into_iter().collect(),
     };
-    let opts = code_graph::ImpactOptions { depth: u32::MAX, limit: usize::MAX };
+    // Listed only within `depth` (the radius counts every file either way): a
+    // central file reaches most of a project, and listing each reached definition
+    // copies its path and name.
+    let opts = code_graph::ImpactOptions { depth, limit: usize::MAX };
     code_graph::impact(snap, &target, &opts)
 }
 
 /// Files depending on `start` within `depth` levels, with their distance, nearest
 /// first (see [`impact_of`]).
 pub(crate) fn dependents(snap: &Snapshot, start: &[FileId], depth: u32) -> Vec<(FileId, u32)> {
-    impact_of(snap, start, None)
+    impact_of(snap, start, None, depth)
         .dependents
         .iter()
         .filter(|d| d.distance <= depth)
@@ -121,7 +129,7 @@ pub(crate) fn impact_radius(
     def: Option<DefId>,
     depth: u32,
 ) -> (ImpactRadius, code_graph::Radius) {
-    let impact = impact_of(snap, files, def);
+    let impact = impact_of(snap, files, def, depth);
     let mut reached: Vec<(FileId, u32)> = impact
         .dependents
         .iter()

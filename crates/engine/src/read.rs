@@ -108,7 +108,7 @@ impl Session {
                     })
                 })?;
                 let analysis = code_index::analyze(lang, &bytes);
-                (code_index::render_skeleton(&bytes, &analysis).text, None)
+                (code_index::skeleton_text(&bytes, &analysis), None)
             }
             ReadView::Fragment => {
                 let range = match (&req.line_range, &req.symbol) {

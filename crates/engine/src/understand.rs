@@ -305,7 +305,7 @@ impl Session {
             })
             .collect();
         let skeleton = (include.skeleton && with_skeleton)
-            .then(|| code_index::render_skeleton(&bytes, &analysis).text);
+            .then(|| code_index::skeleton_text(&bytes, &analysis));
         let mut fi = FileInsight {
             path: rel.to_owned(),
             language: lang.name().to_owned(),
