@@ -257,6 +257,43 @@ fn test_file_of(f: &protocol::TestFailure, root: &std::path::Path) -> Option<Str
         .or_else(|| f.file.clone())
 }
 
+/// The test files to run `new` (failure names of `t`) on their own: one per
+/// failure, for the tools that select by file; None when a failure's file is not
+/// known (then the failure stands).
+fn isolation_targets(
+    t: &TestResult,
+    new: &[String],
+    root: &std::path::Path,
+) -> Option<Vec<String>> {
+    if !matches!(t.tool.as_str(), "pytest" | "jest" | "vitest" | "go") {
+        return None;
+    }
+    let mut files = BTreeSet::new();
+    for name in new {
+        let f = t.failures.iter().find(|f| &f.name == name)?;
+        let file = test_file_of(f, root)?;
+        if !root.join(&file).is_file() {
+            return None;
+        }
+        files.insert(file);
+    }
+    (!files.is_empty() && files.len() <= MAX_TARGETS).then(|| files.into_iter().collect())
+}
+
+/// The failures of `new` that the isolated run `alone` shows depend on the order
+/// tests ran in: all of them or none. Only a run that completed and ran tests
+/// can clear a failure, and only when none of `new` failed again.
+fn order_dependent(new: &[String], alone: &TestResult) -> Option<Vec<String>> {
+    if alone.incomplete.is_some() || !alone.build_errors.is_empty() || alone.total == 0 {
+        return None;
+    }
+    let failing: BTreeSet<&str> = alone.failures.iter().map(|f| f.name.as_str()).collect();
+    if new.iter().any(|n| failing.contains(n.as_str())) {
+        return None;
+    }
+    Some(new.to_vec())
+}
+
 /// A test run's failures split: new ones (the change's), and those the baseline
 /// had too.
 struct Judged {
@@ -525,7 +562,7 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                     || test_file_of(f, &root).is_some_and(|p| targets.contains(&p))
                     || targets.iter().any(|t| f.name.contains(t.as_str()))
             };
-            let j = judge(&t.test, s.baseline.as_ref(), &concern, &selected);
+            let mut j = judge(&t.test, s.baseline.as_ref(), &concern, &selected);
             checked |= !j.ran_none;
             let failed = t.test.failed.max(t.test.failures.len() as u32);
             let event = CommandEvent {
@@ -555,6 +592,54 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                     scopes.push((CommandScope::Full, Vec::new()));
                 }
                 continue;
+            }
+            // New failures whose files pass on their own depended on the tests run
+            // before them (state one test leaves for another: a targeted run
+            // orders the files differently from the baseline's whole suite), not
+            // on the change. Each is reported, not blamed.
+            if !j.passed
+                && !j.new.is_empty()
+                && scope != CommandScope::Isolated
+                && t.test.incomplete.is_none()
+                && t.test.build_errors.is_empty()
+                && let Some(files) = isolation_targets(&t.test, &j.new, &root)
+            {
+                let alone = match commands.test(cx, &files)? {
+                    Ran::Paused(reason) => return Ok(pause(s, reason)),
+                    Ran::Nothing => None,
+                    Ran::Done(alone) => Some(alone),
+                };
+                if let Some(alone) = alone {
+                    let excused = order_dependent(&j.new, &alone.test);
+                    let event = CommandEvent {
+                        kind: CommandKind::Test,
+                        scope: Some(CommandScope::Isolated),
+                        failed: alone.test.failed.max(alone.test.failures.len() as u32),
+                        total: alone.test.total,
+                    };
+                    event.emit(
+                        cx,
+                        &alone.test.tool,
+                        excused.is_some(),
+                        alone.test.duration_ms,
+                        Some(&alone.exec),
+                        bounded_names(alone.test.failures.iter().map(|f| f.name.clone())),
+                        vec![],
+                    );
+                    if let Some(excused) = excused {
+                        cx.emit(RunEventKind::Warning {
+                            code: "ORDER_DEPENDENT_FAILURES".into(),
+                            message: format!(
+                                "{} test(s) failed after other tests but pass in their own                                  files; they depend on the order tests run in, not on this                                  change: {}",
+                                excused.len(),
+                                stdx::clip(&excused.join(", "), 600)
+                            ),
+                        });
+                        j.pre_existing.extend(excused);
+                        j.new.clear();
+                        j.passed = true;
+                    }
+                }
             }
             let still_broken = t.test.incomplete.is_some()
                 && s.baseline.as_ref().is_some_and(|b| b.incomplete.is_some());
@@ -936,6 +1021,54 @@ mod tests {
             assert_eq!(j.new, new, "case {i}");
             assert_eq!(j.pre_existing, pre, "case {i}");
         }
+    }
+
+    #[test]
+    fn new_failures_that_pass_in_their_own_files_are_order_dependent() {
+        let new = vec!["tests.test_regr::test_package[x]".to_owned(), "tests.test_b::t".to_owned()];
+        // (the isolated run, whether the new failures are excused)
+        let cases: Vec<(TestResult, bool)> = vec![
+            // Both pass alone (another test of those files may fail: not ours).
+            (result(20, &[], None), true),
+            (result(20, &["tests.test_b::other"], None), true),
+            // One fails again: the change's, both stand.
+            (result(20, &["tests.test_b::t"], None), false),
+            // A run that did not complete, or ran nothing, clears nothing.
+            (result(5, &[], Some("interrupted")), false),
+            (result(0, &[], None), false),
+        ];
+        for (i, (alone, excused)) in cases.into_iter().enumerate() {
+            assert_eq!(order_dependent(&new, &alone).is_some(), excused, "case {i}");
+        }
+        let mut build_failed = result(20, &[], None);
+        build_failed.build_errors.push(protocol::Diagnostic {
+            severity: protocol::Severity::Error,
+            code: None,
+            message: "syntax error".into(),
+            file: None,
+            line: None,
+            column: None,
+        });
+        assert!(order_dependent(&new, &build_failed).is_none());
+
+        // The files to run: one per failure, only where the file is known.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/test_regr.py"), "").unwrap();
+        std::fs::write(dir.path().join("tests/test_b.py"), "").unwrap();
+        let t = result(20, &["tests.test_regr::test_package[x]", "tests.test_b::t"], None);
+        assert_eq!(
+            isolation_targets(&t, &new, dir.path()),
+            Some(vec!["tests/test_b.py".to_owned(), "tests/test_regr.py".to_owned()])
+        );
+        let unknown = result(20, &["tests.test_gone::t"], None);
+        assert_eq!(
+            isolation_targets(&unknown, &["tests.test_gone::t".to_owned()], dir.path()),
+            None
+        );
+        let mut cargo = t.clone();
+        cargo.tool = "cargo".into();
+        assert_eq!(isolation_targets(&cargo, &new, dir.path()), None);
     }
 
     #[test]

@@ -135,6 +135,9 @@ pub enum CommandScope {
     Targeted,
     /// The whole suite.
     Full,
+    /// The test files of a run's new failures, run on their own: a failure that
+    /// passes there depended on the tests run before it, not on the change.
+    Isolated,
 }
 
 /// The project as it was before the run's first change: what VALIDATE compares

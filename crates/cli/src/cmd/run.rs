@@ -842,6 +842,7 @@ impl Printer {
                     (_, Some(protocol::CommandScope::Baseline)) => "tests before any change",
                     (_, Some(protocol::CommandScope::Targeted)) => "tests the change reaches",
                     (_, Some(protocol::CommandScope::Full)) => "all tests",
+                    (_, Some(protocol::CommandScope::Isolated)) => "failing tests' files alone",
                     _ => "tests",
                 };
                 let ran = if *total > 0 { format!(" ({total} ran)") } else { String::new() };

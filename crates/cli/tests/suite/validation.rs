@@ -314,6 +314,94 @@ fn a_project_as_pytest_and_flask_hold_theirs_validates_green() {
     assert!(p.read("pkg/calc.py").contains("ValueError"));
 }
 
+/// A test that fails only after another test leaves state behind (pylint's
+/// `test_regr::test_package` after `unittest_lint.py`): the targeted run orders
+/// the files the change reaches without the file that cleans up, the baseline's
+/// whole suite had it in between. Run in its own file the test passes, so the
+/// failure is reported as order-dependent and the fix goes through.
+#[test]
+fn a_failure_that_passes_in_its_own_file_is_order_dependent_not_the_change() {
+    let p = TempProject::new();
+    p.write("pkg/__init__.py", "");
+    p.write("pkg/calc.py", "def div(a, b):\n    return a / b\n");
+    p.write(
+        "tests/test_a_leak.py",
+        "import os\nfrom pkg.calc import div\n\n\
+         def test_leaves_a_flag():\n    os.environ['IRONBEES_ORDER_FLAG'] = '1'\n    assert div(4, 2) == 2\n",
+    );
+    p.write(
+        "tests/test_m_reset.py",
+        "import os\n\ndef test_cleans_up():\n    os.environ.pop('IRONBEES_ORDER_FLAG', None)\n",
+    );
+    p.write(
+        "tests/test_z_calc.py",
+        "import os\nimport pytest\nfrom pkg.calc import div\n\n\
+         def test_clean_environment():\n    assert 'IRONBEES_ORDER_FLAG' not in os.environ\n\n\
+         def test_div_zero():\n    with pytest.raises(ValueError):\n        div(1, 0)\n",
+    );
+    sh(p.root(), "git", &["init", "-q"]);
+    sh(p.root(), "git", &["add", "."]);
+    let mock = MockLlm::start();
+    fixing_model(
+        &mock,
+        "pkg/calc.py",
+        "    return a / b",
+        "    if b == 0:\n        raise ValueError('zero')\n    return a / b",
+    );
+    let o =
+        cli(&p, &mock, &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"]);
+    ok(&o);
+    let runs = test_runs(&o);
+    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, ["targeted", "isolated", "full"], "{runs:?}");
+    let targeted = runs[0]["command"].to_string();
+    assert!(
+        targeted.contains("tests/test_a_leak.py") && !targeted.contains("test_m_reset"),
+        "{targeted}"
+    );
+    assert!(runs[0]["failures"].to_string().contains("test_clean_environment"), "{}", runs[0]);
+    let alone = runs[1]["command"].to_string();
+    assert!(alone.contains("tests/test_z_calc.py") && !alone.contains("test_a_leak"), "{alone}");
+    assert_eq!(runs[1]["success"], true, "{}", runs[1]);
+    assert_eq!(runs[2]["success"], true, "{}", runs[2]);
+    let warned: Vec<Value> = events(&o, "warning")
+        .into_iter()
+        .filter(|w| w["code"] == "ORDER_DEPENDENT_FAILURES")
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", events(&o, "warning"));
+    assert!(warned[0]["message"].to_string().contains("test_clean_environment"), "{warned:?}");
+    assert!(p.read("pkg/calc.py").contains("ValueError"));
+}
+
+/// A no-op first change still fails: the issue's test fails in its own file too.
+#[test]
+fn a_failure_that_fails_in_its_own_file_too_stays_the_changes() {
+    let p = TempProject::new();
+    p.write("pkg/__init__.py", "");
+    p.write("pkg/calc.py", "def div(a, b):\n    return a / b\n");
+    p.write(
+        "tests/test_calc.py",
+        "import pytest\nfrom pkg.calc import div\n\n\
+         def test_div():\n    assert div(4, 2) == 2\n",
+    );
+    sh(p.root(), "git", &["init", "-q"]);
+    sh(p.root(), "git", &["add", "."]);
+    let mock = MockLlm::start();
+    // A "fix" that breaks the test it reaches.
+    fixing_model(&mock, "pkg/calc.py", "    return a / b", "    return a * b");
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "--max-iterations", "1", "Make div faster"]);
+    let runs = test_runs(&o);
+    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    assert_eq!(&scopes[..2], ["targeted", "isolated"], "{runs:?}");
+    assert_eq!(runs[1]["success"], false, "{}", runs[1]);
+    assert!(
+        events(&o, "warning").iter().all(|w| w["code"] != "ORDER_DEPENDENT_FAILURES"),
+        "{:?}",
+        events(&o, "warning")
+    );
+    assert!(!p.read("pkg/calc.py").contains("a * b"), "a failing change is not applied");
+}
+
 // --- the baseline ------------------------------------------------------------------------
 
 #[test]
