@@ -160,13 +160,16 @@ impl Related {
                 limit: Some(200),
                 all: true,
             };
-            // Near tests only: a test that uses the changed file's definitions
-            // directly, or is named after it. In a package whose every module
-            // imports the core (flask's test_testing.py reaches cli.py through
-            // testing.py), the whole suite is within a few steps of any file, and
-            // a test the environment broke before the run would be blamed on it.
+            // Every test `impact` finds within four steps, as the targeted run
+            // selects them: a failure there that was already there is the change's
+            // only while the change fixes nothing (`judge`'s progress), so a fix is
+            // not blamed for what the environment broke (flask's suite under a
+            // newer Werkzeug, all within a few steps of any file), and a change
+            // that fixes nothing is not excused for the bug's own test two steps
+            // away (pylint 7114's `unittest_lint.py` from `expand_modules.py`,
+            // which the nearest-tests-only rule let a no-op through).
             if let Ok(impact) = shared.session.impact(&req, &call) {
-                files.extend(impact.tests.into_iter().filter(near).map(|t| t.path));
+                files.extend(impact.tests.into_iter().map(|t| t.path));
             }
         }
         let mut text = format!("{} {}", s.user_request, s.spec.as_deref().unwrap_or_default());
@@ -207,13 +210,6 @@ enum Concern {
     Named,
     Near,
     Other,
-}
-
-/// Whether an affected test is near enough to the change to be what a run on it
-/// is about: at distance 0 or 1 (it uses a changed definition), or named after
-/// the changed file (`test_cli.py` for `cli.py`) within two steps or by name only.
-fn near(t: &protocol::AffectedTest) -> bool {
-    t.priority == protocol::AffectedTestPriority::High || t.distance.is_none()
 }
 
 /// The words of a text as identifiers split them (`divide_by_zero`,

@@ -402,6 +402,37 @@ fn a_failure_that_fails_in_its_own_file_too_stays_the_changes() {
     assert!(!p.read("pkg/calc.py").contains("a * b"), "a failing change is not applied");
 }
 
+/// The bug's own test fails before the run, two imports away from the file the
+/// change touches (pylint 7114: `unittest_lint.py` from `expand_modules.py`). A
+/// change that fixes nothing does not pass on it as "failing before".
+#[test]
+fn a_change_that_fixes_nothing_is_blamed_for_the_failing_test_two_steps_away() {
+    let p = TempProject::new();
+    p.write("pkg/__init__.py", "");
+    p.write("pkg/core.py", "def add(a, b):\n    return a - b\n");
+    p.write("pkg/api.py", "from pkg.core import add\n\ndef plus(a, b):\n    return add(a, b)\n");
+    p.write(
+        "tests/test_api.py",
+        "from pkg.api import plus\n\ndef test_plus():\n    assert plus(2, 2) == 4\n",
+    );
+    sh(p.root(), "git", &["init", "-q"]);
+    sh(p.root(), "git", &["add", "."]);
+    let mock = MockLlm::start();
+    // A comment: the round "changes" core.py and fixes nothing.
+    fixing_model(&mock, "pkg/core.py", "    return a - b", "    return a - b  # checked");
+    let o = cli(
+        &p,
+        &mock,
+        &["run", "--yes", "--json", "--max-iterations", "1", "Fix the arithmetic in core"],
+    );
+    let runs = test_runs(&o);
+    assert!(!runs.is_empty(), "{}", o.stdout);
+    assert_eq!(runs[0]["success"], false, "{}", runs[0]);
+    assert!(runs[0]["failures"].to_string().contains("test_plus"), "{}", runs[0]);
+    assert!(!runs[0]["preExisting"].to_string().contains("test_plus"), "{}", runs[0]);
+    assert!(!p.read("pkg/core.py").contains("checked"), "nothing is applied");
+}
+
 // --- the baseline ------------------------------------------------------------------------
 
 #[test]
