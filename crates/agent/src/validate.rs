@@ -589,16 +589,20 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                 }
                 continue;
             }
-            // New failures whose files pass on their own depended on the tests run
-            // before them (state one test leaves for another: a targeted run
-            // orders the files differently from the baseline's whole suite), not
-            // on the change. Each is reported, not blamed.
+            // New failures of a targeted run whose test files pass when run on
+            // their own depended on the tests run before them (state one test
+            // leaves for another: a targeted run orders other files before them
+            // than the baseline's whole suite did), not on the change. Each is
+            // reported, not blamed. The whole suite runs in the baseline's order,
+            // so a new failure there is not explained by order.
             if !j.passed
                 && !j.new.is_empty()
-                && scope != CommandScope::Isolated
+                && scope == CommandScope::Targeted
                 && t.test.incomplete.is_none()
                 && t.test.build_errors.is_empty()
                 && let Some(files) = isolation_targets(&t.test, &j.new, &root)
+                // The same files again: nothing else ran before them.
+                && files.iter().collect::<BTreeSet<_>>() != targets.iter().collect::<BTreeSet<_>>()
             {
                 let alone = match commands.test(cx, &files)? {
                     Ran::Paused(reason) => return Ok(pause(s, reason)),

@@ -384,6 +384,10 @@ fn a_failure_that_fails_in_its_own_file_too_stays_the_changes() {
         "import pytest\nfrom pkg.calc import div\n\n\
          def test_div():\n    assert div(4, 2) == 2\n",
     );
+    p.write(
+        "tests/test_other.py",
+        "from pkg.calc import div\n\ndef test_div_by_one():\n    assert div(3, 1) == 3\n",
+    );
     sh(p.root(), "git", &["init", "-q"]);
     sh(p.root(), "git", &["add", "."]);
     let mock = MockLlm::start();
