@@ -630,7 +630,8 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                         cx.emit(RunEventKind::Warning {
                             code: "ORDER_DEPENDENT_FAILURES".into(),
                             message: format!(
-                                "{} test(s) failed after other tests but pass in their own                                  files; they depend on the order tests run in, not on this                                  change: {}",
+                                "{} test(s) failed after other tests but pass in their own files; they \
+                                 depend on the order tests run in, not on this change: {}",
                                 excused.len(),
                                 stdx::clip(&excused.join(", "), 600)
                             ),

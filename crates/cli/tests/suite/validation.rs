@@ -369,7 +369,9 @@ fn a_failure_that_passes_in_its_own_file_is_order_dependent_not_the_change() {
         .filter(|w| w["code"] == "ORDER_DEPENDENT_FAILURES")
         .collect();
     assert_eq!(warned.len(), 1, "{:?}", events(&o, "warning"));
-    assert!(warned[0]["message"].to_string().contains("test_clean_environment"), "{warned:?}");
+    let message = warned[0]["message"].as_str().unwrap();
+    assert!(message.contains("test_clean_environment"), "{message}");
+    assert!(message.contains("own files; they depend on the order"), "{message}");
     assert!(p.read("pkg/calc.py").contains("ValueError"));
 }
 
