@@ -223,7 +223,7 @@ fn words(text: &str) -> BTreeSet<String> {
         let boundary = !c.is_alphanumeric() || (c.is_uppercase() && prev_lower);
         if boundary && !word.is_empty() {
             if word.len() >= 4 {
-                out.insert(std::mem::take(&mut word));
+                out.insert(singular(std::mem::take(&mut word)));
             }
             word.clear();
         }
@@ -233,6 +233,20 @@ fn words(text: &str) -> BTreeSet<String> {
         prev_lower = c.is_lowercase();
     }
     out
+}
+
+/// A plural's singular, as far as a test's name and an issue's prose differ:
+/// `paths` and `ignores` in "`--recursive` ignores `ignore-paths`" are
+/// `test_ignore_path_recursive` (pylint 7080). Only a final `s`, not of `ss`,
+/// `us` or `is` (`class`, `status`, `analysis`), on words of five letters or more.
+fn singular(mut word: String) -> String {
+    if word.len() >= 5
+        && word.ends_with('s')
+        && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is"))
+    {
+        word.pop();
+    }
+    word
 }
 
 /// The test file a failing test lives in: the tool's `file` when it names a test
@@ -1106,7 +1120,17 @@ mod tests {
         );
         assert_eq!(by_name.concern("tests.test_http::test_divide_by_zero", None), Concern::Near);
         assert_eq!(by_name.concern("tests.test_http::test_parse_body", None), Concern::Near);
-        assert_eq!(by_name.concern("tests.test_http::test_headers", None), Concern::Other);
+        assert_eq!(by_name.concern("tests.test_http::test_cookies", None), Concern::Other);
+        // Plurals in the prose, singulars in the name (pylint 7080's bug test).
+        let prose = "`--recursive=y` ignores `ignore-paths` in the current directory";
+        let plural = Related { words: words(prose), text: prose.into(), ..Related::default() };
+        assert_eq!(
+            plural
+                .concern("tests.test_self.TestRunTC::test_ignore_path_recursive_current_dir", None),
+            Concern::Near
+        );
+        assert_eq!(words("classes status analysis class"), words("classe status analysis class"));
+        assert!(words("status analysis class").contains("status"));
     }
 
     #[test]
