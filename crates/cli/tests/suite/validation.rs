@@ -107,6 +107,11 @@ fn test_runs(o: &Out) -> Vec<Value> {
         .collect()
 }
 
+/// The scopes of `runs` (from [`test_runs`]), in order.
+fn scopes_of(runs: &[Value]) -> Vec<&str> {
+    runs.iter().map(|r| r["scope"].as_str().unwrap()).collect()
+}
+
 #[allow(clippy::disallowed_methods)] // test setup: a virtualenv, as a user makes one
 fn sh(dir: &Path, program: &str, args: &[&str]) {
     let out = Command::new(program).current_dir(dir).args(args).output().unwrap();
@@ -225,7 +230,7 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
         cli(&p, &mock, &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"]);
     ok(&o);
     let runs = test_runs(&o);
-    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    let scopes = scopes_of(&runs);
     assert_eq!(scopes, ["targeted", "full"], "{runs:?}");
     assert_eq!(runs[0]["total"], 1, "only test_calc.py: {}", runs[0]);
     assert!(runs[0]["command"].to_string().contains("test_calc.py"));
@@ -248,9 +253,8 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
             &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"],
         );
         ok(&o);
-        let got: Vec<String> =
-            test_runs(&o).iter().map(|r| r["scope"].as_str().unwrap().to_owned()).collect();
-        assert_eq!(got, want, "validate.tests: {scope}");
+        let runs = test_runs(&o);
+        assert_eq!(scopes_of(&runs), want, "validate.tests: {scope}");
     }
 }
 
@@ -297,7 +301,7 @@ fn a_project_as_pytest_and_flask_hold_theirs_validates_green() {
         cli(&p, &mock, &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"]);
     ok(&o);
     let runs = test_runs(&o);
-    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    let scopes = scopes_of(&runs);
     assert_eq!(scopes, ["targeted", "full"], "{runs:?}");
     let targeted = runs[0]["command"].to_string();
     assert!(targeted.contains("tests/test_calc.py"), "{targeted}");
@@ -352,7 +356,7 @@ fn a_failure_that_passes_in_its_own_file_is_order_dependent_not_the_change() {
         cli(&p, &mock, &["run", "--yes", "--json", "Make div raise ValueError for a zero divisor"]);
     ok(&o);
     let runs = test_runs(&o);
-    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    let scopes = scopes_of(&runs);
     assert_eq!(scopes, ["targeted", "isolated", "full"], "{runs:?}");
     let targeted = runs[0]["command"].to_string();
     assert!(
@@ -397,7 +401,7 @@ fn a_failure_that_fails_in_its_own_file_too_stays_the_changes() {
     fixing_model(&mock, "pkg/calc.py", "    return a / b", "    return a * b");
     let o = cli(&p, &mock, &["run", "--yes", "--json", "--max-iterations", "1", "Make div faster"]);
     let runs = test_runs(&o);
-    let scopes: Vec<&str> = runs.iter().map(|r| r["scope"].as_str().unwrap()).collect();
+    let scopes = scopes_of(&runs);
     assert_eq!(&scopes[..2], ["targeted", "isolated"], "{runs:?}");
     assert_eq!(runs[1]["success"], false, "{}", runs[1]);
     assert!(
