@@ -735,8 +735,8 @@ fn test_scopes(
 }
 
 /// The tests the change reaches, in the test tool's selection syntax: for tools
-/// that select by file (pytest, jest, vitest, go), the test files `impact` finds
-/// for each changed file, the changed test files, and the files of the last
+/// that select by file (pytest, jest, vitest, go), the nearest test files
+/// `impact` finds for each changed file (`nearest_tests`), the changed test files, and the files of the last
 /// round's new failures; for cargo, the last round's failing test names. Empty
 /// when the tool is not known yet or there are too many to be worth it.
 fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String> {
@@ -775,7 +775,7 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                     all: true,
                 };
                 if let Ok(impact) = shared.session.impact(&req, &call) {
-                    out.extend(impact.tests.into_iter().map(|t| t.path));
+                    out.extend(nearest_tests(impact.tests));
                 }
             }
             let ws = workspace(shared, cx.run_id());
@@ -799,6 +799,17 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
         return Vec::new();
     }
     out.into_iter().collect()
+}
+
+/// The affected tests nearest the changed file: those that import it directly
+/// (or are named after it), else those at the smallest distance there is. The
+/// farther ones reach it through a module most of a suite imports (seaborn's
+/// `axisgrid` through `distributions`, `relational`, ...): running them first
+/// would be the whole suite twice. They run in the whole suite, and a failure
+/// there is still judged near by `Related` (depth 4).
+fn nearest_tests(tests: Vec<protocol::AffectedTest>) -> impl Iterator<Item = String> {
+    let nearest = tests.iter().filter_map(|t| t.distance).min().unwrap_or(1).max(1);
+    tests.into_iter().filter(move |t| t.distance.is_none_or(|d| d <= nearest)).map(|t| t.path)
 }
 
 /// A test file by the common conventions (the index's own notion needs the
@@ -1252,6 +1263,41 @@ mod tests {
     fn words_split_identifiers_and_prose_alike() {
         assert_eq!(words("divideByZero in parse_header()"), words("divide by zero, parse header"));
         assert!(words("x io db").is_empty(), "short words say nothing");
+    }
+
+    #[test]
+    fn the_nearest_affected_tests_run_first() {
+        let test = |path: &str, distance: Option<u32>| protocol::AffectedTest {
+            path: path.into(),
+            priority: protocol::AffectedTestPriority::High,
+            distance,
+            convention: "test_*.py".into(),
+            reasons: vec![],
+            functions: vec![],
+        };
+        let nearest =
+            |tests: Vec<protocol::AffectedTest>| nearest_tests(tests).collect::<Vec<String>>();
+        // Direct importers and tests named after the file; not those reached
+        // through another module.
+        assert_eq!(
+            nearest(vec![
+                test("tests/test_grid.py", Some(1)),
+                test("tests/test_dist.py", Some(2)),
+                test("tests/test_named_grid.py", None),
+                test("tests/test_far.py", Some(4)),
+            ]),
+            ["tests/test_grid.py", "tests/test_named_grid.py"]
+        );
+        // Nothing imports it directly: the closest there are.
+        assert_eq!(
+            nearest(vec![
+                test("tests/test_a.py", Some(3)),
+                test("tests/test_b.py", Some(2)),
+                test("tests/test_c.py", Some(2)),
+            ]),
+            ["tests/test_b.py", "tests/test_c.py"]
+        );
+        assert!(nearest(vec![]).is_empty());
     }
 
     #[test]

@@ -219,6 +219,16 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
         "test_strings.py",
         "from strings import shout\n\ndef test_shout():\n    assert shout('a') == 'A'\n",
     );
+    // Reached through `stats.py`, two steps away: it waits for the whole suite
+    // (a module most of a suite imports would make "first" the whole suite).
+    p.write(
+        "stats.py",
+        "from calc import div\n\ndef mean(xs):\n    return div(sum(xs), len(xs))\n",
+    );
+    p.write(
+        "test_stats.py",
+        "from stats import mean\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n",
+    );
     let mock = MockLlm::start();
     fixing_model(
         &mock,
@@ -234,13 +244,20 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
     assert_eq!(scopes, ["targeted", "full"], "{runs:?}");
     assert_eq!(runs[0]["total"], 1, "only test_calc.py: {}", runs[0]);
     assert!(runs[0]["command"].to_string().contains("test_calc.py"));
-    assert_eq!(runs[1]["total"], 2);
+    assert_eq!(runs[1]["total"], 3);
 
     // `validate.tests: full` runs the suite every round; `targeted`, only the
     // reached tests.
     for (scope, want) in [("full", vec!["full"]), ("targeted", vec!["targeted"])] {
         let p2 = TempProject::new();
-        for f in ["calc.py", "test_calc.py", "strings.py", "test_strings.py"] {
+        for f in [
+            "calc.py",
+            "test_calc.py",
+            "strings.py",
+            "test_strings.py",
+            "stats.py",
+            "test_stats.py",
+        ] {
             p2.write(
                 f,
                 p.read(f).replace("    if b == 0:\n        raise ValueError('zero')\n", ""),
