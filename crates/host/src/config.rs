@@ -5,7 +5,11 @@
 //! environment variables named after the key path with `__` between levels
 //! (`IRONBEES_INDEX__MAX_FILE_SIZE=1000000`). Maps merge key by key; other values
 //! replace. `${VAR}` and `${VAR:-default}` in string values are substituted from the
-//! environment after merging. Each subsystem reads its own section into a typed struct.
+//! environment after merging, then from the project's `.env` file (seed 003 §10.2:
+//! `password: "${DB_PASSWORD}"` with `DB_PASSWORD` in `.env`; a variable the process
+//! has wins). The `.env` only feeds the configuration: nothing else of ironbees, and
+//! no command it runs, sees its variables. Each subsystem reads its own section into
+//! a typed struct.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +22,12 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub value: Value,
-    /// What contributed, in order: files that exist, then `environment (NAMES)`.
+    /// What contributed, in order: files that exist, then `environment (NAMES)`,
+    /// then `.env (NAMES)`.
     pub sources: Vec<String>,
+    /// The project `.env`'s variables the process does not set (the ones the
+    /// configuration could take values from), for masking what they filled in.
+    pub dotenv: Vec<(String, String)>,
 }
 
 /// `index:` — how the project is walked and read.
@@ -43,7 +51,34 @@ impl Config {
             files.push(dir.join("config.yaml"));
         }
         files.push(project_root.join(code_index::STATE_DIR).join("config.yaml"));
-        Config::from_layers(&files, env)
+        Config::from_layers_in(project_root, &files, env)
+    }
+
+    /// [`Config::from_layers`] with the `.env` of the project at `root`.
+    pub fn from_layers_in(
+        root: &Path,
+        files: &[PathBuf],
+        env: &[(String, String)],
+    ) -> Result<Config> {
+        let path = root.join(".env");
+        let dotenv: Vec<(String, String)> = match std::fs::read_to_string(&path) {
+            Ok(text) => parse_dotenv(&text)
+                .into_iter()
+                .filter(|(k, _)| !env.iter().any(|(e, _)| e == k))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => return Err(Error::Io { path, source }),
+        };
+        if dotenv.is_empty() {
+            return Config::from_layers(files, env);
+        }
+        let all: Vec<(String, String)> = env.iter().chain(&dotenv).cloned().collect();
+        let mut config = Config::from_layers(files, &all)?;
+        let mut names: Vec<&str> = dotenv.iter().map(|(k, _)| k.as_str()).collect();
+        names.sort_unstable();
+        config.sources.push(format!(".env ({})", names.join(", ")));
+        config.dotenv = dotenv;
+        Ok(config)
     }
 
     /// The layered load, with the environment passed in (so tests need not set it).
@@ -93,7 +128,7 @@ impl Config {
             sources.push(format!("environment ({})", env_keys.join(", ")));
         }
         substitute(&mut merged, env)?;
-        Ok(Config { value: merged, sources })
+        Ok(Config { value: merged, sources, dotenv: Vec::new() })
     }
 
     /// Deserializes one top-level section (missing means its defaults).
@@ -238,6 +273,54 @@ fn substitute(v: &mut Value, env: &[(String, String)]) -> Result<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// A `.env` file's variables, as docker compose and python-dotenv read one:
+/// `KEY=value` lines, `export ` allowed, `#` comments (after a space when
+/// inline), values in double quotes (with `\n`, `\"` and `\\` escapes) or
+/// single quotes (literal). A line that is no assignment is skipped.
+fn parse_dotenv(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").map_or(line, str::trim_start);
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((key, raw)) = line.split_once('=') else { continue };
+        let key = key.trim();
+        let valid = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            continue;
+        }
+        let raw = raw.trim();
+        let value = if let Some(rest) = raw.strip_prefix('"') {
+            let mut v = String::new();
+            let mut chars = rest.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => match chars.next() {
+                        Some('n') => v.push('\n'),
+                        Some(other) => v.push(other),
+                        None => break,
+                    },
+                    c => v.push(c),
+                }
+            }
+            v
+        } else if let Some(rest) = raw.strip_prefix('\'') {
+            rest.split('\'').next().unwrap_or_default().to_owned()
+        } else {
+            let end = raw.find(" #").unwrap_or(raw.len());
+            raw[..end].trim_end().to_owned()
+        };
+        // A later line wins, as in a shell.
+        out.retain(|(k, _)| k != key);
+        out.push((key.to_owned(), value));
+    }
+    out
 }
 
 /// Expands `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`.
@@ -393,6 +476,48 @@ mod tests {
         let err = llm_settings(&cfg, &[]).unwrap_err();
         assert!(err.to_string().contains("fallbak"), "{err:#}");
         assert_eq!(err.code(), protocol::ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn dotenv_lines_as_compose_reads_them() {
+        let text = "# comment\nexport A=1\nB = two words # note\nC=\"quoted # kept\\nnext\"\nD='lit $X \\n'\n\
+                    not a line\n1X=bad\nE=\nA=again\n";
+        assert_eq!(
+            parse_dotenv(text),
+            env(&[
+                ("B", "two words"),
+                ("C", "quoted # kept\nnext"),
+                ("D", "lit $X \\n"),
+                ("E", ""),
+                ("A", "again"),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_projects_dotenv_fills_the_configuration_and_the_process_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.yaml");
+        std::fs::write(
+            &p,
+            "pipeline:\n  database:\n    url: postgres://dev:${DB_PASSWORD}@db/test\n  slack:\n    token: ${SLACK_TOKEN}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(".env"), "DB_PASSWORD=s3cret-pw\nSLACK_TOKEN=from-file\n")
+            .unwrap();
+        let process = env(&[("SLACK_TOKEN", "xoxb-process")]);
+        let cfg = Config::from_layers_in(dir.path(), &[p], &process).unwrap();
+        assert_eq!(cfg.value["pipeline"]["database"]["url"], "postgres://dev:s3cret-pw@db/test");
+        assert_eq!(cfg.value["pipeline"]["slack"]["token"], "xoxb-process");
+        assert_eq!(cfg.dotenv, env(&[("DB_PASSWORD", "s3cret-pw")]));
+        assert!(cfg.sources.iter().any(|s| s == ".env (DB_PASSWORD)"), "{:?}", cfg.sources);
+        let all: Vec<_> = process.iter().chain(&cfg.dotenv).cloned().collect();
+        assert!(!masked(&cfg.value, &all).to_string().contains("s3cret-pw"));
+        // No .env: nothing changes, and an unset variable is still an error.
+        std::fs::remove_file(dir.path().join(".env")).unwrap();
+        let p = dir.path().join("c.yaml");
+        let err = Config::from_layers_in(dir.path(), &[p], &process).unwrap_err();
+        assert!(err.to_string().contains("DB_PASSWORD is not set"), "{err}");
     }
 
     #[test]

@@ -173,10 +173,76 @@ pub(crate) fn ensure_hub(layout: &Layout, project: &Project) -> Result<bool> {
             let _ = git_ok(hub, &["config", key, &v], None);
         }
     }
+    for line in ["/logs/", "/report/", "/.env"] {
+        exclude_in_hub(hub, line)?;
+    }
+    Ok(true)
+}
+
+/// A line of the hub's `.git/info/exclude` (the pipeline's logs, reports and
+/// the copied `.env` never reach a stage's commit), added when missing.
+fn exclude_in_hub(hub: &Path, line: &str) -> Result<()> {
     let exclude = hub.join(".git/info/exclude");
     let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
-    text.push_str("\n# the pipeline's hub logs and reports (seed 003 §2.1)\n/logs/\n/report/\n");
+    if text.lines().any(|l| l.trim() == line) {
+        return Ok(());
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
     std::fs::create_dir_all(hub.join(".git/info")).map_err(|e| Error::io(hub, e))?;
-    std::fs::write(&exclude, text).map_err(|e| Error::io(&exclude, e))?;
-    Ok(true)
+    std::fs::write(&exclude, text).map_err(|e| Error::io(&exclude, e))
+}
+
+/// Seed §2.1, §10.2, §12.1: the project's `.env` — kept out of git, so no
+/// commit brings it — copied into the hub for the commands run there, readable
+/// by its owner only and excluded from the hub's git, so no stage commits or
+/// pushes it. A `.env` removed from the project is removed from the hub. A
+/// tracked `.env` is already in the commits (and the remote): it is not
+/// copied, and the answer is a warning that says so.
+pub(crate) fn copy_dotenv(layout: &Layout) -> Result<Option<String>> {
+    let hub = &layout.hub;
+    exclude_in_hub(hub, "/.env")?;
+    let tracked =
+        |cwd: &Path| git_ok(cwd, &["ls-files", "--error-unmatch", "--", ".env"], None).is_ok();
+    if tracked(&layout.root) {
+        return Ok(Some(
+            "`.env` is tracked by git, so its values are in your commits and on the remote; \
+             it was not copied to the hub (add it to .gitignore and `git rm --cached .env`)"
+                .into(),
+        ));
+    }
+    let src = layout.root.join(".env");
+    let dst = hub.join(".env");
+    match std::fs::read(&src) {
+        Ok(bytes) => write_private(&dst, &bytes).map(|()| None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dst.exists() && !tracked(hub) {
+                std::fs::remove_file(&dst).map_err(|e| Error::io(&dst, e))?;
+            }
+            Ok(None)
+        }
+        Err(e) => Err(Error::io(&src, e)),
+    }
+}
+
+/// Writes a file only its owner can read (mode 0600 before any byte is in it).
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        // An older copy may have other permissions: tightened before writing.
+        if path.exists() {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| Error::io(path, e))?;
+        }
+    }
+    let mut f = options.open(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))
 }

@@ -626,9 +626,15 @@ fn clone_stage(
         let r = apply_local_commits(env, st, &branch)?;
         Ok(serde_json::to_value(r).unwrap_or(Value::Null))
     })?;
-    let result: CloneResult = serde_json::from_value(result)
+    let mut result: CloneResult = serde_json::from_value(result)
         .map_err(|e| Failure::new(ErrorCode::Internal, format!("clone result: {e}")))?;
     hub_git(env, s, &["checkout", "-q", "-f", &branch])?;
+    // Copied every time (never from a cache): the project's current `.env`.
+    match crate::project::copy_dotenv(&env.layout) {
+        Ok(None) => {}
+        Ok(Some(warning)) => result.warnings.push(warning),
+        Err(e) => return Err(Failure::new(e.code(), format!("copying .env to the hub: {e}"))),
+    }
     s.branches.insert(stages::CLONE.to_owned(), branch);
     s.commit_file_list = result.changed_files.clone();
     let summary = format!(

@@ -18,7 +18,9 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &ConfigCommand) -> Result<i32> {
     let ConfigCommand::Show = cmd;
     let env = &ctx.host.env().vars;
     let config = ctx.host.config();
-    let value = host::masked(&config.value, env);
+    // Values the project's `.env` filled in are as secret as the process's.
+    let all: Vec<(String, String)> = env.iter().chain(&config.dotenv).cloned().collect();
+    let value = host::masked(&config.value, &all);
     // The providers as the `llm` crate sees them (keys: only whether one is set).
     let llm =
         ctx.host.llm_settings().map_err(anyhow::Error::from).and_then(|s| Ok(llm::Llm::new(&s)?));

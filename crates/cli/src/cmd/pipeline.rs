@@ -150,7 +150,7 @@ fn commitly_host(ctx: &Ctx) -> Result<host::Host> {
         files.push(dir.join("config.yaml"));
     }
     files.push(ctx.root.join(".commitly").join("config.yaml"));
-    let config = host::Config::from_layers(&files, &env.vars)?;
+    let config = host::Config::from_layers_in(&ctx.root, &files, &env.vars)?;
     Ok(host::Host::with_config(&ctx.root, config, env))
 }
 

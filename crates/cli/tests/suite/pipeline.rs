@@ -251,6 +251,57 @@ fn pipeline_failure_at_code_rolls_back_and_leaves_the_tree_and_remote_alone() {
     assert_eq!(shown["state"]["stageStatus"]["test"], "pending");
 }
 
+/// `logging.cleanupHubOnFailure` (seed §7.1 step 5): after the rollback the hub
+/// is removed; the local error log stays, and the next commit clones it again.
+#[test]
+fn pipeline_failure_with_cleanup_hub_on_failure_removes_the_hub_and_keeps_the_local_log() {
+    let fx = Fixture::new();
+    fx.config(&format!("{CONFIG}  logging:\n    cleanupHubOnFailure: true\n"));
+    let o = fx.commit("app.sh", "exit 3\n", &["--yes", "-m", "break the app"]);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(!fx.hub().exists(), "the hub is removed after a failure");
+    let errors = std::fs::read_dir(fx.proj.join(".ironbees/logs/code_agent")).unwrap().count();
+    assert!(errors >= 1, "the local error log stays");
+    let o = fx.commit("app.sh", "echo fixed\n", &["--yes", "-m", "fix the app"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+}
+
+/// Seed §10.2/§12.1: the project's git-ignored `.env` gives the configuration
+/// its `${VAR}`s and is copied into the hub, readable by its owner only, for
+/// the commands run there; no stage commits it and the push does not carry it.
+#[test]
+fn pipeline_copies_dotenv_into_the_hub_privately_and_never_pushes_it() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join(".gitignore"), ".env\n").unwrap();
+    git(&fx.proj, &["add", ".gitignore"]);
+    git(&fx.proj, &["commit", "-qm", "ignore .env"]);
+    git(&fx.proj, &["push", "-q", "origin", "main"]);
+    std::fs::write(fx.proj.join(".env"), "GREETING=hello\nTEST_CMD=sh test.sh\n").unwrap();
+    fx.config(
+        "pipeline:\n  execution:\n    command: grep -q '^GREETING=hello' .env && sh app.sh\n  \
+         testCommand: ${TEST_CMD}\n",
+    );
+    let o = fx.commit("app.sh", "echo app v2\n", &["--yes", "-m", "app v2"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+    let test = fx.read_json(&format!(".ironbees/cache/{id}/test_agent.json"));
+    assert!(test.to_string().contains("tests ok"), "the test command came from .env: {test}");
+    let copy = fx.hub().join(".env");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "GREETING=hello\nTEST_CMD=sh test.sh\n");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o600);
+    let pushed = git(&fx.remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!pushed.lines().any(|f| f == ".env"), "{pushed}");
+    assert_eq!(git(&fx.hub(), &["status", "--porcelain"]), "", "excluded from the hub's git");
+    // Gone from the project, gone from the hub.
+    std::fs::remove_file(fx.proj.join(".env")).unwrap();
+    fx.config("pipeline:\n  execution:\n    command: sh app.sh\n  testCommand: sh test.sh\n");
+    let o = fx.commit("app.sh", "echo app v3\n", &["--yes", "-m", "app v3"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(!copy.exists());
+}
+
 #[test]
 fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
     let fx = Fixture::new();
