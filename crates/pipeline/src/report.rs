@@ -109,6 +109,8 @@ pub struct RefactorCounts {
 #[serde(rename_all = "camelCase")]
 pub struct SlackCounts {
     pub matched_messages: u32,
+    /// Replies to matched messages (the seed's "해결 완료 응답").
+    pub replies: u32,
     pub sent_messages: u32,
     pub failed_notifications: u32,
 }
@@ -218,6 +220,7 @@ pub fn report(runs: &[(RunSummary, PipelineState)], filter: &ReportFilter) -> Re
         }
         if let Some(n) = &s.results.notify {
             r.slack.matched_messages += n.matched_messages;
+            r.slack.replies += n.replies;
             r.slack.sent_messages += n.sent_messages;
             if n.error.is_some() {
                 r.slack.failed_notifications += 1;
@@ -302,8 +305,8 @@ pub fn render_markdown(r: &Report) -> String {
         r.refactoring.exception_handling_added
     ));
     out.push_str(&format!(
-        "\n## 4. Slack\n- Messages sent: {}\n- Matched messages: {}\n- Failed notifications: {}\n",
-        r.slack.sent_messages, r.slack.matched_messages, r.slack.failed_notifications
+        "\n## 4. Slack\n- Messages sent: {}\n- Matched messages: {}\n- Replies to them: {}\n- Failed notifications: {}\n",
+        r.slack.sent_messages, r.slack.matched_messages, r.slack.replies, r.slack.failed_notifications
     ));
     out.push_str("\n## 5. Main issues\n");
     if r.issues.is_empty() {

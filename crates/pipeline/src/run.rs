@@ -1038,17 +1038,75 @@ fn notify_stage(
         let r = slack::post(&env.config.slack, &text, &env.rt);
         Ok(serde_json::to_value(r).unwrap_or(Value::Null))
     })?;
-    let result: protocol::NotifyResult = serde_json::from_value(posted).unwrap_or_default();
-    let line = match &result.error {
+    let mut result: protocol::NotifyResult = serde_json::from_value(posted).unwrap_or_default();
+    let mut line = match &result.error {
         None => format!("summary posted ({} request(s))", result.attempts),
         Some(e) => format!("notification failed after {} request(s): {e}", result.attempts),
     };
+    let pushed = s.results.sync.as_ref().is_some_and(|r| r.pushed);
+    if pushed && slack::feedback_enabled(&env.config.slack) {
+        feedback(env, s, cx, &mut result)?;
+        line.push_str(&format!(
+            "; {} channel message(s) about it, {} answered",
+            result.matched_messages, result.replies
+        ));
+    }
     if result.status != StageStatus::Success {
         // Recorded, not raised: the push this reports on is done.
         s.stage_status.insert(stages::NOTIFY.to_owned(), StageStatus::Failed);
     }
     s.results.notify = Some(result);
     Ok(line)
+}
+
+/// The seed's feedback matching after a push: the channel's messages about
+/// what the commit fixed each get a threaded reply naming the pushed commit.
+/// The read and each reply are effects of their own, so a resumed run neither
+/// reads again nor answers a message twice.
+fn feedback(
+    env: &Env,
+    s: &PipelineState,
+    cx: &mut NodeContext<'_>,
+    result: &mut protocol::NotifyResult,
+) -> std::result::Result<(), Failure> {
+    let cfg = &env.config.slack;
+    let subject = s.commit_message.clone();
+    let read = cx.effect("notify:history", || {
+        let (found, attempts) =
+            slack::matching_messages(cfg, &subject, stdx::now_ms() as u64 / 1000, &env.rt);
+        Ok(json!({ "matched": found.as_ref().ok(), "error": found.as_ref().err(), "attempts": attempts }))
+    })?;
+    result.attempts += read["attempts"].as_u64().unwrap_or(0) as u32;
+    if let Some(e) = read["error"].as_str() {
+        result.feedback_error = Some(format!("reading the channel: {e}"));
+        return Ok(());
+    }
+    let matched: Vec<slack::Matched> =
+        serde_json::from_value(read["matched"].clone()).unwrap_or_default();
+    result.matched_messages = matched.len() as u32;
+    let sha = s.results.sync.as_ref().and_then(|r| r.pushed_sha.clone()).unwrap_or_default();
+    let text = format!(
+        "Addressed by `{}` on {}: {} (pipeline `{}`)",
+        &sha[..sha.len().min(12)],
+        s.target_branch,
+        s.commit_message,
+        s.pipeline_id
+    );
+    for m in &matched {
+        let sent = cx.effect(&format!("notify:reply:{}", m.ts), || {
+            let (r, attempts) = slack::reply(cfg, &m.ts, &text, &env.rt);
+            Ok(json!({ "error": r.err(), "attempts": attempts }))
+        })?;
+        result.attempts += sent["attempts"].as_u64().unwrap_or(0) as u32;
+        match sent["error"].as_str() {
+            None => {
+                result.replies += 1;
+                result.sent_messages += 1;
+            }
+            Some(e) => result.feedback_error = Some(format!("replying to {}: {e}", m.ts)),
+        }
+    }
+    Ok(())
 }
 
 /// The message a notification carries.

@@ -100,6 +100,10 @@ pub struct SlackConfig {
     pub base_url: Option<String>,
     /// Retries after 429 (default 3).
     pub max_retries: Option<u32>,
+    /// After a push, reply in the threads of the channel's recent messages that
+    /// talk about what the commit fixed (default true with a token; needs the
+    /// `channels:history` scope).
+    pub feedback: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -411,8 +415,17 @@ pub struct SyncResult {
 #[serde(rename_all = "camelCase")]
 pub struct NotifyResult {
     pub status: StageStatus,
+    /// The channel's messages about what the commit fixed (seed: 매칭된 메시지).
     pub matched_messages: u32,
+    /// Every message posted: the summary and the replies.
     pub sent_messages: u32,
+    /// Threaded replies to matched messages (seed: 해결 완료 응답).
+    #[serde(default)]
+    pub replies: u32,
+    /// Why the channel could not be read or a reply not posted (the summary's
+    /// own failure is `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel_id: Option<String>,
     /// HTTP requests made (retries included).

@@ -474,7 +474,15 @@ impl SlackMock {
 #[test]
 fn pipeline_notifies_slack_retrying_429_and_recording_500_and_report_counts_both() {
     let fx = Fixture::new();
-    let slack = SlackMock::start(vec!["429", r#"{"ok":true,"channel":"C1"}"#, "500"]);
+    // The channel as `conversations.history` answers: a person's message about
+    // the commit's issue, a bot's, and one about something else.
+    let history = r#"{"ok":true,"messages":[
+        {"type":"message","user":"U1","text":"API timeout이 계속 발생합니다","ts":"1700000000.000100"},
+        {"type":"message","bot_id":"B1","text":"API timeout alert","ts":"1700000001.000200"},
+        {"type":"message","user":"U2","text":"lunch at noon?","ts":"1700000002.000300"}],
+        "has_more":false}"#;
+    let ok = r#"{"ok":true,"channel":"C1"}"#;
+    let slack = SlackMock::start(vec!["429", ok, history, ok, "500"]);
     fx.config(&format!(
         "{CONFIG}  slack:\n    token: xoxb-test\n    channelId: C1\n    baseUrl: http://127.0.0.1:{}/api\n",
         slack.port
@@ -483,15 +491,26 @@ fn pipeline_notifies_slack_retrying_429_and_recording_500_and_report_counts_both
     assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
     let notify = fx.read_json(".ironbees/cache/slack_agent.json");
     assert_eq!(notify["status"], "success", "{notify}");
-    assert_eq!(notify["attempts"], 2, "the 429 was retried");
-    assert_eq!(notify["sentMessages"], 1);
+    assert_eq!(notify["attempts"], 4, "the 429 was retried: {notify}");
+    assert_eq!(
+        (&notify["sentMessages"], &notify["matchedMessages"], &notify["replies"]),
+        (&serde_json::json!(2), &serde_json::json!(1), &serde_json::json!(1)),
+        "the summary, and a reply to the one person's message about it: {notify}"
+    );
     {
         let requests = slack.requests.lock().unwrap();
-        assert_eq!(requests.len(), 2);
+        assert_eq!(requests.len(), 4);
         let r = &requests[1];
         assert!(r.starts_with("POST /api/chat.postMessage HTTP/1.1"), "{r}");
         assert!(r.to_ascii_lowercase().contains("authorization: bearer xoxb-test"), "{r}");
         assert!(r.contains(r#""channel":"C1""#) && r.contains("API timeout"), "{r}");
+        let read = &requests[2];
+        assert!(read.starts_with("GET /api/conversations.history?channel=C1&"), "{read}");
+        assert!(read.to_ascii_lowercase().contains("authorization: bearer xoxb-test"), "{read}");
+        let reply = &requests[3];
+        let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+        assert!(reply.contains(r#""thread_ts":"1700000000.000100""#), "{reply}");
+        assert!(reply.contains(&head[..12]), "the reply names the pushed commit: {reply}");
     }
 
     // A 500: recorded, the push stands.
@@ -514,7 +533,9 @@ fn pipeline_notifies_slack_retrying_429_and_recording_500_and_report_counts_both
         serde_json::json!({"total": 2, "succeeded": 2, "failed": 0, "inProgress": 0})
     );
     assert_eq!(r["sql"]["skipped"], 2);
-    assert_eq!(r["slack"]["sentMessages"], 1);
+    assert_eq!(r["slack"]["sentMessages"], 2);
+    assert_eq!(r["slack"]["matchedMessages"], 1);
+    assert_eq!(r["slack"]["replies"], 1);
     assert_eq!(r["slack"]["failedNotifications"], 1);
     assert_eq!(r["issues"][0]["tag"], "hotfix");
     let o = fx.ib(&["pipeline", "report", "--issue", "hotfix-api-timeout"]);
