@@ -39,6 +39,7 @@ mod project;
 mod refactor;
 mod report;
 mod run;
+mod seed_layout;
 mod slack;
 mod sql;
 
@@ -49,4 +50,5 @@ pub use crate::{
     project::{InitOutcome, init},
     report::{Report, ReportFilter, file_name as report_file_name, render_markdown, report},
     run::{Commands, Drive, Outcome, Pipeline, RUN_KIND, Setup, nodes},
+    seed_layout::from_seed_layout,
 };

@@ -150,7 +150,12 @@ fn commitly_host(ctx: &Ctx) -> Result<host::Host> {
         files.push(dir.join("config.yaml"));
     }
     files.push(ctx.root.join(".commitly").join("config.yaml"));
-    let config = host::Config::from_layers_in(&ctx.root, &files, &env.vars)?;
+    let mut config = host::Config::from_layers_in(&ctx.root, &files, &env.vars)?;
+    // The seed's own file (§10.1: snake_case keys at the top level) reads as
+    // our `pipeline:` and `llm:` sections.
+    if let Some(ours) = pipeline::from_seed_layout(&config.value) {
+        config.value = ours;
+    }
     Ok(host::Host::with_config(&ctx.root, config, env))
 }
 
@@ -669,7 +674,7 @@ fn init(ctx: &Ctx, out: &Output, args: &InitArgs, commitly: bool) -> Result<i32>
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(&template(ctx, args));
+        text.push_str(&if commitly { seed_template(ctx, args) } else { template(ctx, args) });
         std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
     } else if args.exec.is_some() || args.test.is_some() || args.hub.is_some() {
         out.warn(format!(
@@ -740,6 +745,51 @@ fn template(ctx: &Ctx, a: &InitArgs) -> String {
     t.push_str("  logging:\n    retentionDays: 30\n    cleanupHubOnFailure: false\n");
     t.push_str("  refactoring:\n    rules: []\n    # rulesFile: config/refactoring_rules.yaml\n");
     t.push_str(&format!("  autoApprove: {}\n", a.auto_approve));
+    t
+}
+
+/// The `.commitly/config.yaml` `commitly init` writes: seed §10.1's layout
+/// (snake_case at the top level), read back by `pipeline::from_seed_layout`.
+fn seed_template(ctx: &Ctx, a: &InitArgs) -> String {
+    let project =
+        ctx.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let opt = |v: &Option<String>, key: &str, indent: &str| match v {
+        Some(v) => format!("{indent}{key}: {}\n", yaml_string(v)),
+        None => format!("{indent}# {key}: \n"),
+    };
+    let mut t = String::from("# Commitly (seed 003 §10.1; `commitly --help`).\n");
+    t.push_str(&format!("project_name: {}\n", yaml_string(&project)));
+    t.push_str("# project_language: python\n");
+    if let Some(h) = &a.hub {
+        t.push_str(&format!("hub_path: {}\n", yaml_string(&h.display().to_string())));
+    }
+    t.push_str("execution:\n");
+    t.push_str(&opt(&a.exec, "command", "  "));
+    t.push_str("  timeout: 300      # seconds\n  max_memory: 2048  # MB\n");
+    t.push_str(&opt(&a.test, "test_command", ""));
+    t.push_str(
+        "# database:        # the PostgreSQL test database of the SQL step\n\
+         #   type: postgresql\n#   host: localhost\n#   port: 5432\n#   user: dev_user\n\
+         #   password: \"${DB_PASSWORD}\"   # from the environment or .env\n#   dbname: test_db\n",
+    );
+    t.push_str("git:\n");
+    t.push_str(&opt(&a.remote, "remote", "  "));
+    t.push_str(&opt(&a.branch, "branch", "  "));
+    t.push_str("  auto_cleanup_branches: true\n");
+    t.push_str(
+        "# llm:             # SQL candidates and refactoring\n#   provider: openai\n\
+         #   model: gpt-4o\n#   api_key: \"${OPENAI_API_KEY}\"\n",
+    );
+    t.push_str(
+        "# slack:\n#   token: \"${SLACK_TOKEN}\"\n#   channel_id: C1234567890\n\
+         #   enable_notifications: true\n",
+    );
+    t.push_str("logging:\n  retention_days: 30\n  cleanup_hub_on_failure: false\n");
+    t.push_str(
+        "refactoring:\n  enable_duplicate_removal: true\n  enable_exception_handling: true\n\
+         \x20 # rules_file: config/refactoring_rules.yaml\n",
+    );
+    t.push_str(&format!("auto_approve: {}\n", a.auto_approve));
     t
 }
 

@@ -563,9 +563,17 @@ fn pipeline_as_commitly_takes_the_seeds_commands_and_keeps_state_in_dot_commitly
         super::without_model_env(&mut c);
         Out::from(c.args(args).output().unwrap())
     };
-    let o = commitly(&["init"]);
+    let o = commitly(&["init", "--exec", "sh app.sh"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(fx.proj.join(".commitly/config.yaml").is_file());
+    // The seed's layout (§10.1), which commitly reads back.
+    let written = std::fs::read_to_string(fx.proj.join(".commitly/config.yaml")).unwrap();
+    assert!(written.contains("project_name: \"proj\"\n"), "{written}");
+    assert!(!written.contains("pipeline:"), "{written}");
+    std::fs::write(
+        fx.proj.join(".commitly/config.yaml"),
+        written.replace("# test_command: ", "test_command: sh test.sh"),
+    )
+    .unwrap();
     std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
     git(&fx.proj, &["add", "."]);
     let o = commitly(&["git", "commit", "--yes", "-m", "[hotfix] via commitly"]);
@@ -573,6 +581,15 @@ fn pipeline_as_commitly_takes_the_seeds_commands_and_keeps_state_in_dot_commitly
     assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
     assert!(fx.proj.join(".commitly/cache/sync_agent.json").is_file());
     assert!(!fx.proj.join(".ironbees/cache").exists(), "nothing under .ironbees/");
+    let id = commitly(&["pipeline", "list", "--json"]).stdout;
+    let id: Value = serde_json::from_str(id.lines().next().unwrap()).unwrap();
+    let id = id["id"].as_str().unwrap();
+    let test = serde_json::from_str::<Value>(
+        &std::fs::read_to_string(fx.proj.join(format!(".commitly/cache/{id}/test_agent.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(test.to_string().contains("tests ok"), "test_command from the seed's file: {test}");
     let o = commitly(&["report", "--format", "json"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     let r: Value = serde_json::from_str(&o.stdout).unwrap();
