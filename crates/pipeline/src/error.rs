@@ -29,6 +29,11 @@ pub enum Error {
     /// drivers' helpers that turn a finished run into an exit status.
     #[error("pipeline {pipeline_id} failed at {stage} [{code}]: {message}")]
     Failed { pipeline_id: String, stage: String, code: ErrorCode, message: String },
+    /// Given up while waiting for another pipeline to leave the hub: `BUSY` when
+    /// the driver stopped (a server shutting down; the run stays queued for any
+    /// process), `CANCELLED` when it was cancelled.
+    #[error("{message}")]
+    Interrupted { code: ErrorCode, message: String },
     /// An argument makes no sense (a date that does not parse, an answer to a run
     /// that is not waiting).
     #[error("{0}")]
@@ -38,7 +43,9 @@ pub enum Error {
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::Precondition { code, .. } | Error::Failed { code, .. } => *code,
+            Error::Precondition { code, .. }
+            | Error::Failed { code, .. }
+            | Error::Interrupted { code, .. } => *code,
             Error::Git { .. } => ErrorCode::Internal,
             Error::Io { .. } => ErrorCode::Io,
             Error::Workflow(e) => e.code(),

@@ -196,7 +196,7 @@ impl Pipeline {
     /// Starts a pipeline on the project's HEAD (the commit just made) and drives
     /// it until it ends or waits at an approval. `yes` answers every approval.
     pub fn start(&self, yes: bool, drive: Drive) -> Result<Outcome> {
-        let _hub = self.lock_hub()?;
+        let _hub = self.lock_hub(&drive)?;
         let layout = &self.env.layout;
         let config = &self.env.config;
         let p = project::inspect(&layout.root, config)?;
@@ -259,7 +259,7 @@ impl Pipeline {
         drive: Drive,
     ) -> Result<Outcome> {
         let input = approval.map(|a| serde_json::to_value(a).unwrap_or(Value::Null));
-        let _hub = self.lock_hub()?;
+        let _hub = self.lock_hub(&drive)?;
         let report = self.runner.resume_with(id, input, options(drive))?;
         Ok(self.outcome(report))
     }
@@ -268,7 +268,9 @@ impl Pipeline {
     /// pipeline runs waits for it, as a queue would): its working tree is
     /// shared, its branches are per pipeline. Released when the execution
     /// returns (a run waiting at an approval holds nothing) or the process dies.
-    fn lock_hub(&self) -> Result<std::fs::File> {
+    /// The wait ends early when the drive is stopped or cancelled (Ctrl-C, a
+    /// server shutting down): a queued pipeline must not hold a worker hostage.
+    fn lock_hub(&self, drive: &Drive) -> Result<std::fs::File> {
         let dir = &self.env.layout.state_dir;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join("pipeline.lock");
@@ -278,8 +280,35 @@ impl Pipeline {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        file.lock().map_err(|e| Error::io(&path, e))?;
-        Ok(file)
+        let fired =
+            |t: &Option<stdx::CancellationToken>| t.as_ref().is_some_and(|t| t.is_cancelled());
+        let mut said = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
+            if fired(&drive.stop) {
+                return Err(Error::Interrupted {
+                    code: ErrorCode::Busy,
+                    message:
+                        "stopped while another pipeline works in the hub; the run stays queued"
+                            .into(),
+                });
+            }
+            if fired(&drive.cancel) {
+                return Err(Error::Interrupted {
+                    code: ErrorCode::Cancelled,
+                    message: "cancelled while waiting for another pipeline to leave the hub".into(),
+                });
+            }
+            if !said {
+                tracing::info!("another pipeline works in the hub; waiting for it");
+                said = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Cancels a run. One that ends cancelled at once (it was waiting, or no
@@ -290,7 +319,7 @@ impl Pipeline {
         if status == RunStatus::Cancelled
             && let Some((_, state)) = self.runner.state(id)?
         {
-            let _hub = self.lock_hub()?;
+            let _hub = self.lock_hub(&Drive::default())?;
             self.discard(&state.0);
         }
         Ok(status)

@@ -761,6 +761,45 @@ fn pipeline_interrupted_by_ctrl_c_ends_cancelled_and_leaves_no_branch() {
     assert_eq!(fx.remote_head(), before);
 }
 
+/// A commit made while another pipeline holds the hub waits for it; Ctrl-C
+/// during that wait ends it at once, cancelled, with no run left behind.
+#[test]
+fn pipeline_waiting_for_the_hub_is_cancelled_by_ctrl_c() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(fx.proj.join(".ironbees/pipeline.lock"))
+        .unwrap();
+    lock.lock().unwrap(); // another pipeline in the hub
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    let child = fx
+        .cmd()
+        .args(["commit", "--yes", "-m", "v2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while git(&fx.proj, &["log", "-1", "--format=%s"]) != "v2" {
+        assert!(Instant::now() < deadline, "the commit was never made");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let sigint = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sigint.success());
+    let started = Instant::now();
+    let o = Out::from(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < Duration::from_secs(10), "the wait was given up");
+    assert_eq!(o.code, 130, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("CANCELLED"), "{}", o.stderr);
+    assert_eq!(fx.pipelines(), Vec::<Value>::new());
+    drop(lock);
+}
+
 // --- TEST's SQL step, against a real PostgreSQL server -----------------------------
 
 /// `psql -c sql` on the server, its unaligned output.
