@@ -1278,3 +1278,84 @@ fn pipeline_started_without_yes_is_served_and_http_answers_push_it_or_roll_it_ba
     assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{second}")]);
     assert_eq!(fx.remote_head(), pushed);
 }
+
+/// The console's pipeline view in headless Chromium: a pipeline waiting at its
+/// first approval is listed, its stages and results shown, every approval
+/// answered with a click until the push; a second one rejected rolls back.
+#[test]
+fn pipeline_console_shows_the_stages_and_answers_approvals_in_a_browser() {
+    use super::serve::{Browser, Served};
+
+    let Some(browser) = Browser::start(390, 844) else { return };
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    std::fs::write(fx.proj.join("app.sh"), "echo v2\n").unwrap();
+    git(&fx.proj, &["commit", "-qam", "v2 from the console"]);
+    let o = fx.ib(&["pipeline", "start"]);
+    assert_eq!(o.code, 10, "waits for a human: {}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+    let mut serve = fx.cmd();
+    serve.args(["serve", "--bind", "127.0.0.1:0", "--no-watch"]);
+    let s = Served::spawn(serve, &fx.proj);
+    browser.open(&format!("{}/#token={}", s.url, s.token));
+    browser.wait("the pipeline's row", Duration::from_secs(20), |b| {
+        b.text("#pipeline-rows").contains(&id)
+    });
+    browser.click(&format!("tr[data-pipeline='{id}']"));
+    browser.wait("the code stage's approval", Duration::from_secs(30), |b| {
+        b.displayed("#pipeline-approve") && b.text("#stages").contains("code · success")
+    });
+    assert!(browser.text("#pipeline-commit").contains("v2 from the console"));
+    assert!(
+        browser.text("#pipeline-summary").contains("sh app.sh"),
+        "{}",
+        browser.text("#pipeline-gate")
+    );
+    let mut answered = 0;
+    while browser.text("#pipeline-status") != "succeeded" {
+        assert!(answered < 4, "more approvals than the seed's four: {}", browser.text("#pipeline"));
+        let asked = browser.text("#pipeline-question");
+        browser.click("#pipeline-approve");
+        answered += 1;
+        browser.wait("the next approval or the end", Duration::from_secs(60), |b| {
+            b.text("#pipeline-status") == "succeeded"
+                || (b.displayed("#pipeline-approve") && b.text("#pipeline-question") != asked)
+        });
+    }
+    assert_eq!(answered, 4, "code, test, refactor, push");
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]), "pushed");
+    browser.wait("the sync result", Duration::from_secs(10), |b| {
+        b.text("#stages").contains("sync · success")
+            && b.text("#pipeline-events").contains("sync approved by human")
+    });
+    let shot = browser.screenshot();
+    std::fs::write(super::serve::target_dir().join("serve-console-pipeline-390.png"), &shot)
+        .unwrap();
+
+    // A second pipeline, rejected at its first approval: rolled back, nothing pushed.
+    let before = fx.remote_head();
+    std::fs::write(fx.proj.join("app.sh"), "echo v3\n").unwrap();
+    git(&fx.proj, &["commit", "-qam", "v3 to reject"]);
+    let o = fx.ib(&["pipeline", "start"]);
+    assert_eq!(o.code, 10, "{}\n{}", o.stdout, o.stderr);
+    let second = fx.pipelines().into_iter().find(|r| r["id"] != id.as_str()).unwrap();
+    let second = second["id"].as_str().unwrap().to_owned();
+    browser.wait("the second pipeline's row", Duration::from_secs(20), |b| {
+        b.text("#pipeline-rows").contains(&second)
+    });
+    browser.click(&format!("tr[data-pipeline='{second}']"));
+    browser.wait("its approval", Duration::from_secs(30), |b| {
+        b.text("#pipeline-id") == second && b.displayed("#pipeline-reject")
+    });
+    browser.click("#pipeline-reject");
+    browser.call("POST", "/alert/accept", Some(serde_json::json!({})));
+    browser.wait("the rollback", Duration::from_secs(60), |b| {
+        b.text("#pipeline-status") == "failed" && b.text("#pipeline-events").contains("rolled back")
+    });
+    assert!(
+        browser.text("#pipeline-meta").contains("APPROVAL_REJECTED"),
+        "{}",
+        browser.text("#pipeline-meta")
+    );
+    assert_eq!(fx.remote_head(), before);
+}

@@ -912,7 +912,7 @@ fn serve_mcp_over_streamable_http_and_the_openapi_document_pass_real_clients() {
 // --- the console in a real browser -----------------------------------------------------------
 
 /// A headless Chromium driven over WebDriver (chromedriver), as Debian ships them.
-struct Browser {
+pub(super) struct Browser {
     driver: Child,
     url: String,
     session: String,
@@ -923,7 +923,7 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 impl Browser {
     /// `None` (a loud skip) when Chromium or its driver is missing, outside CI.
-    fn start(width: u32, height: u32) -> Option<Browser> {
+    pub(super) fn start(width: u32, height: u32) -> Option<Browser> {
         let found = ["chromium", "chromedriver"].map(which);
         let (Some(chromium), Some(driver)) = (found[0].clone(), found[1].clone()) else {
             let present = false;
@@ -994,14 +994,14 @@ impl Browser {
         })
     }
 
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+    pub(super) fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let path = format!("/session/{}{path}", self.session);
         let v = self.call_raw(method, &path, body.as_ref()).unwrap();
         assert!(v["value"]["error"].is_null(), "{method} {path}: {v}");
         v["value"].clone()
     }
 
-    fn open(&self, url: &str) {
+    pub(super) fn open(&self, url: &str) {
         self.call("POST", "/url", Some(json!({"url": url})));
     }
 
@@ -1013,7 +1013,7 @@ impl Browser {
         v["value"][ELEMENT].as_str().map(str::to_owned)
     }
 
-    fn text(&self, css: &str) -> String {
+    pub(super) fn text(&self, css: &str) -> String {
         self.find(css)
             .map(|e| {
                 self.call("GET", &format!("/element/{e}/text"), None)
@@ -1024,13 +1024,13 @@ impl Browser {
             .unwrap_or_default()
     }
 
-    fn displayed(&self, css: &str) -> bool {
+    pub(super) fn displayed(&self, css: &str) -> bool {
         self.find(css).is_some_and(|e| {
             self.call("GET", &format!("/element/{e}/displayed"), None) == json!(true)
         })
     }
 
-    fn click(&self, css: &str) {
+    pub(super) fn click(&self, css: &str) {
         let e = self.find(css).unwrap_or_else(|| panic!("no {css}"));
         self.call("POST", &format!("/element/{e}/click"), Some(json!({})));
     }
@@ -1040,7 +1040,7 @@ impl Browser {
         self.call("POST", &format!("/element/{e}/value"), Some(json!({"text": text})));
     }
 
-    fn wait(&self, what: &str, limit: Duration, mut ok: impl FnMut(&Browser) -> bool) {
+    pub(super) fn wait(&self, what: &str, limit: Duration, mut ok: impl FnMut(&Browser) -> bool) {
         let deadline = Instant::now() + limit;
         while !ok(self) {
             assert!(
@@ -1052,7 +1052,7 @@ impl Browser {
         }
     }
 
-    fn screenshot(&self) -> Vec<u8> {
+    pub(super) fn screenshot(&self) -> Vec<u8> {
         let b64 = self.call("GET", "/screenshot", None);
         base64_decode(b64.as_str().unwrap())
     }

@@ -1,4 +1,5 @@
-// The ironbees console: runs, one run live, its gates. Plain DOM, no build step.
+// The ironbees console: runs, one run live, its gates; the commit pipelines,
+// one live, their approvals. Plain DOM, no build step.
 // The token stays in this tab (sessionStorage); it reaches the page through the
 // URL's #token= fragment (never sent to the server) or the login form.
 "use strict";
@@ -241,13 +242,13 @@ function onEvent(run, ev) {
 
 // Server-sent events over fetch (EventSource cannot send the token header),
 // resumed after the last event seen (Last-Event-ID) when the connection drops.
-async function follow(run) {
+async function follow(run, kind = "agent", active = () => current === run, handle = onEvent) {
   let delay = 500;
-  while (current === run && !run.controller.signal.aborted) {
+  while (active() && !run.controller.signal.aborted) {
     try {
       const headers = { Authorization: "Bearer " + token, Accept: "text/event-stream" };
       if (run.lastSeq) headers["Last-Event-ID"] = String(run.lastSeq);
-      const r = await fetch("/api/agent/runs/" + encodeURIComponent(run.id) + "/events", { headers, signal: run.controller.signal });
+      const r = await fetch("/api/" + kind + "/runs/" + encodeURIComponent(run.id) + "/events", { headers, signal: run.controller.signal });
       if (r.status === 401) { showLogin(); return; }
       if (!r.ok || !r.body) throw new Error("events: " + r.status);
       const reader = r.body.getReader();
@@ -262,19 +263,145 @@ async function follow(run) {
           const block = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
           const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
-          if (data) onEvent(run, JSON.parse(data));
+          if (data) handle(run, JSON.parse(data));
         }
         delay = 500;
       }
       // The stream ends when the run has finished for good.
-      refreshSoon();
+      if (kind === "agent") refreshSoon(); else pipelineSoon();
       const v = run.view && run.view.checkpoint.status.type;
-      if (v === "succeeded" || v === "cancelled") return;
+      if (v === "succeeded" || v === "cancelled" || (kind !== "agent" && v === "failed")) return;
     } catch (e) {
       if (run.controller.signal.aborted) return;
     }
     await new Promise((res) => setTimeout(res, delay));
     delay = Math.min(delay * 2, 8000);
+  }
+}
+
+// --- commit pipelines (shown when this server drives them) ---------------------------
+
+const STAGES = ["clone", "code", "test", "refactor", "sync", "notify"];
+// The seed's names of the stages' result files (`.ironbees/cache/<name>_agent.json`).
+const RESULT_FILES = { refactor: "refactoring", notify: "slack" };
+let pipe = null; // { id, controller, lastSeq, view }
+
+async function loadPipelines() {
+  let page;
+  try { page = await api("/api/pipeline/runs?limit=50"); } catch (e) { $("pipelines").hidden = true; return; }
+  $("pipelines").hidden = false;
+  $("pipeline-rows").replaceChildren(...page.runs.map((r) => {
+    const tr = el("tr", { "data-pipeline": r.id },
+      el("td", {}, el("code", { text: r.id })),
+      el("td", {}, el("span", { class: "status " + r.status.type, text: r.status.type })),
+      el("td", { text: r.node === "__end__" ? "-" : r.node }),
+      el("td", { class: "request", text: r.request, title: r.request }));
+    tr.addEventListener("click", () => openPipeline(r.id));
+    return tr;
+  }));
+  $("no-pipelines").hidden = page.runs.length > 0;
+}
+
+async function openPipeline(id) {
+  if (pipe && pipe.id === id) return;
+  if (pipe && pipe.controller) pipe.controller.abort();
+  const run = pipe = { id, controller: new AbortController(), lastSeq: 0, view: null };
+  $("pipeline").hidden = false;
+  $("pipeline-id").textContent = id;
+  $("pipeline-events").replaceChildren();
+  await refreshPipeline();
+  follow(run, "pipeline", () => pipe === run, onPipelineEvent);
+  $("pipeline").scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
+let pipelineTimer = null;
+function pipelineSoon() {
+  if (pipelineTimer) return;
+  pipelineTimer = setTimeout(() => { pipelineTimer = null; refreshPipeline(); loadPipelines(); }, 150);
+}
+
+async function refreshPipeline() {
+  if (!pipe) return;
+  const run = pipe;
+  let view;
+  try { view = await api("/api/pipeline/state/" + encodeURIComponent(run.id)); } catch (e) { return; }
+  if (pipe !== run) return;
+  run.view = view;
+  renderPipeline(view);
+}
+
+function renderPipeline(view) {
+  const { checkpoint, state } = view;
+  const status = checkpoint.status;
+  $("pipeline-status").textContent = status.type;
+  $("pipeline-status").className = "status " + status.type;
+  $("pipeline-commit").textContent = state.commitMessage || "";
+  const err = state.error;
+  $("pipeline-meta").textContent = `${state.gitRemote || "origin"}/${state.targetBranch || ""} · hub ${state.hubPath || ""}` +
+    (err ? ` · failed at ${err.failedStage}: ${err.code}: ${err.message}` : "") +
+    (state.rollbackPoint && err ? ` · hub back at ${state.rollbackPoint}` : "");
+  const stages = state.stageStatus || {};
+  $("stages").replaceChildren(...STAGES.map((name) => el("li", {
+    class: stages[name] === "running" ? "current" : (stages[name] || "pending"), text: name + " · " + (stages[name] || "pending"),
+  })));
+  const results = state.results || {};
+  const box = $("stage-results");
+  const done = STAGES.filter((n) => results[n]);
+  if (!done.length) { box.textContent = "Nothing done yet."; box.className = "muted"; } else {
+    box.className = "";
+    box.replaceChildren(...done.map((n) => el("details", {},
+      el("summary", {}, el("code", { text: (RESULT_FILES[n] || n) + "_agent.json" }), " ", el("span", { class: "muted", text: results[n].status || "" })),
+      el("pre", { text: JSON.stringify(results[n], null, 2) }))));
+  }
+  const waiting = status.type === "waiting";
+  $("pipeline-gate").hidden = !waiting;
+  if (waiting) {
+    $("pipeline-question").textContent = status.reason || ("Waiting at " + status.node);
+    // APPROVE_CODE asks about the code stage's result, APPROVE_SYNC before the push.
+    const stage = (status.node || "").replace(/^APPROVE_/, "").toLowerCase();
+    const r = results[stage];
+    $("pipeline-summary").textContent = r ? JSON.stringify(r, null, 2).slice(0, 1200) : "";
+    setPipelineGateBusy(false);
+  }
+  $("pipeline-cancel").hidden = ["succeeded", "cancelled", "failed"].includes(status.type);
+}
+
+function describePipeline(k) {
+  switch (k.type) {
+    case "stageFinished": return k.stage + " " + k.status + ": " + k.summary;
+    case "stageApproval": return k.stage + " " + (k.approved ? "approved" : "rejected") + " by " + k.by;
+    case "rolledBack": return "rolled back after " + k.failedStage + " (" + k.code + ")" + (k.rollbackBranch ? " to " + k.rollbackBranch : "");
+    default: return describe(k);
+  }
+}
+
+function onPipelineEvent(run, ev) {
+  run.lastSeq = ev.seq;
+  const k = ev.kind;
+  const list = $("pipeline-events");
+  list.append(el("li", { value: String(ev.seq) }, el("span", { class: "k", text: k.type }), " ", describePipeline(k)));
+  if (list.children.length > 400) list.firstChild.remove();
+  list.scrollTop = list.scrollHeight;
+  if (["checkpoint", "interrupted", "runFinished", "stageFinished", "rolledBack"].includes(k.type)) pipelineSoon();
+}
+
+function setPipelineGateBusy(busy) {
+  for (const id of ["pipeline-approve", "pipeline-reject"]) $(id).disabled = busy;
+}
+
+async function answerPipeline(approved) {
+  const err = $("pipeline-gate-error");
+  err.hidden = true;
+  if (!pipe || !pipe.view) return;
+  setPipelineGateBusy(true);
+  try {
+    await api("/api/pipeline/approve", { method: "POST", body: JSON.stringify({ stateId: pipe.view.checkpoint.stateId, approved }) });
+    $("pipeline-gate").hidden = true;
+    pipelineSoon();
+  } catch (e) {
+    err.textContent = e.message;
+    err.hidden = false;
+    setPipelineGateBusy(false);
   }
 }
 
@@ -339,6 +466,15 @@ function wire() {
     if (!feedback) { $("gate-error").textContent = "Say why in the feedback, so the agent can do better."; $("gate-error").hidden = false; return; }
     answer({ approved: false, feedback });
   });
+  $("pipeline-approve").addEventListener("click", () => answerPipeline(true));
+  $("pipeline-reject").addEventListener("click", () => {
+    if (confirm("Reject? The hub goes back to the last good stage and nothing is pushed.")) answerPipeline(false);
+  });
+  $("pipeline-cancel").addEventListener("click", async () => {
+    if (!pipe || !confirm("Cancel pipeline " + pipe.id + "? Its hub branches are deleted.")) return;
+    try { await api("/api/pipeline/cancel", { method: "POST", body: JSON.stringify({ runId: pipe.id }) }); } catch (e) { /* shown by the refresh */ }
+    pipelineSoon();
+  });
   $("cancel").addEventListener("click", async () => {
     if (!current || !confirm("Cancel run " + current.id + "? Nothing of it is applied.")) return;
     try { await api("/api/agent/cancel", { method: "POST", body: JSON.stringify({ runId: current.id }) }); } catch (e) { /* shown by the refresh */ }
@@ -350,9 +486,10 @@ async function start() {
   try { await api("/api/agent/runs?limit=1"); } catch (e) { return; }
   showApp();
   await loadRuns();
+  await loadPipelines();
   const m = location.hash.match(/run=([A-Za-z0-9._-]+)/);
   if (m) openRun(m[1]);
-  if (!start.polling) start.polling = setInterval(loadRuns, 5000);
+  if (!start.polling) start.polling = setInterval(() => { loadRuns(); loadPipelines(); }, 5000);
 }
 
 wire();
