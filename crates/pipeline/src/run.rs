@@ -1250,6 +1250,10 @@ fn rollback(env: &Env, st: RunState, cx: &mut NodeContext<'_>) -> Step {
                 .unwrap_or(Value::Null))
         })?;
         s.results.notify = serde_json::from_value(posted).ok();
+        // Seed §9.1: a rejected push goes on to the Slack agent; its post is
+        // that stage's work, and its status says how it went.
+        let status = s.results.notify.as_ref().map_or(StageStatus::Failed, |n| n.status);
+        s.stage_status.insert(stages::NOTIFY.to_owned(), status);
     }
     write_cache(&env.layout, &s, None);
     let error = NodeError::new(err.code.clone(), format!("{}: {}", err.failed_stage, err.message));

@@ -1279,6 +1279,36 @@ fn pipeline_started_without_yes_is_served_and_http_answers_push_it_or_roll_it_ba
     assert_eq!(fx.remote_head(), pushed);
 }
 
+/// Seed §9.1: a "no" to the push logs it, skips the push and goes on to the
+/// Slack agent (§7.1: after the rollback); the summary says it was rejected.
+#[test]
+fn pipeline_push_rejected_by_the_user_is_told_to_slack_and_pushes_nothing() {
+    let fx = Fixture::new();
+    let slack = SlackMock::start(vec![r#"{"ok":true,"channel":"C1"}"#]);
+    fx.config(&format!(
+        "{CONFIG}  slack:\n    token: xoxb-test\n    channelId: C1\n    baseUrl: http://127.0.0.1:{}/api\n",
+        slack.port
+    ));
+    let before = fx.remote_head();
+    let o = fx.commit("app.sh", "echo v2\n", &["-m", "v2"]);
+    assert_eq!(o.code, 10, "{}\n{}", o.stdout, o.stderr);
+    let id = only_id(&fx);
+    for _ in 0..3 {
+        let o = fx.ib(&["pipeline", "resume", &id, "--approve"]);
+        assert_eq!(o.code, 10, "{}\n{}", o.stdout, o.stderr);
+    }
+    assert!(fx.show(&id)["run"]["status"]["node"] == "APPROVE_SYNC", "{}", fx.show(&id));
+    let o = fx.ib(&["pipeline", "resume", &id, "--reject"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(fx.remote_head(), before, "nothing pushed");
+    let shown = fx.show(&id);
+    assert_eq!(shown["state"]["stageStatus"]["notify"], "success", "{shown}");
+    assert_eq!(shown["state"]["results"]["sync"]["userApproved"], false);
+    let requests = slack.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1, "the summary only: no push, no feedback replies");
+    assert!(requests[0].contains("the push was rejected"), "{}", requests[0]);
+}
+
 /// The console's pipeline view in headless Chromium: a pipeline waiting at its
 /// first approval is listed, its stages and results shown, every approval
 /// answered with a click until the push; a second one rejected rolls back.
