@@ -49,6 +49,6 @@ pub use crate::{
     layout::{Layout, default_hub},
     project::{InitOutcome, init},
     report::{Report, ReportFilter, file_name as report_file_name, render_markdown, report},
-    run::{Commands, Drive, Outcome, Pipeline, RUN_KIND, Setup, nodes},
+    run::{AgentApplied, Commands, Drive, Outcome, Pipeline, RUN_KIND, Setup, nodes},
     seed_layout::from_seed_layout,
 };

@@ -130,6 +130,30 @@ pub struct Outcome {
     pub state: PipelineState,
 }
 
+/// What an agent run applied, for [`Pipeline::after_agent_run`].
+#[derive(Debug, Clone)]
+pub struct AgentApplied {
+    pub run_id: String,
+    pub transaction_id: String,
+    /// The paths it changed, root-relative.
+    pub files: Vec<String>,
+    pub request: String,
+}
+
+impl AgentApplied {
+    /// What a succeeded agent run applied (nothing for an answer or a run that
+    /// changed nothing).
+    pub fn of(run: &protocol::RunOutcome) -> Option<AgentApplied> {
+        let tx = run.state.transaction_id.clone()?;
+        (run.status == RunStatus::Succeeded).then(|| AgentApplied {
+            run_id: run.run_id.clone(),
+            transaction_id: tx,
+            files: run.state.code_diffs.iter().map(|d| d.file_path.clone()).collect(),
+            request: run.state.user_request.clone(),
+        })
+    }
+}
+
 pub(crate) struct Env {
     pub(crate) config: PipelineConfig,
     pub(crate) layout: Layout,
@@ -240,6 +264,44 @@ impl Pipeline {
         let opts = RunOptions { metadata, ..options(drive) };
         let report = self.runner.start(Some(&id), RUN_KIND, RunState(state), opts)?;
         Ok(self.outcome(report))
+    }
+
+    /// `pipeline.onAgentApply`: the change an agent run applied is committed
+    /// (only its files, whatever else is staged or changed; the request as the
+    /// message, the run and its transaction as trailers; the post-commit hook
+    /// does not fire for it) and a pipeline starts on that commit. `None` when
+    /// the configuration does not ask for it or the run changed nothing.
+    pub fn after_agent_run(
+        &self,
+        applied: &AgentApplied,
+        yes: bool,
+        drive: Drive,
+    ) -> Result<Option<Outcome>> {
+        if !self.env.config.on_agent_apply || applied.files.is_empty() {
+            return Ok(None);
+        }
+        let root = &self.env.layout.root;
+        let mut add = vec!["add", "-A", "--"];
+        add.extend(applied.files.iter().map(String::as_str));
+        git_ok(root, &add, None).map_err(|e| Error::Git {
+            args: "add".into(),
+            cwd: root.clone(),
+            message: e,
+        })?;
+        let message = format!(
+            "{}\n\nIronbees-Run: {}\nIronbees-Transaction: {}\n",
+            stdx::clip(applied.request.lines().next().unwrap_or("ironbees run"), 72),
+            applied.run_id,
+            applied.transaction_id
+        );
+        let mut commit = vec!["commit", "-q", "-m", &message, "--"];
+        commit.extend(applied.files.iter().map(String::as_str));
+        git_ok(root, &commit, None).map_err(|e| Error::Git {
+            args: "commit".into(),
+            cwd: root.clone(),
+            message: e,
+        })?;
+        self.start(yes, drive).map(Some)
     }
 
     /// Continues a run: answers the approval it waits at (`Some(yes/no)`), or

@@ -21,7 +21,9 @@ pub fn from_seed_layout(top: &Value) -> Option<Value> {
     for (key, value) in m {
         let target = match key.as_str() {
             "project_name" | "project_language" | "test_command" | "hub_path" | "lint"
-            | "auto_approve" | "execution" | "git" | "slack" | "logging" => camel(key),
+            | "auto_approve" | "on_agent_apply" | "execution" | "git" | "slack" | "logging" => {
+                camel(key)
+            }
             "database" => {
                 p.insert("database".into(), database(value));
                 out.remove(key);

@@ -31,6 +31,10 @@ pub struct PipelineConfig {
     pub refactoring: RefactoringConfig,
     /// Answer every approval with yes (unattended runs).
     pub auto_approve: bool,
+    /// After an agent run applies its change: commit the files it changed (and
+    /// only those; the run's request as the message) and start the pipeline on
+    /// that commit, in whichever driver ran the agent (default false).
+    pub on_agent_apply: bool,
 }
 
 /// The project's execution command and its limits.

@@ -99,10 +99,33 @@ fn drive_by_kind(st: &AppState, job: Job, stop: CancellationToken) -> Result<Dri
                 .map(agent::parse_decision)
                 .transpose()
                 .map_err(|e| e.to_info())?;
-            let drive =
-                agent::Drive { answers: job.answers, stop: Some(stop), ..agent::Drive::default() };
+            let drive = agent::Drive {
+                answers: job.answers,
+                stop: Some(stop.clone()),
+                ..agent::Drive::default()
+            };
             let outcome =
                 st.orch.drive(&job.run_id, decision.as_ref(), drive).map_err(|e| e.to_info())?;
+            // `pipeline.onAgentApply`: the applied change committed and a pipeline
+            // started on it, as `ironbees run` does; its approvals come over HTTP.
+            // The agent run's own outcome stands whatever the pipeline does.
+            if let (Some(p), Some(applied)) =
+                (st.pipeline.get(), pipeline::AgentApplied::of(&outcome))
+            {
+                let drive = pipeline::Drive { stop: Some(stop), ..Default::default() };
+                match p.after_agent_run(&applied, false, drive) {
+                    Ok(Some(o)) => tracing::info!(
+                        run = %outcome.run_id,
+                        pipeline = %o.pipeline_id,
+                        "the applied change went to the commit pipeline"
+                    ),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(
+                        run = %outcome.run_id,
+                        "pipeline.onAgentApply: no pipeline for the applied change: {e}"
+                    ),
+                }
+            }
             Ok(Driven::Ended(outcome.status))
         }
         pipeline::RUN_KIND => {

@@ -421,6 +421,32 @@ pub fn commit(ctx: &Ctx, out: &Output, args: &CommitArgs, commitly: bool) -> Res
     finish(ctx, out, &p, outcome, commitly)
 }
 
+/// `pipeline.onAgentApply`: after an agent run applied its change, that change
+/// committed and the pipeline run on it, here; the pipeline's exit code, or
+/// `None` when the configuration does not ask for it.
+pub(super) fn after_agent_run(
+    ctx: &Ctx,
+    out: &Output,
+    run: &protocol::RunOutcome,
+) -> Result<Option<i32>> {
+    if !ctx.host.pipeline_config()?.on_agent_apply {
+        return Ok(None);
+    }
+    let Some(applied) = pipeline::AgentApplied::of(run) else { return Ok(None) };
+    if !out.json {
+        out.note(format!(
+            "pipeline.onAgentApply: committing run {}'s {} file(s) and starting the pipeline",
+            run.run_id,
+            applied.files.len()
+        ));
+    }
+    let p = open(ctx, out, false, true)?;
+    match p.after_agent_run(&applied, false, drive(ctx, out))? {
+        Some(outcome) => finish(ctx, out, &p, outcome, false).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn command_name(commitly: bool) -> &'static str {
     if commitly { "commitly" } else { "ironbees pipeline" }
 }
@@ -745,6 +771,9 @@ fn template(ctx: &Ctx, a: &InitArgs) -> String {
     t.push_str("  logging:\n    retentionDays: 30\n    cleanupHubOnFailure: false\n");
     t.push_str("  refactoring:\n    rules: []\n    # rulesFile: config/refactoring_rules.yaml\n");
     t.push_str(&format!("  autoApprove: {}\n", a.auto_approve));
+    t.push_str(
+        "  onAgentApply: false # commit what `ironbees run` applies and run the pipeline on it\n",
+    );
     t
 }
 
@@ -790,6 +819,9 @@ fn seed_template(ctx: &Ctx, a: &InitArgs) -> String {
          \x20 # rules_file: config/refactoring_rules.yaml\n",
     );
     t.push_str(&format!("auto_approve: {}\n", a.auto_approve));
+    t.push_str(
+        "on_agent_apply: false  # commit what an agent run applies and run the pipeline on it\n",
+    );
     t
 }
 

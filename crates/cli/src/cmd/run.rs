@@ -495,7 +495,15 @@ pub fn drive(
                 };
                 outcome = orch.drive(&outcome.run_id, Some(&decision), drive_here(ctx, out))?;
             }
-            _ => return Ok(finish(out, &outcome, started)),
+            _ => {
+                let code = finish(out, &outcome, started);
+                if code == 0
+                    && let Some(pipeline) = super::pipeline::after_agent_run(ctx, out, &outcome)?
+                {
+                    return Ok(pipeline);
+                }
+                return Ok(code);
+            }
         }
     }
 }

@@ -1309,6 +1309,55 @@ fn pipeline_push_rejected_by_the_user_is_told_to_slack_and_pushes_nothing() {
     assert!(requests[0].contains("the push was rejected"), "{}", requests[0]);
 }
 
+/// `pipeline.onAgentApply`: an agent run's applied change is committed (its
+/// files only: another change in the tree stays uncommitted) and the pipeline
+/// runs on that commit to the push.
+#[test]
+fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("calc.py"), "def div(a, b):\n    return a / b\n").unwrap();
+    std::fs::write(
+        fx.proj.join("test_calc.py"),
+        "import pytest\nfrom calc import div\n\ndef test_div():\n    assert div(4, 2) == 2\n",
+    )
+    .unwrap();
+    std::fs::write(fx.proj.join("NOTES.md"), "notes\n").unwrap();
+    git(&fx.proj, &["add", "."]);
+    git(&fx.proj, &["commit", "-qm", "calc"]);
+    git(&fx.proj, &["push", "-q", "origin", "main"]);
+    fx.config(
+        "pipeline:\n  execution:\n    command: python3 -c 'import calc'\n  \
+         testCommand: python3 -m pytest -q -p no:cacheprovider\n  autoApprove: true\n  onAgentApply: true\n",
+    );
+    // Someone else's change in the tree, which the run's commit must not take.
+    std::fs::write(fx.proj.join("NOTES.md"), "notes, edited by hand\n").unwrap();
+    let mock = test_support::mock_llm::MockLlm::start();
+    super::validation::fixing_model(
+        &mock,
+        "calc.py",
+        "    return a / b",
+        "    if b == 0:\n        raise ValueError('zero')\n    return a / b",
+    );
+    let mut c = fx.cmd();
+    c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+    c.args(["run", "--yes", "Make div raise ValueError for a zero divisor"]);
+    let o = Out::from(c.output().unwrap());
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("onAgentApply"), "{}", o.stderr);
+    let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+    assert_eq!(fx.remote_head(), head, "the applied change was pushed by the pipeline");
+    let message = git(&fx.proj, &["log", "-1", "--format=%B"]);
+    assert!(message.starts_with("Make div raise ValueError"), "{message}");
+    assert!(message.contains("Ironbees-Run: ") && message.contains("Ironbees-Transaction: "));
+    let changed = git(&fx.proj, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(changed, "calc.py", "the run's files only");
+    assert_eq!(git(&fx.proj, &["status", "--porcelain", "--untracked-files=no"]), "M NOTES.md");
+    assert!(git(&fx.remote, &["show", "main:calc.py"]).contains("ValueError"));
+    let runs = fx.pipelines();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"]["type"], "succeeded");
+}
+
 /// The console's pipeline view in headless Chromium: a pipeline waiting at its
 /// first approval is listed, its stages and results shown, every approval
 /// answered with a click until the push; a second one rejected rolls back.

@@ -75,7 +75,12 @@ fn plan(file: &str, what: &str) -> String {
 
 /// A model that plans `file`, replaces `from` by `to` in it (no hash: the
 /// project's files differ from test to test), then says it is done.
-fn fixing_model(mock: &MockLlm, file: &'static str, from: &'static str, to: &'static str) {
+pub(super) fn fixing_model(
+    mock: &MockLlm,
+    file: &'static str,
+    from: &'static str,
+    to: &'static str,
+) {
     mock.set_responder(move |body| {
         let reply = match agent_of(body) {
             "Planner" => Reply::text(plan(file, "Fix the bug")),
