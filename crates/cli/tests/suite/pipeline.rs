@@ -1312,8 +1312,10 @@ fn pipeline_push_rejected_by_the_user_is_told_to_slack_and_pushes_nothing() {
 /// `pipeline.onAgentApply`: an agent run's applied change is committed (its
 /// files only: another change in the tree stays uncommitted) and the pipeline
 /// runs on that commit to the push.
-#[test]
-fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
+/// A remote with `calc.py` and its test, a pipeline that approves itself and
+/// runs on agent runs' applied changes, a hand edit in the tree, and a model
+/// that fixes `div`.
+fn agent_apply_fixture() -> (Fixture, test_support::mock_llm::MockLlm) {
     let fx = Fixture::new();
     std::fs::write(fx.proj.join("calc.py"), "def div(a, b):\n    return a / b\n").unwrap();
     std::fs::write(
@@ -1338,12 +1340,12 @@ fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
         "    return a / b",
         "    if b == 0:\n        raise ValueError('zero')\n    return a / b",
     );
-    let mut c = fx.cmd();
-    c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
-    c.args(["run", "--yes", "Make div raise ValueError for a zero divisor"]);
-    let o = Out::from(c.output().unwrap());
-    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
-    assert!(o.stderr.contains("onAgentApply"), "{}", o.stderr);
+    (fx, mock)
+}
+
+/// What the pipeline pushed for the run: the run's files only, under the
+/// request, with the trailers; the hand edit still in the tree.
+fn assert_pushed_the_runs_change_alone(fx: &Fixture) {
     let head = git(&fx.proj, &["rev-parse", "HEAD"]);
     assert_eq!(fx.remote_head(), head, "the applied change was pushed by the pipeline");
     let message = git(&fx.proj, &["log", "-1", "--format=%B"]);
@@ -1356,6 +1358,51 @@ fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
     let runs = fx.pipelines();
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0]["status"]["type"], "succeeded");
+}
+
+#[test]
+fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
+    let (fx, mock) = agent_apply_fixture();
+    let mut c = fx.cmd();
+    c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+    c.args(["run", "--yes", "Make div raise ValueError for a zero divisor"]);
+    let o = Out::from(c.output().unwrap());
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("onAgentApply"), "{}", o.stderr);
+    assert_pushed_the_runs_change_alone(&fx);
+}
+
+/// The same through `ironbees serve`: its worker starts the pipeline after the
+/// run it drove applied.
+#[test]
+fn pipeline_runs_on_an_applied_change_of_a_run_the_server_drives() {
+    use super::serve::{Served, client, rt};
+
+    let (fx, mock) = agent_apply_fixture();
+    let mut serve = fx.cmd();
+    serve.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+    serve.args(["serve", "--bind", "127.0.0.1:0", "--no-watch"]);
+    let s = Served::spawn(serve, &fx.proj);
+    rt().block_on(async {
+        let c = client();
+        let body = serde_json::json!({
+            "userRequest": "Make div raise ValueError for a zero divisor",
+            "autoApprove": true
+        });
+        let execute = s.post(&c, "/api/agent/execute", &body).header("accept", "application/json");
+        let (code, started) = s.json(execute).await;
+        assert!(code == 200 || code == 202, "{code}: {started}");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (_, page) = s.json(s.get(&c, "/api/pipeline/runs?status=succeeded")).await;
+            if page["runs"].as_array().is_some_and(|r| !r.is_empty()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no pipeline succeeded: {page}\n{}", s.log());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    assert_pushed_the_runs_change_alone(&fx);
 }
 
 /// The console's pipeline view in headless Chromium: a pipeline waiting at its
