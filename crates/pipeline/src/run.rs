@@ -1259,14 +1259,39 @@ fn rollback(env: &Env, st: RunState, cx: &mut NodeContext<'_>) -> Step {
                     .unwrap_or_default()
             }
         };
+        // Every branch of this pipeline but the last good one: those recorded,
+        // and the failed stage's, made before it failed and never recorded
+        // (a clone whose cherry-pick did not apply).
+        let mut branches: Vec<String> = stc.branches.values().cloned().collect();
+        let listed = hub_git(
+            env,
+            stc,
+            &[
+                "branch",
+                "--list",
+                "--format=%(refname:short)",
+                &format!("commitly/*/{}", stc.pipeline_id),
+            ],
+        )
+        .unwrap_or_default();
+        for b in listed.lines().map(str::trim).filter(|b| !b.is_empty()) {
+            if !branches.iter().any(|x| x == b) {
+                branches.push(b.to_owned());
+            }
+        }
         let mut deleted = Vec::new();
-        for b in stc.branches.values() {
+        for b in &branches {
             if Some(b) != last_good.as_ref()
                 && hub_git(env, stc, &["branch", "-q", "-D", b]).is_ok()
             {
                 deleted.push(b.clone());
             }
         }
+        let _ = hub_git(
+            env,
+            stc,
+            &["update-ref", "-d", &format!("refs/commitly/local/{}", stc.pipeline_id)],
+        );
         Ok(json!({ "rollbackBranch": last_good, "deleted": deleted }))
     })?;
     let deleted: Vec<String> = serde_json::from_value(done["deleted"].clone()).unwrap_or_default();

@@ -302,6 +302,50 @@ fn pipeline_copies_dotenv_into_the_hub_privately_and_never_pushes_it() {
     assert!(!copy.exists());
 }
 
+/// Seed §7.1 at the other stages: a commit that does not apply on the remote's
+/// branch fails CLONE (nothing to go back to: no branch kept), failing tests
+/// fail TEST (back to the code branch); neither pushes or touches the tree.
+#[test]
+fn pipeline_failures_at_clone_and_test_roll_back_to_the_last_good_branch() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    // Someone else pushed another app.sh meanwhile.
+    let other = fx.top.join("other");
+    git(&fx.top, &["clone", "-q", fx.remote.to_str().unwrap(), "other"]);
+    std::fs::write(other.join("app.sh"), "echo theirs\n").unwrap();
+    git(&other, &["commit", "-qam", "theirs"]);
+    git(&other, &["push", "-q", "origin", "main"]);
+    let theirs = fx.remote_head();
+    let o = fx.commit("app.sh", "echo ours\n", &["--yes", "-m", "ours"]);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("does not apply"), "{}", o.stderr);
+    let id = only_id(&fx);
+    let shown = fx.show(&id);
+    assert_eq!(shown["state"]["stageStatus"]["clone"], "failed", "{shown}");
+    assert_eq!(shown["state"]["error"]["failedStage"], "clone");
+    assert_eq!(fx.hub_branches(), Vec::<String>::new(), "no stage succeeded: nothing kept");
+    assert_eq!(fx.remote_head(), theirs);
+    assert_eq!(std::fs::read_to_string(fx.proj.join("app.sh")).unwrap(), "echo ours\n");
+
+    // The user pulls; now the tests fail.
+    git(&fx.proj, &["pull", "-q", "--no-rebase", "-X", "theirs", "origin", "main"]);
+    let o = fx.commit(
+        "test.sh",
+        "echo 'test_total FAILED' >&2\nexit 1\n",
+        &["--yes", "-m", "break the tests"],
+    );
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    let runs = fx.pipelines();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let id = runs[0]["id"].as_str().unwrap().to_owned(); // the newest first
+    let shown = fx.show(&id);
+    assert_eq!(shown["state"]["stageStatus"]["test"], "failed", "{shown}");
+    assert_eq!(shown["state"]["stageStatus"]["code"], "success");
+    assert_eq!(fx.hub_branches(), vec![format!("commitly/code/{id}")], "back at the code branch");
+    assert_eq!(git(&fx.hub(), &["branch", "--show-current"]), format!("commitly/code/{id}"));
+    assert_eq!(fx.remote_head(), theirs, "nothing pushed");
+}
+
 #[test]
 fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
     let fx = Fixture::new();
