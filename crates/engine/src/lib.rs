@@ -56,6 +56,7 @@ mod error;
 mod guidance;
 mod history;
 mod intent;
+mod layers;
 mod layout;
 mod locate;
 mod manage;
@@ -79,6 +80,7 @@ pub use crate::{
     error::{Error, Result},
     guidance::{error_guidance, recovery_for},
     intent::route,
+    layers::guard_check,
     layout::Layout,
     project::{Trust, apply_sandbox_options, parse_duration, parse_size},
     registry::{Handler, Registry, Tool, ToolError, ToolSpec, answer_text, render_text},

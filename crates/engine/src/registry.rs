@@ -420,6 +420,8 @@ fn all_tools() -> Vec<Tool> {
         tool(Session::build),
         tool(Session::test),
         tool(Session::exec),
+        tool(Session::route),
+        tool(Session::guard_check),
         tool(Session::search_project),
         tool(Session::read_code),
         tool(Session::edit_code),

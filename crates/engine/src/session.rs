@@ -86,6 +86,9 @@ pub struct SessionOptions {
     /// Rules every applied `change` must keep (`guardrails.onChange`); agent
     /// runs are checked by their CRITIC node instead.
     pub guardrails: Option<guard::RuleSet>,
+    /// The rules in effect, whether or not `change` is checked against them
+    /// (`guard_check`); `None` when guardrails are turned off.
+    pub guard_rules: Option<guard::RuleSet>,
 }
 
 impl Default for SessionOptions {
@@ -99,6 +102,7 @@ impl Default for SessionOptions {
             rebuild_index: false,
             commands: ProjectCommands::default(),
             guardrails: None,
+            guard_rules: None,
         }
     }
 }

@@ -309,8 +309,9 @@ impl Host {
             commands: self.project_commands()?,
             guardrails: {
                 let g = self.guardrails()?;
-                if g.on_change { g.rules } else { None }
+                if g.on_change { g.rules.clone() } else { None }
             },
+            guard_rules: self.guardrails()?.rules,
         };
         Ok((options, notices))
     }

@@ -74,12 +74,12 @@ pub use crate::{
     },
     model::{StopReason, Usage},
     ops::{
-        BuildRequest, BuildResponse, Effect, ExecRequest, GraphRequest, HistoryRequest,
-        HistoryResponse, HistoryWindow, HotspotsRequest, ImpactRequest, IndexRequest,
-        IndexResponse, LocalizeRequest, LocalizeResponse, Op, Operation, ProjectInfo, RedoRequest,
-        RepomapRequest, ReportRequest, SandboxOptions, SearchRequest, SkeletonRequest,
-        SkeletonResponse, SnapshotDerivation, SnapshotReport, StatusRequest, SymbolsRequest,
-        SymbolsResponse, TestRequest, TestResponse, ToolSource, UndoRequest,
+        BuildRequest, BuildResponse, Effect, ExecRequest, GraphRequest, GuardCheckRequest,
+        HistoryRequest, HistoryResponse, HistoryWindow, HotspotsRequest, ImpactRequest,
+        IndexRequest, IndexResponse, LocalizeRequest, LocalizeResponse, Op, Operation, ProjectInfo,
+        RedoRequest, RepomapRequest, ReportRequest, RouteRequest, SandboxOptions, SearchRequest,
+        SkeletonRequest, SkeletonResponse, SnapshotDerivation, SnapshotReport, StatusRequest,
+        SymbolsRequest, SymbolsResponse, TestRequest, TestResponse, ToolSource, UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

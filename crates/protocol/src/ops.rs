@@ -188,6 +188,17 @@ tool that is not installed is COMMAND_NOT_FOUND, not a failed test.";
 read-only, secrets hidden, the whole process tree killed at the end; exit code, signal, \
 the limit that fired, bounded output and the isolation in force.";
 
+    // --- seed 002's layers -------------------------------------------------------------------
+    Route = "route", "Route a request", Read,
+        "The router's decision for a request in English or Korean (seed 002, Layer 1), \
+without running it: the intent, whether it needs a change (plan, code, validate) or can be \
+answered from the index, the retrievers to run and how many results, within a budget.";
+    GuardCheck = "guard_check", "Check a change against the guardrails", Read,
+        "Check a change against the project's guardrails (lines and files changed, secrets, \
+hard-coded URLs, the project's own rules): the work tree against HEAD (default), the staged \
+change, a revision range, or a unified diff given as text. Findings with rule, severity, \
+file and line; `blocked` when a blocker fired.";
+
     // --- superseded tools, kept for clients written against them -------------------------------
     SearchProject = "search_project", "Search the project (superseded)", Read,
         "Superseded by `navigate` and `understand`. Search definitions by name and rank \
@@ -677,7 +688,36 @@ pub struct ExecRequest {
     pub cwd: Option<String>,
 }
 
+/// `route`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RouteRequest {
+    /// The request, as a user would type it.
+    pub request: String,
+    /// Time and tokens the retrieval may take (default: 3000 ms, the default
+    /// token budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::RouteBudget>,
+}
+
+/// `guard_check`: which change. At most one of `diff`, `staged` and `range`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GuardCheckRequest {
+    /// A unified diff (as `git diff` or `diff -u` writes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// What `git commit` would record: the index against HEAD.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub staged: bool,
+    /// A revision range (`main..HEAD`, `HEAD~3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+}
+
 impl_ops! {
+    RouteRequest => Route, crate::Route;
+    GuardCheckRequest => GuardCheck, crate::GuardReport;
     SymbolsRequest => Symbols, SymbolsResponse;
     SkeletonRequest => Skeleton, SkeletonResponse;
     StatusRequest => Status, crate::IndexStatus;

@@ -5,7 +5,7 @@
 use std::{io::Read, path::PathBuf};
 
 use anyhow::{Context, Result};
-use protocol::{ErrorCode, GuardReport, GuardSeverity};
+use protocol::{ErrorCode, GuardCheckRequest, GuardReport, GuardSeverity};
 
 use super::Ctx;
 use crate::{exit::cli_error, output::Output};
@@ -84,42 +84,23 @@ pub fn run(ctx: &Ctx, out: &Output, cmd: &GuardCommand) -> Result<i32> {
 }
 
 fn check(ctx: &Ctx, out: &Output, rules: &guard::RuleSet, args: &CheckArgs) -> Result<i32> {
-    let text = match (&args.diff, &args.range) {
-        (Some(p), _) if p.as_os_str() == "-" => {
+    // The same operation as the `guard_check` tool (MCP, serve, agents).
+    let req = match &args.diff {
+        Some(p) if p.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s).context("reading the diff from stdin")?;
-            s
+            GuardCheckRequest { diff: Some(s), ..Default::default() }
         }
-        (Some(p), _) => {
+        Some(p) => {
             let path = ctx.cwd.join(p);
-            std::fs::read_to_string(&path)
-                .with_context(|| format!("reading the diff {}", path.display()))?
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading the diff {}", path.display()))?;
+            GuardCheckRequest { diff: Some(text), ..Default::default() }
         }
-        (None, range) => {
-            let of = match range {
-                Some(r) => git::DiffOf::Revs(r),
-                None if args.staged => git::DiffOf::Staged,
-                None => git::DiffOf::WorkTree,
-            };
-            if !git::is_repository(&ctx.root)? {
-                return Err(cli_error(
-                    ErrorCode::InvalidArgument,
-                    format!(
-                        "{} is not in a git repository: give the change with --diff FILE",
-                        ctx.root.display()
-                    ),
-                ));
-            }
-            git::diff(&ctx.root, of).map_err(|e| match e {
-                git::Error::Failed { stderr, .. } => {
-                    cli_error(ErrorCode::InvalidArgument, format!("git diff: {stderr}"))
-                }
-                other => other.into(),
-            })?
-        }
+        None => GuardCheckRequest { staged: args.staged, range: args.range.clone(), diff: None },
     };
-    let change = guard::Change::from_unified_diff(&text);
-    let report = rules.check(&change);
+    let report = engine::guard_check(&ctx.root, rules, &req)
+        .map_err(|e| cli_error(e.code(), e.to_string()))?;
     if out.json {
         out.json(&report)?;
     } else {

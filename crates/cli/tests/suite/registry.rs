@@ -175,6 +175,16 @@ fn cases() -> Vec<Case> {
         ("build", json!({}), Some((&["build"], ""))),
         ("test", json!({}), Some((&["test"], ""))),
         ("exec", json!({"command": ["python3", "-c", "print(6 * 7)"]}), None),
+        (
+            "route",
+            json!({"request": "Explain how the cart total is computed"}),
+            Some((&["route", "Explain how the cart total is computed"], "")),
+        ),
+        (
+            "guard_check",
+            json!({"diff": "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -1,1 +1,2 @@\n x = 1\n+API = \"http://internal.example.com/v1\"\n"}),
+            None,
+        ),
         ("search_project", json!({"query": "Discount"}), None),
         ("read_code", json!({"filePath": "shop/cart.py", "view": "skeleton"}), None),
         (

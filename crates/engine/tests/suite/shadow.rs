@@ -143,6 +143,8 @@ fn every_tool_has_a_route_in_the_shadow() {
         ("build", json!({}), "copy"),
         ("test", json!({}), "copy"),
         ("exec", json!({}), "copy"),
+        ("route", json!({}), "read"),
+        ("guard_check", json!({}), "read"),
         ("search_project", json!({}), "read"),
         ("read_code", json!({}), "overlay"),
         ("edit_code", json!({}), "overlay"),
