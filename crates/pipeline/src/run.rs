@@ -573,7 +573,18 @@ fn run_stage(
     s.current_stage = stage.to_owned();
     s.stage_status.insert(stage.to_owned(), StageStatus::Running);
     logs.stage(stage, &format!("{stage} started (attempt {})", cx.attempt()));
-    let (status, summary) = match body(env, &mut s, cx) {
+    // A stage that panics (a bug of ours) is a failed stage like any other: the
+    // hub is rolled back and the error logged (§7.1), not left mid-stage.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(env, &mut s, cx)))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(Failure::new(ErrorCode::Internal, format!("the {stage} stage panicked: {what}")))
+        });
+    let (status, summary) = match ran {
         Ok(summary) => {
             let status = match s.stage_status.get(stage) {
                 Some(StageStatus::Skipped) => StageStatus::Skipped,

@@ -194,6 +194,24 @@ fn pipeline_init_then_commit_runs_every_stage_and_pushes() {
     assert_eq!(serde_json::from_str::<Value>(&runs.stdout).unwrap(), serde_json::json!([]));
 }
 
+/// A changed file whose string literals hold characters of more than one byte
+/// next to escapes (pylint's `"wait…"`): the test stage's SQL scan reads it
+/// (it panicked there, and the panic left the hub mid-stage).
+#[test]
+fn pipeline_reads_changed_files_with_multibyte_literals() {
+    let fx = Fixture::new();
+    fx.config(CONFIG);
+    let o = fx.commit(
+        "messages.py",
+        "WAIT = \"wait…\"\nESCAPED = \"\\…\"\nQ = \"SELECT id FROM users WHERE name = 'é'\"\n",
+        &["--yes", "-m", "messages"],
+    );
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_eq!(fx.remote_head(), git(&fx.proj, &["rev-parse", "HEAD"]));
+    let test = fx.read_json(".ironbees/cache/test_agent.json");
+    assert!(test["sql"].to_string().contains("SELECT id FROM users"), "{test}");
+}
+
 #[test]
 fn pipeline_init_refuses_a_dirty_tree_and_a_detached_head() {
     let fx = Fixture::new();

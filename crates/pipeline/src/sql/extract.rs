@@ -469,7 +469,9 @@ fn find_close(text: &str, from: usize, close: &str, raw: bool) -> usize {
             i += 2;
             continue;
         }
-        if text[i..].starts_with(close) {
+        // Bytes, not `text[i..]`: after a backslash `i` may sit inside a
+        // character (`"wait…"` panicked here), and a quote is one byte anyway.
+        if b[i..].starts_with(close.as_bytes()) {
             return i;
         }
         // A one-line literal ends at the line's end (an unclosed quote).
@@ -544,6 +546,29 @@ mod tests {
         let want: Vec<(u32, &str, bool, String)> =
             want.iter().map(|(l, k, p, s)| (*l, *k, *p, (*s).to_owned())).collect();
         assert_eq!(got, want, "{path}");
+    }
+
+    /// Characters of more than one byte next to escapes and quotes, in every
+    /// quoting: no panic (the pipeline's TEST stage died on pylint's `"wait…"`),
+    /// and a query after them is still found.
+    #[test]
+    fn literals_with_multibyte_characters_and_escapes_are_read() {
+        for (path, text) in [
+            (
+                "a.py",
+                "MSG = \"wait…\"\nE = \"\\…\"\nQ = \"SELECT id FROM users WHERE name = 'é'\"\n",
+            ),
+            ("a.py", "T = '''naïve \\é'''\nQ = 'SELECT id FROM users'\n"),
+            ("a.js", "const m = `x\\…`; const q = \"SELECT id FROM users\";\n"),
+            ("a.rs", "let c = '…'; let e = '\\u{2026}'; let q = \"SELECT id FROM users\";\n"),
+            ("a.go", "m := \"日本\\語\"\nq := \"SELECT id FROM users\"\n"),
+        ] {
+            let found = find(path, text);
+            assert!(
+                found.iter().any(|f| text[f.span.clone()].starts_with("SELECT id FROM users")),
+                "{path}: {text:?} -> {found:?}"
+            );
+        }
     }
 
     #[test]
