@@ -18,7 +18,7 @@ same git work by hand:
   exactly the one-commit delta the hub's clone stage brings in.
 
 ironbees and the peer alternate (ironbees first on even runs, the peer first on odd
-ones); one warm-up round of each is not counted. Stage times come from the
+ones), each after a `sync`; one warm-up round of each is not counted. Stage times come from the
 pipeline's own events (`--json`): a stage is its `nodeStarted` to its
 `stageFinished`; the approvals (answered by `--yes`) and checkpoints between stages
 are what the run's total (`runStarted` to `runFinished`) has beyond the stages;
@@ -52,8 +52,11 @@ def sh(cmd, cwd=None, check=True):
 
 
 def timed(cmd, cwd, ok=(0,)):
-    """Wall seconds, peak RSS (KiB, /usr/bin/time -f %M), stdout."""
+    """Wall seconds, peak RSS (KiB, /usr/bin/time -f %M), stdout. The disks are synced
+    first: without it a timed clone also waited on the writes of the steps before it
+    (deleting and writing trees of 10k files), differently from pair to pair."""
     env = dict(os.environ, **GIT_ENV)
+    os.sync()
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         full = ["/usr/bin/time", "-o", tf.name, "-f", "%M"] + cmd
         t = time.perf_counter()
