@@ -70,6 +70,7 @@ mod overlay;
 mod policy;
 mod review;
 mod suite;
+mod taskgraph;
 mod validate;
 mod workspace;
 

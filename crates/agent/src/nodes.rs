@@ -325,6 +325,8 @@ pub(crate) fn parse_plan(text: &str) -> Result<PlannerAnswer, String> {
     if !["LOW", "MEDIUM", "HIGH"].contains(&plan.complexity.as_str()) {
         return Err(format!("complexity {:?} is not LOW, MEDIUM or HIGH", plan.complexity));
     }
+    // The order the human approves with the plan (seed 002, M0).
+    plan.task_graph = Some(crate::taskgraph::build(plan).map_err(|e| format!("dependsOn: {e}"))?);
     Ok(answer)
 }
 

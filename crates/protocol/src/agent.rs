@@ -198,6 +198,37 @@ pub struct PlanStep {
     /// Why (for the human who approves the plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+    /// The steps that must be done before this one (their numbers). Optional:
+    /// without any, the task graph's rules derive them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<u32>,
+}
+
+/// The plan's steps as a task graph (seed 002, M0): which step waits for which,
+/// and the order as groups of steps that do not depend on each other.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskGraph {
+    /// `[before, after]`: step `after` depends on step `before`.
+    pub edges: Vec<[u32; 2]>,
+    /// Steps in dependency order: each group's steps depend only on earlier
+    /// groups', so a group's steps could be done in parallel.
+    pub groups: Vec<Vec<u32>>,
+    /// `planner` when the planner named the dependencies, `rules` when they were
+    /// derived (same file in order, tests after the code, a created file before
+    /// the steps that name it).
+    pub source: String,
+}
+
+impl TaskGraph {
+    /// The order in words, for the human who approves the plan: `1 → 2, 3 → 4`.
+    pub fn order_text(&self) -> String {
+        self.groups
+            .iter()
+            .map(|g| g.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+            .collect::<Vec<_>>()
+            .join(" → ")
+    }
 }
 
 /// The planner's plan (seed 001 §4.2, with seed 000's file lists).
@@ -222,6 +253,9 @@ pub struct ExecutionPlan {
     /// What to do in each file.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub task_descriptions: BTreeMap<String, String>,
+    /// The steps' dependencies and order, computed when the plan is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_graph: Option<TaskGraph>,
 }
 
 fn medium() -> String {

@@ -37,7 +37,7 @@ pub use crate::{
     agent::{
         ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope, EditType,
         ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
-        RunSettings, RunSpend, TestScope, Validation, Verdict, WorkspaceSync, nodes,
+        RunSettings, RunSpend, TaskGraph, TestScope, Validation, Verdict, WorkspaceSync, nodes,
     },
     api::{
         ApproveRequest, CancelRequest, DiffSummary, ExecuteRequest, PipelineApproveRequest,

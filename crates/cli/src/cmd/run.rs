@@ -681,6 +681,12 @@ fn show_plan(out: &Output, s: &protocol::CodingState) {
                 step.description
             ));
         }
+        if let Some(g) = p.task_graph.as_ref().filter(|_| p.steps.len() > 1) {
+            out.line(format!(
+                "  order: {} (a comma: no dependency between the steps)",
+                g.order_text()
+            ));
+        }
     }
 }
 

@@ -558,6 +558,43 @@ fn a_malformed_plan_is_sent_back_once_then_fails_with_a_code() {
     assert_eq!(o.events("planRejected").len(), 1);
 }
 
+// --- the plan's task graph (seed 002, M0) ---------------------------------------------
+
+/// A planner's dependencies that go round in a circle are sent back to it; the
+/// plan that follows carries its task graph (the rules' order: the code, then
+/// its test), which `runs show` prints with the plan the human approves.
+#[test]
+fn a_plans_steps_come_as_a_task_graph_and_a_cycle_is_sent_back() {
+    let p = calc_project();
+    let step = |n: u32, file: &str, deps: &[u32]| {
+        json!({"number": n, "description": format!("change {file}"), "actionType": "MODIFY",
+               "filePath": file, "dependsOn": deps})
+    };
+    let answer = |steps: Vec<Value>| {
+        json!({"spec": "Guard the division.", "plan": {"summary": "Guard the division and test it",
+               "steps": steps, "complexity": "LOW"}})
+        .to_string()
+    };
+    let mock = MockLlm::start();
+    mock.push(Reply::text(answer(vec![step(1, "calc.py", &[2]), step(2, "test_calc.py", &[1])])));
+    mock.push(Reply::text(answer(vec![
+        step(1, "calc.py", &[]),
+        step(2, "test_calc.py", &[]),
+        step(3, "README.md", &[]),
+    ])));
+    let o = cli(&p, &mock, &["run", "--json", "Fix the division by zero bug"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let rejected = o.events("planRejected");
+    assert_eq!(rejected.len(), 1);
+    assert!(rejected[0]["error"].to_string().contains("cycle"), "{:?}", rejected[0]);
+    let graph = &o.outcome()["state"]["plan"]["taskGraph"];
+    assert_eq!(graph["source"], "rules", "{graph}");
+    assert_eq!(graph["groups"], json!([[1, 3], [2]]), "the test after the code: {graph}");
+    let id = o.run_id();
+    let shown = cli(&p, &mock, &["runs", "show", &id]);
+    assert!(shown.stdout.contains("order: 1, 3 → 2"), "{}", shown.stdout);
+}
+
 // --- scenario 6: killed at every node boundary ------------------------------------------
 
 /// Starts a run and SIGKILLs it when `at` (a node starting, or a custom event)

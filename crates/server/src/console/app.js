@@ -162,6 +162,9 @@ function renderPlan(plan, spec) {
       el("span", { text: s.description }),
       s.filePath ? el("span", {}, " — ", el("code", { text: s.filePath })) : null,
       s.rationale ? el("div", { class: "muted", text: s.rationale }) : null))),
+    plan.taskGraph && plan.steps.length > 1
+      ? el("p", { class: "muted", text: "order: " + plan.taskGraph.groups.map((g) => g.join(", ")).join(" → ") + " (a comma: no dependency between the steps)" })
+      : null,
     spec ? el("details", {}, el("summary", { text: "Specification" }), el("p", { class: "request", text: spec })) : null);
 }
 
