@@ -7,10 +7,12 @@
 //!   fail then are *pre-existing*: reported with every validation, never blamed
 //!   on the change.
 //! - **The tests the change reaches first.** With `validate.tests: both` (the
-//!   default), a round runs the tests `impact` finds for the changed files, the
-//!   changed test files and the last round's failures; only when those pass does
-//!   the whole suite run, once, before the change is accepted. A suite of minutes
-//!   costs seconds per round.
+//!   default), a round runs the tests that reach the definitions the change
+//!   touches (`impact` of each changed place; pytest gets the test functions as
+//!   node ids), or for a change outside definitions the tests nearest the file,
+//!   the changed test files and the last round's failures; only when those pass
+//!   does the whole suite run, once, before the change is accepted. A suite of
+//!   minutes costs seconds per round.
 //! - **Failures by cause.** A missing test tool is found before the run (the
 //!   runners' preflight: `COMMAND_NOT_FOUND`), a failing test is one the tool
 //!   reports, a new failure is one the baseline did not have.
@@ -38,6 +40,10 @@ const OUTPUT_TAIL: usize = 3000;
 
 /// More target files than this and the targeted run is no cheaper than the suite.
 const MAX_TARGETS: usize = 40;
+/// More test functions than this (pytest node ids) and their files are run.
+const MAX_NODE_IDS: usize = 300;
+/// A change in more separate places of a file than this is targeted by file.
+const MAX_CHANGED_PLACES: usize = 8;
 
 /// The overlay's fingerprint: what VALIDATE last checked.
 fn overlay_fingerprint(files: &[protocol::OverlayFile]) -> String {
@@ -569,7 +575,9 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
             // cargo, matching its filters).
             let selected = |f: &protocol::TestFailure| {
                 targets.is_empty()
-                    || test_file_of(f, &root).is_some_and(|p| targets.contains(&p))
+                    || test_file_of(f, &root).is_some_and(|p| {
+                        targets.contains(&p) || targets.iter().any(|t| names_test(t, &p, &f.name))
+                    })
                     || targets.iter().any(|t| f.name.contains(t.as_str()))
             };
             let mut j = judge(&t.test, s.baseline.as_ref(), &concern, &selected);
@@ -616,7 +624,8 @@ pub(crate) fn validate(shared: &Shared, s: &mut CodingState, cx: &mut NodeContex
                 && t.test.build_errors.is_empty()
                 && let Some(files) = isolation_targets(&t.test, &j.new, &root)
                 // The same files again: nothing else ran before them.
-                && files.iter().collect::<BTreeSet<_>>() != targets.iter().collect::<BTreeSet<_>>()
+                && files.iter().map(String::as_str).collect::<BTreeSet<_>>()
+                    != targets.iter().map(|t| file_part(t)).collect::<BTreeSet<_>>()
             {
                 let alone = match commands.test(cx, &files)? {
                     Ran::Paused(reason) => return Ok(pause(s, reason)),
@@ -735,8 +744,10 @@ fn test_scopes(
 }
 
 /// The tests the change reaches, in the test tool's selection syntax: for tools
-/// that select by file (pytest, jest, vitest, go), the nearest test files
-/// `impact` finds for each changed file (`nearest_tests`), the changed test files, and the files of the last
+/// that select by file (pytest, jest, vitest, go), the tests that reach the
+/// changed definitions (`definition_tests`; pytest's as `file::Class::test`
+/// node ids), else the nearest test files `impact` finds for the changed file
+/// (`nearest_tests`), the changed test files, and the files of the last
 /// round's new failures; for cargo, the last round's failing test names. Empty
 /// when the tool is not known yet or there are too many to be worth it.
 fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String> {
@@ -760,6 +771,7 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
     match tool.as_str() {
         "pytest" | "jest" | "vitest" | "go" => {
             let call = stdx::Call::new(&stdx::NoProgress, cx.cancellation_token());
+            let mut functions: BTreeSet<String> = BTreeSet::new();
             for f in &s.overlay {
                 if f.content.is_none() {
                     continue;
@@ -768,20 +780,48 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                     out.insert(f.path.clone());
                     continue;
                 }
-                let req = ImpactRequest {
-                    target: f.path.clone(),
-                    depth: Some(4),
-                    limit: Some(200),
-                    all: true,
-                };
-                if let Ok(impact) = shared.session.impact(&req, &call) {
-                    out.extend(nearest_tests(impact.tests));
+                // The tests that reach the definitions the change touches; a
+                // change outside any (top-level code) or in many places: the
+                // tests nearest the file.
+                match definition_tests(shared, s, &f.path, &call) {
+                    Some(tests) if !tests.is_empty() => {
+                        for t in tests {
+                            if tool == "pytest" && !t.functions.is_empty() {
+                                functions.extend(
+                                    t.functions
+                                        .iter()
+                                        .map(|f| format!("{}::{}", t.path, f.replace('.', "::"))),
+                                );
+                            } else {
+                                out.insert(t.path);
+                            }
+                        }
+                    }
+                    _ => {
+                        let req = ImpactRequest {
+                            target: f.path.clone(),
+                            depth: Some(4),
+                            limit: Some(200),
+                            all: true,
+                        };
+                        if let Ok(impact) = shared.session.impact(&req, &call) {
+                            out.extend(nearest_tests(impact.tests));
+                        }
+                    }
                 }
             }
             let ws = workspace(shared, cx.run_id());
             out.extend(last_failures.filter_map(|f| test_file_of(f, ws.path())));
+            // Too many functions: their files.
+            if functions.len() > MAX_NODE_IDS {
+                out.extend(functions.iter().map(|n| file_part(n).to_owned()));
+                functions.clear();
+            }
+            // A file run whole selects its functions already.
+            functions.retain(|n| !out.contains(file_part(n)));
+            out.extend(functions);
             // Only files that exist in the copy (a deleted test, a stale path).
-            out.retain(|p| ws.path().join(p).is_file());
+            out.retain(|p| ws.path().join(file_part(p)).is_file());
             // Only what the project's own suite collects (its `testpaths`, its
             // `python_files`): not a helper module under `tests/`, not an example
             // project's tests with their own conftest. A test file the run
@@ -789,16 +829,94 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
             if tool == "pytest" {
                 let suite = PytestSuite::load(ws.path());
                 let changed: BTreeSet<&str> = s.overlay.iter().map(|f| f.path.as_str()).collect();
-                out.retain(|p| changed.contains(p.as_str()) || suite.collects(p));
+                out.retain(|p| changed.contains(file_part(p)) || suite.collects(file_part(p)));
             }
         }
         "cargo" | "nextest" => out.extend(last_failures.map(|f| f.name.clone())),
         _ => {}
     }
-    if out.len() > MAX_TARGETS {
+    let files: BTreeSet<&str> = out.iter().map(|t| file_part(t)).collect();
+    if files.len() > MAX_TARGETS {
         return Vec::new();
     }
     out.into_iter().collect()
+}
+
+/// The file of a target: `tests/test_a.py` of `tests/test_a.py::TestA::test_b`.
+fn file_part(target: &str) -> &str {
+    target.split("::").next().unwrap_or(target)
+}
+
+/// The tests that reach the definitions a file's change touches: `impact` of
+/// `path:line` for each place the change is (its lines in the working tree's
+/// version, which the index holds). `None` when that is not known or not a
+/// definition: no diff, a change in top-level code, too many places.
+fn definition_tests(
+    shared: &Shared,
+    s: &CodingState,
+    path: &str,
+    call: &stdx::Call<'_>,
+) -> Option<Vec<protocol::AffectedTest>> {
+    let diff = s.code_diffs.iter().find(|d| d.file_path == path)?;
+    let places = changed_places(&diff.diff);
+    if places.is_empty() || places.len() > MAX_CHANGED_PLACES {
+        return None;
+    }
+    let mut tests = Vec::new();
+    for line in places {
+        let req = ImpactRequest {
+            target: format!("{path}:{line}"),
+            depth: Some(4),
+            limit: Some(200),
+            all: true,
+        };
+        let impact = shared.session.impact(&req, call).ok()?;
+        if impact.target.kind != protocol::ResolvedKind::Symbol {
+            return None;
+        }
+        tests.extend(impact.tests);
+    }
+    Some(tests)
+}
+
+/// Where a unified diff changes its old side: one line per run of changed
+/// lines (the first removed line, or for lines only added, the line they follow).
+fn changed_places(diff: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut old = 0u32;
+    let mut in_run = false;
+    for line in diff.lines() {
+        if let Some(rest) = line.strip_prefix("@@ -") {
+            let start = rest.split([',', ' ']).next().and_then(|n| n.parse::<u32>().ok());
+            old = start.unwrap_or(1);
+            in_run = false;
+            continue;
+        }
+        if line.starts_with("---") || line.starts_with("+++") {
+            continue;
+        }
+        match line.as_bytes().first() {
+            Some(b'-') => {
+                if !in_run {
+                    out.push(old.max(1));
+                    in_run = true;
+                }
+                old += 1;
+            }
+            Some(b'+') => {
+                if !in_run {
+                    out.push(old.saturating_sub(1).max(1));
+                    in_run = true;
+                }
+            }
+            _ => {
+                in_run = false;
+                old += 1;
+            }
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// The affected tests nearest the changed file: those that import it directly
@@ -810,6 +928,20 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
 fn nearest_tests(tests: Vec<protocol::AffectedTest>) -> impl Iterator<Item = String> {
     let nearest = tests.iter().filter_map(|t| t.distance).min().unwrap_or(1).max(1);
     tests.into_iter().filter(move |t| t.distance.is_none_or(|d| d <= nearest)).map(|t| t.path)
+}
+
+/// Whether the pytest node id `target` (`tests/test_a.py::TestA::test_b`)
+/// selected the failure `name` (JUnit's `tests.test_a.TestA::test_b[param]`)
+/// of the file `file`.
+fn names_test(target: &str, file: &str, name: &str) -> bool {
+    let Some((path, function)) = target.split_once("::") else { return false };
+    if path != file {
+        return false;
+    }
+    let function = function.replace("::", ".");
+    let name = name.replace("::", ".");
+    let name = name.split('[').next().unwrap_or(&name);
+    name == function || name.ends_with(&format!(".{function}"))
 }
 
 /// A test file by the common conventions (the index's own notion needs the
@@ -1298,6 +1430,46 @@ mod tests {
             ["tests/test_b.py", "tests/test_c.py"]
         );
         assert!(nearest(vec![]).is_empty());
+    }
+
+    #[test]
+    fn a_diff_says_where_it_changes_the_old_side() {
+        let diff = [
+            "--- a/calc.py",
+            "+++ b/calc.py",
+            "@@ -3,4 +3,6 @@ def div(a, b):",
+            " ctx",
+            "-    return a / b",
+            "+    if b == 0:",
+            "+        raise ValueError",
+            "+    return a / b",
+            " ctx",
+            "@@ -20,2 +22,3 @@",
+            " ctx",
+            "+    added()",
+            " ctx",
+            "@@ -1,0 +1,1 @@",
+            "+import os",
+        ]
+        .join("\n");
+        let diff = diff.as_str();
+        assert_eq!(changed_places(diff), vec![4, 20, 1]);
+        assert!(changed_places("").is_empty());
+    }
+
+    #[test]
+    fn pytest_node_ids_select_their_failures() {
+        let cases = [
+            ("tests/t.py::TestA::test_b", "tests/t.py", "tests.t.TestA::test_b", true),
+            ("tests/t.py::TestA::test_b", "tests/t.py", "tests.t.TestA::test_b[x-1]", true),
+            ("tests/t.py::test_b", "tests/t.py", "tests.t::test_b", true),
+            ("tests/t.py::TestA::test_b", "tests/t.py", "tests.t.TestA::test_bc", false),
+            ("tests/t.py::TestA::test_b", "tests/u.py", "tests.u.TestA::test_b", false),
+            ("tests/t.py", "tests/t.py", "tests.t::test_b", false),
+        ];
+        for (target, file, name, want) in cases {
+            assert_eq!(names_test(target, file, name), want, "{target} {name}");
+        }
     }
 
     #[test]

@@ -224,8 +224,8 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
         "test_strings.py",
         "from strings import shout\n\ndef test_shout():\n    assert shout('a') == 'A'\n",
     );
-    // Reached through `stats.py`, two steps away: it waits for the whole suite
-    // (a module most of a suite imports would make "first" the whole suite).
+    // Reached through `stats.mean`, which calls `div`: a test function that
+    // reaches the changed definition runs first too; `test_strings.py` waits.
     p.write(
         "stats.py",
         "from calc import div\n\ndef mean(xs):\n    return div(sum(xs), len(xs))\n",
@@ -247,8 +247,14 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
     let runs = test_runs(&o);
     let scopes = scopes_of(&runs);
     assert_eq!(scopes, ["targeted", "full"], "{runs:?}");
-    assert_eq!(runs[0]["total"], 1, "only test_calc.py: {}", runs[0]);
-    assert!(runs[0]["command"].to_string().contains("test_calc.py"));
+    assert_eq!(runs[0]["total"], 2, "the functions reaching div: {}", runs[0]);
+    let targeted = runs[0]["command"].to_string();
+    assert!(
+        targeted.contains("test_calc.py::test_div_zero")
+            && targeted.contains("test_stats.py::test_mean")
+            && !targeted.contains("test_strings"),
+        "{targeted}"
+    );
     assert_eq!(runs[1]["total"], 3);
 
     // `validate.tests: full` runs the suite every round; `targeted`, only the
@@ -362,7 +368,7 @@ fn a_failure_that_passes_in_its_own_file_is_order_dependent_not_the_change() {
     p.write(
         "tests/test_z_calc.py",
         "import os\nimport pytest\nfrom pkg.calc import div\n\n\
-         def test_clean_environment():\n    assert 'IRONBEES_ORDER_FLAG' not in os.environ\n\n\
+         def test_clean_environment():\n    assert 'IRONBEES_ORDER_FLAG' not in os.environ\n    assert div(2, 1) == 2\n\n\
          def test_div_zero():\n    with pytest.raises(ValueError):\n        div(1, 0)\n",
     );
     sh(p.root(), "git", &["init", "-q"]);
