@@ -246,6 +246,11 @@ impl Turn<'_> {
             spend.output_tokens += resp.usage.output_tokens;
             spend.cost_usd += resp.cost_usd.unwrap_or(0.0);
             spend.model_calls += 1;
+            let mine = spend.by_agent.entry(agent.clone()).or_default();
+            mine.input_tokens += resp.usage.input_tokens + resp.usage.cache_read_tokens;
+            mine.output_tokens += resp.usage.output_tokens;
+            mine.cost_usd += resp.cost_usd.unwrap_or(0.0);
+            mine.model_calls += 1;
             if resp.cost_usd.is_none() {
                 spend.unpriced_calls += 1;
                 // The default model's missing price was reported at the start; a

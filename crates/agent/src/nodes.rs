@@ -233,7 +233,7 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
 /// index cannot read still gets planned.
 fn layer0(
     shared: &Shared,
-    s: &CodingState,
+    s: &mut CodingState,
     cx: &mut NodeContext<'_>,
     agent: &str,
     tokens: u32,
@@ -242,6 +242,7 @@ fn layer0(
     let call = stdx::Call::new(&stdx::NoProgress, &cancel);
     let session = &shared.session;
     let mut out = String::new();
+    let mut tokens_of: std::collections::BTreeMap<String, u64> = Default::default();
     let map = RepomapRequest {
         tokens: Some(tokens / 2),
         focus: Vec::new(),
@@ -251,6 +252,7 @@ fn layer0(
         out.push_str("### Repository map (most relevant definitions)\n\n");
         out.push_str(&map.text);
         out.push('\n');
+        tokens_of.insert("repomap".into(), engine::count_tokens(&map.text) as u64);
     }
     let req = protocol::LocalizeRequest {
         query: s.user_request.clone(),
@@ -269,11 +271,20 @@ fn layer0(
                 if tokens <= budget {
                     budget -= tokens;
                     out.push_str(&format!("```\n{text}\n```\n"));
+                    *tokens_of.entry("localized".into()).or_default() +=
+                        engine::count_tokens(text) as u64;
                 }
             }
         }
     }
-    cx.emit(RunEventKind::Context { agent: agent.into(), bytes: out.len() as u64 });
+    for (part, n) in &tokens_of {
+        *s.spend.context_tokens.entry(part.clone()).or_default() += n;
+    }
+    cx.emit(RunEventKind::Context {
+        agent: agent.into(),
+        bytes: out.len() as u64,
+        tokens: tokens_of,
+    });
     out
 }
 

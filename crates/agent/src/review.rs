@@ -148,7 +148,7 @@ fn parallel(
     s: &mut CodingState,
     cx: &mut NodeContext<'_>,
 ) -> Result<Vec<Verdict>, NodeError> {
-    let before = s.spend;
+    let before = s.spend.clone();
     let outcomes: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = spec
             .members

@@ -74,6 +74,8 @@ mod write;
 /// The request router of seed 002 (Layer 1), for the drivers and agents that
 /// reach code intelligence through the engine: a run routes its request once.
 pub use ::retrieval::route as route_request;
+/// Tokens of a text as the index counts them (what agents' context budgets use).
+pub use code_index::count_tokens;
 pub use stdx::{Call, CancellationToken, NoProgress, OutputStream, Progress};
 
 pub use crate::{

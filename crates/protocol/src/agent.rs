@@ -392,7 +392,7 @@ impl Default for RunSettings {
 }
 
 /// Tokens and money a run has spent on models so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSpend {
     pub input_tokens: u64,
@@ -404,6 +404,24 @@ pub struct RunSpend {
     /// does not count them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unpriced_calls: u32,
+    /// The same, per agent (seed 002's layers: planner, coder, critic,
+    /// validator, answerer, a project's own).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_agent: BTreeMap<String, AgentSpend>,
+    /// Tokens of the context ironbees assembled for the agents (Layer 0), per
+    /// part: `repomap`, `localized` (the ranked files' outlines).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_tokens: BTreeMap<String, u64>,
+}
+
+/// One agent's share of a run's spend.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSpend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub model_calls: u32,
 }
 
 fn is_zero(n: &u32) -> bool {

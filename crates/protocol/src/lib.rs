@@ -35,8 +35,8 @@ mod workflow;
 
 pub use crate::{
     agent::{
-        ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope, EditType,
-        ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
+        AgentSpend, ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope,
+        EditType, ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
         RunSettings, RunSpend, TaskGraph, TestScope, Validation, Verdict, WorkspaceSync, nodes,
     },
     api::{

@@ -144,7 +144,13 @@ pub enum RunEventKind {
     // --- what agent runs report (the coding graph's nodes and agents) -------------
     /// Context gathered for an agent before its turn (Layer 0: repository map,
     /// localized files, skeletons).
-    Context { agent: String, bytes: u64 },
+    Context {
+        agent: String,
+        bytes: u64,
+        /// Tokens per part of it (`repomap`, `localized`).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        tokens: std::collections::BTreeMap<String, u64>,
+    },
     /// A piece of a model's text as it streams: a line, or 256 bytes, at a time.
     ModelDelta { agent: String, round: u32, text: String },
     /// The stream of this round started over (a retry after partial output): the

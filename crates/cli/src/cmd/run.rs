@@ -706,6 +706,17 @@ fn show(out: &Output, status: &RunStatus, node: &str, s: &protocol::CodingState)
         s.spend.input_tokens + s.spend.output_tokens,
         s.spend.cost_usd
     ));
+    for (agent, a) in &s.spend.by_agent {
+        out.line(format!(
+            "           {agent}: {} model calls, {} in + {} out tokens, ${:.4}",
+            a.model_calls, a.input_tokens, a.output_tokens, a.cost_usd
+        ));
+    }
+    if !s.spend.context_tokens.is_empty() {
+        let parts: Vec<String> =
+            s.spend.context_tokens.iter().map(|(p, n)| format!("{p} {n}")).collect();
+        out.line(format!("context:   {} tokens assembled (Layer 0)", parts.join(", ")));
+    }
     if let Some(tx) = &s.transaction_id {
         out.line(format!("applied:   transaction {tx}"));
     }

@@ -778,6 +778,16 @@ fn a_question_is_answered_from_the_code_without_a_plan_or_a_change() {
     let sent = requests[0].body.to_string();
     assert!(sent.contains("def calculate"), "the outline of calc.py: {sent}");
     assert!(sent.len() / 4 < 10_000, "{} bytes", sent.len());
+    // Tokens per layer: the answerer's model call, and Layer 0's parts.
+    let spend = &o.outcome()["state"]["spend"];
+    assert_eq!(spend["byAgent"]["answerer"]["modelCalls"], 1, "{spend}");
+    assert_eq!(spend["byAgent"]["answerer"]["inputTokens"], spend["inputTokens"], "{spend}");
+    let context = &spend["contextTokens"];
+    assert!(context["localized"].as_u64().unwrap() > 0, "{spend}");
+    assert!(
+        context.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>() < 10_000
+    );
+    assert_eq!(o.events("context")[0]["tokens"], *context, "the event says the same");
     // The text output shows the answer.
     let text = cli(&p, &mock, &["run", "Explain how calculate() handles division"]);
     ok(&text);

@@ -209,7 +209,8 @@ function describe(k) {
     case "paused": return "paused before " + k.node + ": " + k.reason;
     case "diverted": return k.from + " → " + k.to + ": " + k.reason;
     case "runFinished": return "execution ended: " + k.status.type + (k.status.message ? " — " + k.status.message : "");
-    case "context": return k.agent + " context: " + k.bytes + " bytes";
+    case "context": return k.agent + " context: " + k.bytes + " bytes" +
+      (k.tokens ? " (" + Object.entries(k.tokens).map(([p, n]) => p + " " + n + " tokens").join(", ") + ")" : "");
     case "modelCall": return `${k.agent} ← ${k.model}: ${k.usage.inputTokens || 0} in, ${k.usage.outputTokens || 0} out` +
       (k.costUsd != null ? ", " + money(k.costUsd) : "") + `, ${k.latencyMs} ms`;
     case "modelRetry": return "model retry (" + k.provider + "): " + k.reason;
