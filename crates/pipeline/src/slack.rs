@@ -22,7 +22,7 @@ const MAX_WAIT: Duration = Duration::from_secs(30);
 const FEEDBACK_WINDOW: u64 = 14 * 24 * 3600;
 /// At most this many replies per pipeline: a vague subject must not answer a
 /// whole channel.
-pub(crate) const MAX_REPLIES: usize = 5;
+const MAX_REPLIES: usize = 5;
 
 /// Whether the configuration asks for notifications at all.
 pub(crate) fn enabled(cfg: &SlackConfig) -> bool {
