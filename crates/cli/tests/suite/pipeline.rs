@@ -390,6 +390,30 @@ fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
     let o = fx.ib(&["pipeline", "resume", &id, "--approve"]);
     assert_ne!(o.code, 0);
 
+    // A "no" after refactoring: back to the last good branch, nothing pushed.
+    let o = fx.commit("app.sh", "echo v2b\n", &["-m", "v2b"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    let second = fx.pipelines()[0]["id"].as_str().unwrap().to_owned();
+    for _ in 0..2 {
+        let o = fx.ib(&["pipeline", "resume", &second, "--approve"]);
+        assert_eq!(o.code, 10, "{}", o.stderr);
+    }
+    assert_eq!(fx.show(&second)["run"]["status"]["node"], "APPROVE_REFACTOR");
+    let o = fx.ib(&["pipeline", "resume", &second, "--reject"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let shown = fx.show(&second);
+    assert_eq!(shown["state"]["error"]["failedStage"], "refactor", "{shown}");
+    assert_eq!(shown["state"]["results"]["refactor"]["userApproved"], false);
+    assert_eq!(fx.remote_head(), before);
+    // Seed §7.1: branches made after the rejected step go; the refactor stage's
+    // own (it ran, skipped without a model) is the last good one, as the test
+    // stage's is above.
+    assert!(
+        fx.hub_branches().contains(&format!("commitly/refactor/{second}")),
+        "{:?}",
+        fx.hub_branches()
+    );
+
     // A waiting pipeline cancelled leaves no branch behind.
     let o = fx.commit("app.sh", "echo v3\n", &["-m", "v3"]);
     assert_eq!(o.code, 10, "{}", o.stderr);
@@ -398,7 +422,10 @@ fn pipeline_waits_at_approvals_and_a_rejection_rolls_back() {
     let o = fx.ib(&["pipeline", "cancel", &newest, "--json"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(serde_json::from_str::<Value>(&o.stdout).unwrap()["status"]["type"], "cancelled");
-    assert_eq!(fx.hub_branches(), vec![format!("commitly/test/{id}")]);
+    assert_eq!(
+        fx.hub_branches(),
+        vec![format!("commitly/refactor/{second}"), format!("commitly/test/{id}")]
+    );
     assert_eq!(fx.remote_head(), before);
 }
 
