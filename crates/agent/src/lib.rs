@@ -58,6 +58,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod context;
 mod critic;
 mod defs;
 mod error;

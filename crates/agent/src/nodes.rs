@@ -11,8 +11,7 @@ use std::sync::Arc;
 use llm::Message;
 use protocol::{
     ApprovalDecision, Approver, ChangeOptions, ChangeRequest, CheckLevel, CodingState, ErrorCode,
-    ExecutionPlan, Gate, HistoryRequest, PlannerAnswer, RepomapRequest, RunEventKind, Validation,
-    Verdict, nodes,
+    ExecutionPlan, Gate, HistoryRequest, PlannerAnswer, RunEventKind, Validation, Verdict, nodes,
 };
 use serde_json::{Value, json};
 use workflow::{END, NodeContext, NodeError, NodeOutcome};
@@ -227,10 +226,9 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     unreachable!("the loop returns on its second attempt")
 }
 
-/// Layer 0 for `agent` (the planner, the answerer): the repository map
-/// personalized to the request, then the skeletons of the files `localize` ranks
-/// first, until about `tokens` are used. Each part is best effort: a project the
-/// index cannot read still gets planned.
+/// Layer 0 for `agent` (the planner, the answerer): the ContextAdapter's parts
+/// (`context.rs`) within about `tokens`, counted per part in the run's spend and
+/// the `context` event.
 fn layer0(
     shared: &Shared,
     s: &mut CodingState,
@@ -240,52 +238,16 @@ fn layer0(
 ) -> String {
     let cancel = cx.cancellation_token().clone();
     let call = stdx::Call::new(&stdx::NoProgress, &cancel);
-    let session = &shared.session;
-    let mut out = String::new();
-    let mut tokens_of: std::collections::BTreeMap<String, u64> = Default::default();
-    let map = RepomapRequest {
-        tokens: Some(tokens / 2),
-        focus: Vec::new(),
-        query: Some(s.user_request.clone()),
-    };
-    if let Ok(map) = session.repomap(&map, &call) {
-        out.push_str("### Repository map (most relevant definitions)\n\n");
-        out.push_str(&map.text);
-        out.push('\n');
-        tokens_of.insert("repomap".into(), engine::count_tokens(&map.text) as u64);
-    }
-    let req = protocol::LocalizeRequest {
-        query: s.user_request.clone(),
-        k: Some(5),
-        ..Default::default()
-    };
-    if let Ok(found) = session.localize(&req, &call) {
-        let mut budget = (tokens / 2) as usize;
-        out.push_str("\n### Files most likely involved (ranked), with their outlines\n");
-        for f in found.files.iter().take(5) {
-            out.push_str(&format!("\n- {} (score {:.2})\n", f.path, f.score));
-            let sk = protocol::SkeletonRequest { path: f.path.clone() };
-            if let Ok(sk) = session.skeleton(&sk, &call) {
-                let text = &sk.skeleton.text;
-                let tokens = text.len() / 4;
-                if tokens <= budget {
-                    budget -= tokens;
-                    out.push_str(&format!("```\n{text}\n```\n"));
-                    *tokens_of.entry("localized".into()).or_default() +=
-                        engine::count_tokens(text) as u64;
-                }
-            }
-        }
-    }
-    for (part, n) in &tokens_of {
+    let context = crate::context::assemble(shared, s, &call, tokens);
+    for (part, n) in &context.tokens {
         *s.spend.context_tokens.entry(part.clone()).or_default() += n;
     }
     cx.emit(RunEventKind::Context {
         agent: agent.into(),
-        bytes: out.len() as u64,
-        tokens: tokens_of,
+        bytes: context.text.len() as u64,
+        tokens: context.tokens,
     });
-    out
+    context.text
 }
 
 /// The project's AGENTS.md files that apply to `paths` (all the root's when none).

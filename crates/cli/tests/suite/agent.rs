@@ -784,6 +784,10 @@ fn a_question_is_answered_from_the_code_without_a_plan_or_a_change() {
     assert_eq!(spend["byAgent"]["answerer"]["inputTokens"], spend["inputTokens"], "{spend}");
     let context = &spend["contextTokens"];
     assert!(context["localized"].as_u64().unwrap() > 0, "{spend}");
+    // The definition the question names, with its body (Layer 0's third part).
+    assert!(context["definitions"].as_u64().unwrap() > 0, "{spend}");
+    assert!(sent.contains("Definitions the request names"), "{sent}");
+    assert!(sent.contains("calculate` in calc.py:"), "{sent}");
     assert!(
         context.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>() < 10_000
     );
