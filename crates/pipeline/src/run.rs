@@ -281,6 +281,9 @@ impl Pipeline {
             return Ok(None);
         }
         let root = &self.env.layout.root;
+        // What would stop the pipeline (no remote, a detached HEAD) stops the
+        // commit too: no commit is made for a pipeline that cannot start.
+        project::inspect(root, &self.env.config)?;
         let mut add = vec!["add", "-A", "--"];
         add.extend(applied.files.iter().map(String::as_str));
         git_ok(root, &add, None).map_err(|e| Error::Git {

@@ -1461,6 +1461,23 @@ fn pipeline_runs_on_an_agent_runs_applied_change_when_configured() {
     assert_pushed_the_runs_change_alone(&fx);
 }
 
+/// A pipeline that cannot start (the project has no remote) makes no commit: the
+/// run's change stays applied in the tree, and the error says why.
+#[test]
+fn pipeline_on_agent_apply_without_a_remote_commits_nothing() {
+    let (fx, mock) = agent_apply_fixture();
+    git(&fx.proj, &["remote", "remove", "origin"]);
+    let head = git(&fx.proj, &["rev-parse", "HEAD"]);
+    let mut c = fx.cmd();
+    c.env("ANTHROPIC_API_KEY", "sk-ant-pipeline-test").env("ANTHROPIC_BASE_URL", mock.url());
+    c.args(["run", "--yes", "Make div raise ValueError for a zero divisor"]);
+    let o = Out::from(c.output().unwrap());
+    assert_ne!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("remote"), "{}", o.stderr);
+    assert_eq!(git(&fx.proj, &["rev-parse", "HEAD"]), head, "no commit");
+    assert!(std::fs::read_to_string(fx.proj.join("calc.py")).unwrap().contains("ValueError"));
+}
+
 /// The same through `ironbees serve`: its worker starts the pipeline after the
 /// run it drove applied.
 #[test]
