@@ -785,6 +785,9 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                 // tests nearest the file.
                 match definition_tests(shared, s, &f.path, &call) {
                     Some(tests) if !tests.is_empty() => {
+                        // Functions are cheap to run wherever they are; whole
+                        // files only the nearest.
+                        let mut whole = Vec::new();
                         for t in tests {
                             if tool == "pytest" && !t.functions.is_empty() {
                                 functions.extend(
@@ -793,9 +796,10 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                                         .map(|f| format!("{}::{}", t.path, f.replace('.', "::"))),
                                 );
                             } else {
-                                out.insert(t.path);
+                                whole.push(t);
                             }
                         }
+                        out.extend(nearest_tests(whole));
                     }
                     _ => {
                         let req = ImpactRequest {
