@@ -878,9 +878,38 @@ fn definition_tests(
         if impact.target.kind != protocol::ResolvedKind::Symbol {
             return None;
         }
+        let reached = impact.tests.iter().any(|t| !t.functions.is_empty());
         tests.extend(impact.tests);
+        if reached {
+            continue;
+        }
+        // A method no test function reaches (called through `self`, a dispatch
+        // table; a test file only named after the module): the tests of its
+        // class, the nearest unit that has callers.
+        for symbol in &impact.target.symbols {
+            if let Some(container) = container_of(&symbol.qualified_name) {
+                let req = ImpactRequest {
+                    target: container.to_owned(),
+                    depth: Some(4),
+                    limit: Some(200),
+                    all: true,
+                };
+                if let Ok(class) = shared.session.impact(&req, call)
+                    && class.target.files.iter().any(|f| f == path)
+                {
+                    tests.extend(class.tests);
+                }
+            }
+        }
     }
     Some(tests)
+}
+
+/// `Class` of `Class.method` (`::` for Rust and C++); None at the top level.
+fn container_of(qualified: &str) -> Option<&str> {
+    let cut =
+        qualified.rfind("::").map(|i| (i, 2)).or_else(|| qualified.rfind('.').map(|i| (i, 1)));
+    cut.map(|(i, _)| &qualified[..i]).filter(|c| !c.is_empty())
 }
 
 /// Where a unified diff changes its old side: one line per run of changed
@@ -1459,6 +1488,18 @@ mod tests {
         let diff = diff.as_str();
         assert_eq!(changed_places(diff), vec![4, 20, 1]);
         assert!(changed_places("").is_empty());
+    }
+
+    #[test]
+    fn a_methods_container_is_its_class() {
+        for (q, want) in [
+            ("HueMapping._lookup_single", Some("HueMapping")),
+            ("http::Client::send", Some("http::Client")),
+            ("a.B.c", Some("a.B")),
+            ("calculate", None),
+        ] {
+            assert_eq!(container_of(q), want, "{q}");
+        }
     }
 
     #[test]

@@ -286,6 +286,46 @@ fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
     }
 }
 
+/// A method no test calls by name (seaborn's `HueMapping._lookup_single`, called
+/// through `self` in `__call__`): the tests of its class run first, as
+/// functions, not every file that imports the module.
+#[test]
+fn a_method_reached_only_through_its_class_runs_the_class_tests_first() {
+    let p = TempProject::new();
+    p.write(
+        "colors.py",
+        "class Mapping:\n    def __init__(self, table):\n        self.table = table\n\n\
+         \x20   def __call__(self, key):\n        return self._resolve(key)\n\n\
+         \x20   def _resolve(self, key):\n        return self.table[key]\n",
+    );
+    p.write(
+        "test_mapping.py",
+        "import pytest\nfrom colors import Mapping\n\n\
+         def test_lookup():\n    assert Mapping({'a': 1})('a') == 1\n\n\
+         def test_missing():\n    assert Mapping({})('b') is None\n",
+    );
+    p.write("test_other.py", "import colors\n\ndef test_other():\n    assert colors is not None\n");
+    let mock = MockLlm::start();
+    fixing_model(
+        &mock,
+        "colors.py",
+        "        return self.table[key]",
+        "        return self.table.get(key)",
+    );
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Return None for a missing key in Mapping"]);
+    ok(&o);
+    let runs = test_runs(&o);
+    assert_eq!(scopes_of(&runs), ["targeted", "full"], "{runs:?}");
+    let targeted = runs[0]["command"].to_string();
+    assert!(
+        targeted.contains("test_mapping.py::test_lookup")
+            && targeted.contains("test_mapping.py::test_missing")
+            && !targeted.contains("test_other"),
+        "{targeted}"
+    );
+    assert_eq!(runs[0]["total"], 2, "{}", runs[0]);
+}
+
 /// What pytest's and flask's own repositories hold: a version module the
 /// installer wrote and `.gitignore` names (without it the package does not
 /// import), `testpaths` that keep an example project's tests (whose conftest
