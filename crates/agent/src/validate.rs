@@ -789,10 +789,11 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                         // files only the nearest.
                         let mut whole = Vec::new();
                         for t in tests {
-                            if tool == "pytest" && !t.functions.is_empty() {
+                            if tool == "pytest" && t.functions.iter().any(|f| collected(f)) {
                                 functions.extend(
                                     t.functions
                                         .iter()
+                                        .filter(|f| collected(f))
                                         .map(|f| format!("{}::{}", t.path, f.replace('.', "::"))),
                                 );
                             } else {
@@ -903,6 +904,19 @@ fn definition_tests(
         }
     }
     Some(tests)
+}
+
+/// Whether pytest collects a test file's function by its default names
+/// (`test*` functions, `Test*` classes and their `test*` methods): a fixture or
+/// a helper that reaches the change is no node id (pytest would answer "not
+/// found" and the targeted run would not start).
+fn collected(qualified: &str) -> bool {
+    let parts: Vec<&str> = qualified.split('.').collect();
+    match parts.as_slice() {
+        [f] => f.starts_with("test") || f.starts_with("Test"),
+        [classes @ .., f] => classes.iter().all(|c| c.starts_with("Test")) && f.starts_with("test"),
+        [] => false,
+    }
 }
 
 /// `Class` of `Class.method` (`::` for Rust and C++); None at the top level.
@@ -1488,6 +1502,21 @@ mod tests {
         let diff = diff.as_str();
         assert_eq!(changed_places(diff), vec![4, 20, 1]);
         assert!(changed_places("").is_empty());
+    }
+
+    #[test]
+    fn only_what_pytest_collects_becomes_a_node_id() {
+        for (name, want) in [
+            ("test_div", true),
+            ("TestPairGrid", true),
+            ("TestPairGrid.test_corner", true),
+            ("TestOuter.TestInner.test_x", true),
+            ("penguins", false),
+            ("TestPairGrid.helper", false),
+            ("Helper.test_x", false),
+        ] {
+            assert_eq!(collected(name), want, "{name}");
+        }
     }
 
     #[test]

@@ -218,7 +218,12 @@ fn an_editable_install_in_the_projects_venv_validates_green_without_activation()
 fn the_tests_the_change_reaches_run_first_then_the_whole_suite_once() {
     let p = TempProject::new();
     p.write("calc.py", "def div(a, b):\n    return a / b\n");
-    p.write("test_calc.py", "import pytest\nfrom calc import div\n\ndef test_div_zero():\n    with pytest.raises(ValueError):\n        div(1, 0)\n");
+    // A fixture that calls `div` reaches it too, but is no test: not a node id.
+    p.write(
+        "test_calc.py",
+        "import pytest\nfrom calc import div\n\n@pytest.fixture\ndef half():\n    return div(1, 2)\n\n\
+         def test_div_zero():\n    with pytest.raises(ValueError):\n        div(1, 0)\n",
+    );
     p.write("strings.py", "def shout(s):\n    return s.upper()\n");
     p.write(
         "test_strings.py",
