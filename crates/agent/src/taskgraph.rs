@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::{ExecutionPlan, PlanStep, TaskGraph};
 
+use crate::validate::looks_like_test;
+
 /// The task graph of `plan`'s steps, or why it has none.
 pub(crate) fn build(plan: &ExecutionPlan) -> Result<TaskGraph, String> {
     let steps = &plan.steps;
@@ -62,7 +64,7 @@ fn by_rule(earlier: &PlanStep, later: &PlanStep) -> bool {
     if a == b {
         return true;
     }
-    if is_test(b) && !is_test(a) {
+    if looks_like_test(b) && !looks_like_test(a) {
         return true;
     }
     let name = a.rsplit('/').next().unwrap_or(a);
@@ -70,17 +72,6 @@ fn by_rule(earlier: &PlanStep, later: &PlanStep) -> bool {
     earlier.action_type == "CREATE"
         && (later.description.contains(name)
             || (stem.len() >= 4 && later.description.contains(stem)))
-}
-
-fn is_test(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.split('.').next().unwrap_or(name);
-    stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || path.starts_with("tests/")
-        || path.contains("/tests/")
 }
 
 /// Kahn's algorithm by levels: each group holds the steps whose dependencies

@@ -993,7 +993,7 @@ fn names_test(target: &str, file: &str, name: &str) -> bool {
 
 /// A test file by the common conventions (the index's own notion needs the
 /// graph; this is only to put a changed test first).
-fn looks_like_test(path: &str) -> bool {
+pub(crate) fn looks_like_test(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name);
     stem.starts_with("test_")

@@ -110,8 +110,9 @@ fn database(v: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A URL's userinfo or path segment, percent-encoded.
-fn encode(s: &str) -> String {
+/// A URL's userinfo, path segment or query value, percent-encoded (RFC 3986
+/// unreserved characters kept).
+pub(crate) fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

@@ -189,7 +189,7 @@ pub(crate) fn matching_messages(
     let url = format!(
         "{}?channel={}&limit=200&oldest={oldest}",
         api.method_url("conversations.history"),
-        urlencode(channel)
+        crate::seed_layout::encode(channel)
     );
     let answer = api.call(&url, None, Some(token));
     let attempts = api.attempts;
@@ -225,17 +225,6 @@ pub(crate) fn reply(
     };
     let r = api.post_message(text, Some(ts));
     (r, api.attempts)
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Words that say a change was made, not what it was about.
