@@ -45,8 +45,8 @@ def score(gold, ranked):
     return m
 
 
-def run_one(args, r, variant, weights, tree, qfile):
-    cmd = [args.bin, "-C", tree, "localize", "--query-file", qfile, "-k", "20", "--json"]
+def run_one(args, r, variant, weights, tree, qfile, binary=None, flags=()):
+    cmd = [binary or args.bin, "-C", tree, "localize", "--query-file", qfile, "-k", "20", "--json", *flags]
     if weights:
         cmd += ["--weights", weights]
     t = time.perf_counter()
@@ -58,7 +58,14 @@ def run_one(args, r, variant, weights, tree, qfile):
     if res.returncode != 0:
         return {"error": res.stderr[-500:], "seconds": round(secs, 2)}
     ranked = [x["path"] for x in json.loads(res.stdout)][:20]
-    return {**score(r["gold_files"], ranked), "ranked": ranked, "seconds": round(secs, 2)}
+    out = {**score(r["gold_files"], ranked), "ranked": ranked, "seconds": round(secs, 2)}
+    # `--rerank` reports the model's part on stderr: its picks and tokens.
+    for line in res.stderr.splitlines():
+        if line.startswith('{"rerank"'):
+            rr = json.loads(line)["rerank"]
+            out["rerank"] = {"picks": rr["picks"], "input_tokens": rr["inputTokens"],
+                             "output_tokens": rr["outputTokens"], "error": (rr.get("error") or {}).get("code")}
+    return out
 
 
 def summary(ms):
@@ -116,6 +123,11 @@ def main():
     ap.add_argument("--repo", action="append", help="only these repositories")
     ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="only these variants (default: all)")
     ap.add_argument("--heldout-repo", action="append", help="a row without `split` of this repository is held-out")
+    ap.add_argument("--pair", action="append", metavar="NAME=BIN",
+                    help="compare builds on the same indexed tree: variant ours@NAME runs BIN "
+                         "(the first one indexes cold; repeat for each build)")
+    ap.add_argument("--pair-flag", action="append", metavar="NAME=FLAG",
+                    help="an extra flag for --pair NAME's runs (e.g. rerank=--rerank)")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--keep-trees", action="store_true")
     ap.add_argument("--fresh", action="store_true", help="forget earlier results")
@@ -123,7 +135,12 @@ def main():
     ap.add_argument("--per-repo", action="store_true", help="also print per-repository tables")
     args = ap.parse_args()
     results_path = args.results or os.path.join(args.work, "results.jsonl")
-    variants = args.variant or list(VARIANTS)
+    pairs = dict(p.split("=", 1) for p in args.pair or [])
+    pair_flags = collections.defaultdict(list)
+    for p in args.pair_flag or []:
+        name, flag = p.split("=", 1)
+        pair_flags[name].append(flag)
+    variants = [f"ours@{name}" for name in pairs] if pairs else (args.variant or list(VARIANTS))
     os.makedirs(args.work, exist_ok=True)
 
     def load():
@@ -165,7 +182,11 @@ def main():
             with open(qfile, "w") as f:
                 f.write(r["problem_statement"])
             for v in todo:
-                m = run_one(args, r, v, VARIANTS[v], tree, qfile)
+                if v.startswith("ours@"):
+                    name = v[len("ours@"):]
+                    m = run_one(args, r, v, None, tree, qfile, pairs[name], pair_flags[name])
+                else:
+                    m = run_one(args, r, v, VARIANTS[v], tree, qfile)
                 m.update({"instance_id": r["instance_id"], "repo": r["repo"], "language": r["language"],
                           "split": r["split"], "variant": v, "gold": r["gold_files"]})
                 out.write(json.dumps(m) + "\n")

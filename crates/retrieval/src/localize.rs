@@ -396,7 +396,7 @@ fn features(
     let title = cleaned.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let code: Vec<&str> =
         q.identifiers.iter().filter(|m| m.strength >= 1.0).map(|m| m.text.as_str()).collect();
-    let text_hits = search.search(&cleaned, 400, 160)?;
+    let text_hits = search.search_issue(&cleaned, 400, 160)?;
     file_text_scores(
         snapshot,
         &text_hits,
@@ -406,7 +406,7 @@ fn features(
     );
     s.text_rr = reciprocal_ranks(&s.text);
     if !title.is_empty() {
-        let hits = search.search(title, 200, 40)?;
+        let hits = search.search_issue(title, 200, 40)?;
         file_text_scores(snapshot, &hits, &mut s.title_text, None, None);
     }
     if !code.is_empty() {
@@ -821,9 +821,13 @@ fn path_signal(snapshot: &Snapshot, features: &QueryFeatures, s: &mut Signals) {
     // Dotted module names (`pkg.sub.mod`) naming a file.
     for m in features.identifiers.iter().filter(|m| m.text.contains('.')) {
         let as_path = m.text.replace('.', "/");
-        for candidate in
-            [format!("{as_path}.py"), format!("{as_path}/__init__.py"), format!("{as_path}.rs")]
-        {
+        for candidate in [
+            format!("{as_path}.py"),
+            format!("{as_path}/__init__.py"),
+            format!("{as_path}.rs"),
+            format!("{as_path}.java"), // `org.jsoup.parser.Tag`: a class is its file
+            format!("{as_path}.kt"),
+        ] {
             let found = files_by_suffix(snapshot, &candidate);
             if found.len() == 1 {
                 let i = found[0] as usize;
@@ -1717,6 +1721,7 @@ class MatrixBase:
             "impl" => &s.impl_,
             "stem_title" => &s.stem_title,
             "frame" => &s.frame,
+            "path" => &s.path,
             other => panic!("no signal {other}"),
         };
         let mut files: Vec<(usize, f64)> =
@@ -1801,6 +1806,12 @@ public class Thread {}
                 "java.lang.NullPointerException\n\tat com.acme.util.Strings.trim(Strings.java:2)\n\tat java.lang.Thread.run(Thread.java:748)",
                 "frame",
                 &["src/main/java/com/acme/util/Strings.java"],
+            ),
+            // Java: a fully qualified class name is its file.
+            (
+                "`com.acme.text.Strings` is not thread-safe",
+                "path",
+                &["src/main/java/com/acme/text/Strings.java"],
             ),
         ];
         for (text, signal, want) in cases {

@@ -223,7 +223,11 @@ pub fn clean(query: &str) -> String {
     let report = environment_report_lines(&lines);
     let mut out = String::with_capacity(text.len());
     for (i, line) in lines.iter().enumerate() {
-        if is_package_listing(line) || report[i] || is_interpreter_banner(line) {
+        if is_package_listing(line)
+            || report[i]
+            || is_interpreter_banner(line)
+            || (i > 0 && is_template_heading(line))
+        {
             continue;
         }
         let kept: Vec<&str> = line
@@ -365,6 +369,93 @@ fn is_interpreter_banner(line: &str) -> bool {
         || t.contains("\"credits\" or \"license\"")
         || t.contains("'credits' or 'license'")
         || t.contains("An enhanced Interactive Python")
+}
+
+/// A heading of an issue template: `### Steps to reproduce`, `**Expected
+/// behavior**`, `Additional context:`. Their words are every report's, and
+/// `context`, `environment` and `version` name code in most projects. A heading
+/// (a `#` line, a bold line, a short line ending in a colon) only, and only when
+/// every word is a template's: `### Parsing fails on empty input` stays.
+fn is_template_heading(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "a",
+        "actual",
+        "additional",
+        "alternatives",
+        "and",
+        "any",
+        "behavior",
+        "behaviour",
+        "browser",
+        "bug",
+        "checklist",
+        "code",
+        "complete",
+        "considered",
+        "context",
+        "current",
+        "describe",
+        "description",
+        "desktop",
+        "details",
+        "device",
+        "environment",
+        "example",
+        "expected",
+        "feature",
+        "following",
+        "happened",
+        "how",
+        "info",
+        "information",
+        "instead",
+        "issue",
+        "logs",
+        "minimal",
+        "motivation",
+        "of",
+        "os",
+        "output",
+        "please",
+        "problem",
+        "proposed",
+        "related",
+        "reproduce",
+        "reproducible",
+        "request",
+        "result",
+        "results",
+        "screenshots",
+        "smartphone",
+        "solution",
+        "steps",
+        "summary",
+        "system",
+        "the",
+        "to",
+        "version",
+        "versions",
+        "what",
+        "you",
+        "your",
+    ];
+    let t = line.trim();
+    let heading = if let Some(h) = t.strip_prefix('#') {
+        h.trim_start_matches('#')
+    } else if let Some(h) = t.strip_prefix("**").and_then(|h| h.strip_suffix("**")) {
+        h
+    } else if let Some(h) = t.strip_suffix(':').filter(|h| h.len() <= 40) {
+        h
+    } else {
+        return false;
+    };
+    let heading = heading.trim().trim_end_matches(':').trim_matches('*');
+    let mut words = heading
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_ascii_lowercase())
+        .peekable();
+    words.peek().is_some() && words.all(|w| WORDS.contains(&w.as_str()))
 }
 
 /// `name   1.2.3   [location]`, `name==1.2.3`, `name=1.2.3=build`, `---- ----`.
@@ -514,17 +605,23 @@ fn find_paths(query: &str) -> Vec<PathMention> {
         }
     }
     // Anything shaped like a path with a source extension, optionally `:line`.
-    for raw in query.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;|".contains(c)) {
+    for (line, raw) in query.lines().flat_map(|line| {
+        line.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;|".contains(c))
+            .map(move |raw| (line, raw))
+    }) {
         let token = raw.trim_matches(|c: char| c == '.' || c == ':' || c == '\'' || c == '"');
         let Some((path, line_no)) = split_location(token) else { continue };
         if !has_source_ext(&path) || path.starts_with("http") || path.contains("://") {
             continue;
         }
-        // `path.py:12: in func` (pytest) and `path.go:12 +0x1d` (a Go panic's
-        // goroutine trace) count as frames.
+        // `path.py:12: in func` (pytest), `path.go:12 +0x1d` (a Go panic's
+        // goroutine trace), `#3 0x4f2f in main src/x.c:10:5` (a sanitizer's or
+        // gdb's backtrace) and `panicked at src/lib.rs:12:5` (Rust) are frames.
         let frame = line_no.is_some()
-            && (query.contains(&format!("{token}: in "))
-                || query.contains(&format!("{token} +0x")));
+            && (line.contains(&format!("{token}: in "))
+                || line.contains(&format!("{token} +0x"))
+                || line.contains("panicked at ")
+                || is_native_frame(line));
         push(
             &mut out,
             PathMention {
@@ -537,6 +634,18 @@ fn find_paths(query: &str) -> Vec<PathMention> {
         );
     }
     out
+}
+
+/// A line of a native backtrace: `#0  0x00007f… in f (x=1) at src/a.c:12` (gdb),
+/// `#3 0x4f2f in main /src/x.c:10:5` (AddressSanitizer), `frame #1: 0x… main at
+/// b.cpp:3` (lldb).
+fn is_native_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    let t = t.strip_prefix("* ").unwrap_or(t);
+    let t = t.strip_prefix("frame ").unwrap_or(t);
+    let Some(rest) = t.strip_prefix('#') else { return false };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && rest[digits..].trim_start_matches(':').trim_start().starts_with("0x")
 }
 
 /// A JVM stack frame, `com.example.io.Reader$Buf.fill(Reader.java:42)` (behind
@@ -908,6 +1017,23 @@ mod tests {
                     ("cmd/other.go", Some(3), None, false, false),
                 ],
             ),
+            (
+                "==1==ERROR: AddressSanitizer: heap-use-after-free\n    #0 0x4f2f in fmt_int src/format.c:88:5\n    \
+                 #1 0x5a1 in main /home/u/x/src/main.c:10:3\n#2  0x00007f in g (x=1) at lib/g.cc:7\nsee src/format.c:90",
+                &[
+                    ("src/format.c", Some(88), None, true, false),
+                    ("/home/u/x/src/main.c", Some(10), None, true, false),
+                    ("lib/g.cc", Some(7), None, true, false),
+                    ("src/format.c", Some(90), None, false, false),
+                ],
+            ),
+            (
+                "thread 'main' panicked at src/parser.rs:120:9:\nindex out of bounds\n# 3 items at src/a.rs:1",
+                &[
+                    ("src/parser.rs", Some(120), None, true, false),
+                    ("src/a.rs", Some(1), None, false, false),
+                ],
+            ),
         ];
         for (text, want) in cases {
             let got: Vec<_> = analyze_query(text)
@@ -976,6 +1102,30 @@ mod tests {
         );
         let ids = analyze_query(q).identifiers;
         assert!(!ids.iter().any(|m| m.text == "aiohttp" || m.text == "checklist"), "{ids:?}");
+    }
+
+    #[test]
+    fn cleaning_drops_template_headings() {
+        let q = "Context manager leaks\n**Describe the bug**\nThe `Context` stays open.\n### To Reproduce\nSteps to reproduce the behavior:\n1. call it\n## Expected behavior\nThe expected output is wrong\nEnvironment:\n - OS: Linux\n### Parsing fails on empty input\nAdditional context\n";
+        let c = clean(q);
+        for gone in [
+            "Describe the bug",
+            "To Reproduce",
+            "Steps to reproduce the behavior:",
+            "Expected behavior",
+            "Environment:",
+        ] {
+            assert!(!c.contains(gone), "{gone} in {c}");
+        }
+        // The title, prose that happens to use the words, and real headings stay.
+        for kept in [
+            "Context manager leaks",
+            "The expected output is wrong",
+            "Parsing fails on empty input",
+            "Additional context",
+        ] {
+            assert!(c.contains(kept), "{kept} not in {c}");
+        }
     }
 
     #[test]

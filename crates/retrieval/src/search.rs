@@ -315,6 +315,33 @@ pub(crate) fn split_identifier(word: &str) -> Vec<(usize, &str)> {
     parts
 }
 
+/// The stems of the words bug reports and fix messages use about the change, not
+/// the code ([`SearchIndex::search_issue`]).
+const ISSUE_WORDS: &[&str] = &[
+    "fix",
+    "bug",
+    "issu",
+    "regress",
+    "problem",
+    "reproduc",
+    "expect",
+    "actual",
+    "behavior",
+    "behaviour",
+    "describ",
+    "descript",
+    "screenshot",
+    "workaround",
+    "pleas",
+    "thank",
+];
+
+/// A fifth for [`ISSUE_WORDS`]: low, not nothing, since a project may have a
+/// `fixture` module or a `Regression` class an issue really means.
+fn issue_word_weight(token: &str) -> f32 {
+    if ISSUE_WORDS.contains(&token) { 0.2 } else { 1.0 }
+}
+
 /// Words that say nothing in a query about code.
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "if",
@@ -542,13 +569,39 @@ impl SearchIndex {
         limit: usize,
         max_terms: usize,
     ) -> Result<Vec<ChunkHit>> {
+        self.search_texts(texts, limit, max_terms, |_| 1.0)
+    }
+
+    /// Like [`SearchIndex::search`] for the text of an issue or a commit message:
+    /// the words that text uses to talk about the change rather than the code
+    /// (`fix`, `bug`, `issue`, "Expected behavior") weigh a fifth. They are in
+    /// nearly every report, and where code has them they are parts of unrelated
+    /// names: "-Fixed regression serializing decimal value" ranked Newtonsoft.Json's
+    /// three `IsFixedSize` properties first.
+    pub fn search_issue(
+        &self,
+        query: &str,
+        limit: usize,
+        max_terms: usize,
+    ) -> Result<Vec<ChunkHit>> {
+        self.search_texts(&[(query, 1.0)], limit, max_terms, issue_word_weight)
+    }
+
+    fn search_texts(
+        &self,
+        texts: &[(&str, f32)],
+        limit: usize,
+        max_terms: usize,
+        token_weight: impl Fn(&str) -> f32,
+    ) -> Result<Vec<ChunkHit>> {
         let searcher = self.reader.searcher();
         let f = self.fields;
         let mut weights: HashMap<String, f32> = HashMap::new();
         for (text, w) in texts {
             for t in analyze_text(text) {
+                let w = w * token_weight(&t);
                 let e = weights.entry(t).or_insert(0.0);
-                *e = e.max(*w);
+                *e = e.max(w);
             }
         }
         if weights.is_empty() {
@@ -769,5 +822,12 @@ mod tests {
         assert_eq!(analyze_text("self.getUserNames()"), ["getusernam", "get", "user", "name"]);
         assert_eq!(analyze_text("the parsing of files"), ["pars", "file"]);
         assert_eq!(analyze_text("snake_case"), ["snake_cas", "snake", "case"]);
+        // Every form of the issue words stems to the listed stem.
+        let forms = "fixed fixes fixing bugs issues regression regressions problems reproduce \
+            reproducing expected actually behavior behaviour described description screenshots \
+            workaround please thanks";
+        for t in analyze_text(forms) {
+            assert_eq!(issue_word_weight(&t), 0.2, "{t}");
+        }
     }
 }
