@@ -64,6 +64,7 @@ mod navigate;
 mod project;
 mod read;
 mod registry;
+mod rerank;
 mod retrieval;
 mod session;
 mod shadow;

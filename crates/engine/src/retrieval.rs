@@ -165,8 +165,17 @@ impl Session {
             extra: dense.as_ref().map(|(d, _)| d as &dyn Retriever),
             extra_weight: dense.as_ref().map(|(_, w)| *w),
         };
+        if !req.rerank {
+            let files = retrieval::localize(&snap, &search, &self.root, query, &opts)?;
+            return Ok(LocalizeResponse { files, rerank: None });
+        }
+        // The model reorders the signals' first candidates; the answer is `k` of
+        // the reordered ranking.
+        let opts = LocalizeOptions { k: k.max(retrieval::RERANK_CANDIDATES), ..opts };
         let files = retrieval::localize(&snap, &search, &self.root, query, &opts)?;
-        Ok(LocalizeResponse { files })
+        let (mut files, report) = self.rerank(query, files, call)?;
+        files.truncate(k);
+        Ok(LocalizeResponse { files, rerank: Some(report) })
     }
 
     pub fn repomap(&self, req: &RepomapRequest, call: &Call<'_>) -> Result<RepoMap> {

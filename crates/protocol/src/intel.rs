@@ -178,6 +178,9 @@ pub enum Evidence {
     /// file's best one (`symbol` empty for the file's top level) and its rank
     /// among the files that retriever found.
     Similar { retriever: String, symbol: String, line: u32, rank: u32 },
+    /// A model shown the first candidates' outlines picked the file, `rank`-th
+    /// (`localize`'s rerank).
+    Picked { model: String, rank: u32 },
 }
 
 /// One ranked file.

@@ -77,9 +77,10 @@ pub use crate::{
         BuildRequest, BuildResponse, Effect, ExecRequest, GraphRequest, GuardCheckRequest,
         HistoryRequest, HistoryResponse, HistoryWindow, HotspotsRequest, ImpactRequest,
         IndexRequest, IndexResponse, LocalizeRequest, LocalizeResponse, Op, Operation, ProjectInfo,
-        RedoRequest, RepomapRequest, ReportRequest, RouteRequest, SandboxOptions, SearchRequest,
-        SkeletonRequest, SkeletonResponse, SnapshotDerivation, SnapshotReport, StatusRequest,
-        SymbolsRequest, SymbolsResponse, TestRequest, TestResponse, ToolSource, UndoRequest,
+        RedoRequest, RepomapRequest, ReportRequest, RerankReport, RouteRequest, SandboxOptions,
+        SearchRequest, SkeletonRequest, SkeletonResponse, SnapshotDerivation, SnapshotReport,
+        StatusRequest, SymbolsRequest, SymbolsResponse, TestRequest, TestResponse, ToolSource,
+        UndoRequest,
     },
     pillars::{
         AffectedFile, ArchitecturalRole, CallEdge, ChangeOptions, ChangeRequest, ChangeResponse,

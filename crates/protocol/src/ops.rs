@@ -405,12 +405,36 @@ pub struct LocalizeRequest {
     /// Feature weights for experiments (`only=text`, `graph=0`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<String>,
+    /// Ask the configured model which of the first candidates the request needs
+    /// (shown their outlines) and fuse its picks with the ranking as one vote.
+    #[serde(default, skip_serializing_if = "crate::edit::is_false")]
+    pub rerank: bool,
 }
 
 /// The answer of `localize`: files best first, each with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LocalizeResponse {
     pub files: Vec<crate::FileResult>,
+    /// With `rerank`: what the model was asked and answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankReport>,
+}
+
+/// The model's part in a reranked `localize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RerankReport {
+    /// The model that answered (`provider/model`).
+    pub model: String,
+    /// The candidates it was shown, best first by the signals.
+    pub candidates: Vec<String>,
+    /// The candidates it picked, in its order (paths it made up are dropped).
+    pub picks: Vec<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Why its answer was not used (the ranking is then the signals' alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::ErrorInfo>,
 }
 
 /// `repomap`.

@@ -38,10 +38,13 @@ pub use crate::{
         SearchHit, SearchResults, hybrid_search, mix_weights,
     },
     localize::{
-        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, describe_evidence,
-        localize, parse_weights,
+        DEFAULT_WEIGHTS, Evidence, FEATURES, FileResult, LocalizeOptions, RERANK_CANDIDATES,
+        RERANK_WEIGHT, describe_evidence, fuse_picks, localize, parse_weights,
     },
-    querytype::{MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query},
+    querytype::{
+        MAX_QUERY_BYTES, Mention, PathMention, QueryFeatures, QueryKind, analyze_query,
+        clean as clean_query,
+    },
     repomap::{MapFile, MapSeeds, MapSymbol, RepoMap, RepoMapOptions, repo_map},
     route::{
         Route, RouteBudget, RouteIntent, Strategy, TOKENS_PER_CHUNK, route, route_with_budget,

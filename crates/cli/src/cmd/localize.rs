@@ -36,6 +36,11 @@ pub struct LocalizeArgs {
     /// embedded once and cached under .ironbees/embeddings/. Off by default.
     #[arg(long)]
     pub embeddings: bool,
+    /// Ask the configured model (`llm:`) which of the first 10 files the request
+    /// needs, shown their outlines, and fuse its picks with the ranking as one
+    /// vote. One model call; the tokens it took are reported on stderr.
+    #[arg(long)]
+    pub rerank: bool,
 }
 
 /// The request text, from `--query`, a file, or stdin (`-`). A file that is not
@@ -99,6 +104,7 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
         explain: args.explain,
         embeddings: args.embeddings,
         weights: args.weights.clone(),
+        rerank: args.rerank,
     };
     let session = open_session(ctx, out, false)?;
     let results = with_call(ctx, out, |call| {
@@ -106,8 +112,32 @@ pub fn run(ctx: &Ctx, out: &Output, args: &LocalizeArgs) -> Result<i32> {
         if r.files.is_empty() && session.nothing_indexed(call)? {
             warn_nothing_indexed(ctx, out);
         }
-        Ok(r.files)
+        Ok(r)
     })?;
+    if let Some(rr) = &results.rerank {
+        // stdout stays the files (the shape `--json` always had); the model's part
+        // goes to stderr, as JSON in `--json` mode like errors.
+        if out.json {
+            eprintln!("{}", serde_json::json!({ "rerank": rr }));
+        }
+        match &rr.error {
+            // Not a failure of the command: the signals' ranking stands.
+            Some(e) => out.warn(format!(
+                "rerank: the model's answer was not used ({}): {}; the ranking is the signals' alone",
+                e.code, e.message
+            )),
+            None if !out.json => out.note(format!(
+                "reranked by {}: picked {} of {} candidates ({} tokens in, {} out)",
+                rr.model,
+                rr.picks.len(),
+                rr.candidates.len(),
+                rr.input_tokens,
+                rr.output_tokens
+            )),
+            None => {}
+        }
+    }
+    let results = results.files;
     if out.json {
         out.json(&results)?;
         return Ok(0);

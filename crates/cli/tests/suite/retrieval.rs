@@ -902,3 +902,145 @@ fn route_prints_intent_strategies_and_top_k() {
     let o = ironbees(p.root()).args(["route", "  "]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `localize --rerank` (issue 37): the configured chat model picks among the
+/// signals' first files, against the wire-level mock of an OpenAI-compatible server.
+mod rerank {
+    use test_support::mock_llm::{MockLlm, Reply};
+
+    use super::*;
+
+    const QUERY: &str = "the total price leaves out packaging";
+
+    fn with_model(dir: &Path, mock: &MockLlm) -> Command {
+        std::fs::create_dir_all(dir.join(".ironbees")).unwrap();
+        std::fs::write(
+            dir.join(".ironbees/config.yaml"),
+            "llm:\n  retry:\n    base_delay_ms: 10\n",
+        )
+        .unwrap();
+        let mut c = ironbees(dir);
+        c.env("OPENAI_BASE_URL", mock.openai_url()).env("OPENAI_MODEL", "local-coder");
+        c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
+        c
+    }
+
+    /// (paths, stderr's rerank report)
+    fn reranked(dir: &Path, mock: &MockLlm) -> (Vec<String>, Value, Value) {
+        let o = with_model(dir, mock)
+            .args(["localize", "-q", QUERY, "--rerank", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let paths =
+            v.as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_owned()).collect();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let report = stderr
+            .lines()
+            .find_map(|l| {
+                serde_json::from_str::<Value>(l).ok().filter(|v| v.get("rerank").is_some())
+            })
+            .unwrap_or_else(|| panic!("no rerank report on stderr: {stderr}"));
+        (paths, v, report["rerank"].clone())
+    }
+
+    #[test]
+    fn the_models_pick_among_the_candidates_rises_and_its_tokens_are_reported() {
+        let p = TempProject::with_fixture(SHOP);
+        let (plain, _) = localize(p.root(), QUERY);
+        assert_eq!(plain[..3], ["shop/cart.py", "shop/pricing.py", "shop/shipping.py"]);
+        let mock = MockLlm::start();
+        // A made-up path is dropped; the third candidate, picked first, comes first.
+        mock.push(Reply::structured(json!({"files": ["shop/packaging.py", "shop/shipping.py"]})));
+        let (paths, v, report) = reranked(p.root(), &mock);
+        assert_eq!(paths[..3], ["shop/shipping.py", "shop/cart.py", "shop/pricing.py"]);
+        assert_eq!(paths.len(), plain.len(), "the same files, reordered");
+        let first = &v.as_array().unwrap()[0];
+        assert_eq!(first["evidence"][0]["kind"], "picked", "{first}");
+        assert_eq!(report["picks"], json!(["shop/shipping.py"]), "{report}");
+        assert_eq!(report["candidates"][0], "shop/cart.py");
+        assert!(report["inputTokens"].as_u64().unwrap() > 0, "{report}");
+        assert!(report.get("error").is_none(), "{report}");
+        // What the model was shown: the request, and each candidate's outline.
+        let reqs = mock.requests();
+        assert_eq!(reqs.len(), 1, "one model call");
+        let sent = reqs[0].body.to_string();
+        for shown in [QUERY, "### 1. shop/cart.py", "### 3. shop/shipping.py", "def parcel_weight"]
+        {
+            assert!(sent.contains(shown), "{shown} not in {sent}");
+        }
+        assert!(reqs[0].body["response_format"].is_object(), "a JSON-schema answer was asked for");
+    }
+
+    #[test]
+    fn a_model_that_fails_or_answers_nonsense_leaves_the_ranking_as_it_was() {
+        let p = TempProject::with_fixture(SHOP);
+        let (plain, _) = localize(p.root(), QUERY);
+        // (the server's answer, the code the report gives)
+        let cases = [
+            (Reply::text("I think the cart is to blame."), "LLM_BAD_RESPONSE"),
+            (Reply::structured(json!({"files": ["nowhere.py"]})), "LLM_BAD_RESPONSE"),
+            (Reply::rate_limited("0"), "LLM_RATE_LIMITED"),
+            (Reply::malformed(), "LLM_BAD_RESPONSE"),
+        ];
+        for (reply, code) in cases {
+            let mock = MockLlm::start();
+            mock.set_default(reply);
+            let (paths, _, report) = reranked(p.root(), &mock);
+            assert_eq!(paths, plain, "{code}");
+            assert_eq!(report["error"]["code"], code, "{report}");
+            assert_eq!(report["picks"], json!([]), "{report}");
+        }
+        // Without --json the reason is a warning, and stdout is the ranking.
+        let mock = MockLlm::start();
+        mock.set_default(Reply::text("no idea"));
+        let o = with_model(p.root(), &mock)
+            .args(["localize", "-q", QUERY, "--rerank"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("warning: rerank") && err.contains("LLM_BAD_RESPONSE"), "{err}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("shop/cart.py"));
+    }
+
+    #[test]
+    fn without_a_model_rerank_is_refused_with_a_clear_error() {
+        let p = TempProject::with_fixture(SHOP);
+        let o = ironbees(p.root())
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .args(["localize", "-q", QUERY, "--rerank", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        let err: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "INVALID_ARGUMENT", "{err}");
+        assert!(err["error"]["message"].as_str().unwrap().contains("--rerank needs a model"));
+    }
+
+    /// One engine: over MCP, `localize` with `rerank: true` asks the same model
+    /// and answers with the same ranking and the model's report.
+    #[test]
+    fn mcp_localize_reranks_like_the_cli() {
+        let p = TempProject::with_fixture(SHOP);
+        let mock = MockLlm::start();
+        mock.set_default(Reply::structured(json!({"files": ["shop/shipping.py"]})));
+        let (cli, _, _) = reranked(p.root(), &mock);
+        let mut s = crate::suite::mcp::Raw::ready_with(p.root(), |c| {
+            c.env("OPENAI_BASE_URL", mock.openai_url())
+                .env("OPENAI_MODEL", "local-coder")
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("ANTHROPIC_API_KEY");
+        });
+        let r = s.call(1, "localize", json!({"query": QUERY, "rerank": true}));
+        assert_ne!(r["isError"], true, "{r}");
+        let out = &r["structuredContent"];
+        let paths: Vec<&str> =
+            out["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, cli);
+        assert_eq!(out["rerank"]["picks"], json!(["shop/shipping.py"]), "{out}");
+    }
+}
