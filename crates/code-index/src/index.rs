@@ -318,6 +318,14 @@ impl Index {
 
     /// Reads a project file from disk and analyzes it (fresh, not from the store).
     pub fn analyze_file(&self, rel: &str) -> Result<(Language, Vec<u8>, FileAnalysis)> {
+        let (lang, bytes) = self.read_source(rel)?;
+        let analysis = analyze(lang, &bytes);
+        Ok((lang, bytes, analysis))
+    }
+
+    /// Reads a project file that can be analyzed: a known language, within the
+    /// size limit, not binary.
+    pub fn read_source(&self, rel: &str) -> Result<(Language, Vec<u8>)> {
         let path = self.root.join(rel);
         let lang = Language::from_path(&path).ok_or_else(|| Error::Unsupported {
             path: PathBuf::from(rel),
@@ -355,8 +363,7 @@ impl Index {
                 reason: "contains NUL bytes; looks binary".to_owned(),
             });
         }
-        let analysis = analyze(lang, &bytes);
-        Ok((lang, bytes, analysis))
+        Ok((lang, bytes))
     }
 
     /// Reads project files from disk (for analyses that show or measure lines).

@@ -117,9 +117,8 @@ impl Session {
         let mut out = format!("## Request\n\n{}\n\n## Candidate files\n", request.trim());
         for (i, path) in candidates.iter().enumerate() {
             let outline = self
-                .index_db()
-                .analyze_file(path)
-                .map(|(_, bytes, analysis)| code_index::skeleton_text(&bytes, &analysis))
+                .analyzed(path)
+                .map(|f| code_index::skeleton_text(&f.bytes, &f.analysis))
                 .unwrap_or_default();
             out.push_str(&format!("\n### {}. {path}\n```\n", i + 1));
             let mut used = 0;

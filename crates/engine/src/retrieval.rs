@@ -83,9 +83,9 @@ impl Session {
     /// A file's skeleton, computed from the file as it is now (no index update).
     pub fn skeleton(&self, req: &SkeletonRequest, _call: &Call<'_>) -> Result<SkeletonResponse> {
         let rel = self.rel_path(&req.path)?;
-        let (lang, bytes, analysis) = self.index_db().analyze_file(&rel)?;
-        let skeleton = code_index::render_skeleton(&bytes, &analysis);
-        Ok(SkeletonResponse { path: rel, language: lang.name().to_owned(), skeleton })
+        let file = self.analyzed(&rel)?;
+        let skeleton = code_index::render_skeleton(&file.bytes, &file.analysis);
+        Ok(SkeletonResponse { path: rel, language: file.lang.name().to_owned(), skeleton })
     }
 
     /// The index as it is (no update: staleness is part of the answer).

@@ -260,9 +260,10 @@ impl Session {
         include: &UnderstandInclude,
         with_skeleton: bool,
     ) -> Result<FileInsight> {
-        let (lang, bytes, analysis) = self.index_db().analyze_file(rel)?;
-        let hash = stdx::sha256_hex(&bytes);
-        let source = String::from_utf8_lossy(&bytes);
+        let file = self.analyzed(rel)?;
+        let (lang, bytes, analysis) = (file.lang, &file.bytes, &file.analysis);
+        let hash = file.hash.clone();
+        let source = String::from_utf8_lossy(bytes);
         let fid = snap.project.file_id(rel);
         let defs_by_line: HashMap<(&str, u32), DefId> = fid
             .map(|f| {
@@ -304,8 +305,8 @@ impl Session {
                 }
             })
             .collect();
-        let skeleton = (include.skeleton && with_skeleton)
-            .then(|| code_index::skeleton_text(&bytes, &analysis));
+        let skeleton =
+            (include.skeleton && with_skeleton).then(|| code_index::skeleton_text(bytes, analysis));
         let mut fi = FileInsight {
             path: rel.to_owned(),
             language: lang.name().to_owned(),
