@@ -138,10 +138,13 @@ impl Commands<'_> {
 
 /// What the run is about, to tell a failure the run must fix from one it may
 /// leave alone: the test files that reach the plan's and the change's files (and
-/// the changed test files), and the words of the request and the plan.
+/// the changed test files), the modules and packages those files are in, and the
+/// words of the request and the plan.
 #[derive(Debug, Default)]
 struct Related {
     files: BTreeSet<String>,
+    /// What a test file near the change is named after ([`subjects_of`]).
+    subjects: BTreeSet<String>,
     words: BTreeSet<String>,
     /// The request's and the plan's text, for tests named in it verbatim.
     text: String,
@@ -155,11 +158,13 @@ impl Related {
         }
         let call = stdx::Call::new(&stdx::NoProgress, cx.cancellation_token());
         let mut files = BTreeSet::new();
+        let mut subjects = BTreeSet::new();
         for path in paths {
             if looks_like_test(path) {
                 files.insert(path.to_owned());
                 continue;
             }
+            subjects.extend(subjects_of(path));
             let req = ImpactRequest {
                 target: path.to_owned(),
                 depth: Some(4),
@@ -186,7 +191,7 @@ impl Related {
                 text.push_str(&step.description);
             }
         }
-        Related { files, words: words(&text), text }
+        Related { files, subjects, words: words(&text), text }
     }
 
     /// How a failing test concerns the run: named verbatim in the request or the
@@ -194,13 +199,23 @@ impl Related {
     /// described by the request's words: `test_divide_by_zero` for "divide by
     /// zero"); or neither. Words alone are only nearness: short names match prose
     /// too easily (flask's `test_cli_name` in "a blueprint's name").
+    ///
+    /// A test file is near also when it is named after the changed module or a
+    /// package around it: pytest's own tests load the code as a plugin through
+    /// `testdir`, not by import, so `impact` does not reach `testing/test_mark.py`
+    /// from `mark/evaluate.py`, and a no-op was excused for the bug's test there
+    /// (pytest 7373's `test_reevaluate_dynamic_expr`). The words would not have
+    /// caught it, the path's words added or not: `reevaluate`, `dynamic` and
+    /// `expr` are neither the request's nor the path's.
     fn concern(&self, name: &str, file: Option<&str>) -> Concern {
         let short = name.rsplit("::").next().unwrap_or(name);
         let short = short.split('[').next().unwrap_or(short);
         let own = words(short.trim_start_matches("test_").trim_start_matches("test"));
+        let named_near =
+            |f: &str| engine::test_subject(f).is_some_and(|s| self.subjects.contains(&s));
         if short.len() >= 6 && self.text.contains(short) {
             Concern::Named
-        } else if file.is_some_and(|f| self.files.contains(f))
+        } else if file.is_some_and(|f| self.files.contains(f) || named_near(f))
             || (!own.is_empty() && own.iter().all(|w| self.words.contains(w)))
         {
             Concern::Near
@@ -208,6 +223,33 @@ impl Related {
             Concern::Other
         }
     }
+}
+
+/// Directories that say where code is laid out, not which part of the project
+/// it is: a test file named after one (`test_utils.py`, `test_core.py`) is no
+/// nearer to a change under it than to any other.
+const LAYOUT_DIRS: &[&str] = &[
+    "src", "lib", "pkg", "internal", "source", "sources", "packages", "crates", "modules", "apps",
+    "app", "cmd", "python", "main", "java", "com", "org", "core", "common", "utils", "util",
+    "helpers", "shared", "base",
+];
+
+/// What a test file of a change in `path` is named after, as `impact` names
+/// tests after a module (`module_stem`, `test_subject`): the file's module and
+/// each package around it (`src/_pytest/mark/evaluate.py`: `evaluate`, `mark`).
+/// Not the outermost package, the first directory past the layout's: it names
+/// the whole project (`_pytest`, flask's `flask`, a crate's own name), and every
+/// test of a single-package project would be near. Nor two-letter names (`io`).
+fn subjects_of(path: &str) -> Vec<String> {
+    let mut dirs: Vec<&str> = path.split('/').collect();
+    dirs.pop();
+    let packages = dirs
+        .into_iter()
+        .skip_while(|d| LAYOUT_DIRS.contains(d))
+        .skip(1)
+        .filter(|d| !LAYOUT_DIRS.contains(d))
+        .map(engine::module_stem);
+    std::iter::once(engine::module_stem(path)).chain(packages).filter(|s| s.len() >= 3).collect()
 }
 
 /// How a failing test concerns a run ([`Related::concern`]).
@@ -1321,6 +1363,74 @@ mod tests {
         );
         assert_eq!(words("classes status analysis class"), words("classe status analysis class"));
         assert!(words("status analysis class").contains("status"));
+    }
+
+    #[test]
+    fn test_files_named_after_the_changed_module_or_package_are_near() {
+        // (changed file, failing test's file, concern)
+        let cases = [
+            // pytest 7373: the bug's test, which no import path reaches.
+            ("src/_pytest/mark/evaluate.py", "testing/test_mark.py", Concern::Near),
+            ("src/_pytest/mark/evaluate.py", "tests/mark/test_evaluate.py", Concern::Near),
+            // The outermost package names the whole project.
+            ("src/_pytest/mark/evaluate.py", "testing/test_pytest.py", Concern::Other),
+            ("src/_pytest/mark/evaluate.py", "testing/test_src.py", Concern::Other),
+            ("src/_pytest/mark/evaluate.py", "testing/test_skipping.py", Concern::Other),
+            ("src/_pytest/mark/evaluate.py", "testing/test_mark_expression.py", Concern::Other),
+            ("lib/matplotlib/axes/_base.py", "lib/matplotlib/tests/test_axes.py", Concern::Near),
+            ("lib/matplotlib/axes/_base.py", "lib/matplotlib/tests/test_base.py", Concern::Near),
+            (
+                "lib/matplotlib/axes/_base.py",
+                "lib/matplotlib/tests/test_matplotlib.py",
+                Concern::Other,
+            ),
+            ("lib/matplotlib/axes/_base.py", "lib/matplotlib/tests/test_lib.py", Concern::Other),
+            ("requests/utils.py", "tests/test_utils.py", Concern::Near),
+            ("requests/utils.py", "tests/test_requests.py", Concern::Other),
+            ("src/flask/json/provider.py", "tests/test_json.py", Concern::Near),
+            ("src/flask/json/provider.py", "tests/test_flask.py", Concern::Other),
+            ("crates/agent/src/validate.rs", "crates/agent/tests/validate.rs", Concern::Near),
+            ("crates/agent/src/validate.rs", "crates/agent/tests/agent.rs", Concern::Other),
+            ("astropy/io/fits/card.py", "astropy/io/tests/test_io.py", Concern::Other),
+            ("astropy/io/fits/card.py", "astropy/io/fits/tests/test_fits.py", Concern::Near),
+            ("pkg/core/utils/strings.go", "pkg/core/utils/utils_test.go", Concern::Other),
+        ];
+        let request = "Incorrect caching of skipif/xfail string condition evaluation";
+        for (changed, file, want) in cases {
+            let related = Related {
+                subjects: subjects_of(changed).into_iter().collect(),
+                words: words(request),
+                text: request.into(),
+                ..Related::default()
+            };
+            assert_eq!(
+                related.concern("t::test_something_else", Some(file)),
+                want,
+                "{changed} {file}"
+            );
+        }
+        // The no-op of 7373 is rejected; the fix, which makes the bug's test
+        // pass, is not blamed for the other pre-existing failure near it.
+        let related = Related {
+            subjects: subjects_of("src/_pytest/mark/evaluate.py").into_iter().collect(),
+            words: words(request),
+            text: request.into(),
+            ..Related::default()
+        };
+        let bug = "testing.test_mark.TestFunctional::test_reevaluate_dynamic_expr";
+        let env = "testing.test_mark::test_parameterset_for_parametrize_marks";
+        let b = Baseline {
+            test_tool: "pytest".into(),
+            failing_tests: vec![bug.into(), env.into()],
+            total: 50,
+            ..Baseline::default()
+        };
+        let concern = |_: &TestFailure| related.concern(bug, Some("testing/test_mark.py"));
+        let all = |_: &TestFailure| true;
+        let noop = judge(&result(50, &[bug, env], None), Some(&b), &concern, &all);
+        assert_eq!((noop.passed, noop.new.len()), (false, 2));
+        let fixed = judge(&result(50, &[env], None), Some(&b), &concern, &all);
+        assert!(fixed.passed && fixed.new.is_empty(), "{:?}", fixed.new);
     }
 
     #[test]

@@ -75,6 +75,10 @@ mod write;
 /// The request router of seed 002 (Layer 1), for the drivers and agents that
 /// reach code intelligence through the engine: a run routes its request once.
 pub use ::retrieval::route as route_request;
+/// The module a test file is named after and the name a source file's tests
+/// would carry, as `impact` matches them: for agents that judge a failing test by
+/// its file's name without a second naming convention.
+pub use code_graph::{module_stem, test_subject};
 /// Tokens of a text as the index counts them (what agents' context budgets use).
 pub use code_index::count_tokens;
 pub use stdx::{Call, CancellationToken, NoProgress, OutputStream, Progress};

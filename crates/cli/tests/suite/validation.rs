@@ -516,6 +516,52 @@ fn a_change_that_fixes_nothing_is_blamed_for_the_failing_test_two_steps_away() {
     assert!(!p.read("pkg/core.py").contains("checked"), "nothing is applied");
 }
 
+/// The bug's own test fails before the run and reaches the changed module by no
+/// import: it loads it by name, as pytest's tests load a plugin through
+/// `testdir` (pytest 7373: `testing/test_mark.py` for `mark/evaluate.py`). It is
+/// near all the same, named after the module's package, so a change that fixes
+/// nothing does not pass on it as "failing before".
+#[test]
+fn a_change_that_fixes_nothing_is_blamed_for_the_test_named_after_its_package() {
+    let p = TempProject::new();
+    p.write("shop/__init__.py", "");
+    p.write("shop/mark/__init__.py", "");
+    p.write("shop/mark/evaluate.py", "def cached(expr):\n    return True\n");
+    p.write(
+        "tests/test_mark.py",
+        "import importlib\n\n\
+         def test_reevaluate_dynamic_expr():\n    \
+         plugin = importlib.import_module('shop.mark.' + 'evaluate')\n    \
+         assert plugin.cached('x') is False\n",
+    );
+    sh(p.root(), "git", &["init", "-q"]);
+    sh(p.root(), "git", &["add", "."]);
+    let mock = MockLlm::start();
+    fixing_model(&mock, "shop/mark/evaluate.py", "    return True", "    return True  # checked");
+    let o = cli(
+        &p,
+        &mock,
+        &[
+            "run",
+            "--yes",
+            "--json",
+            "--max-iterations",
+            "1",
+            "Incorrect caching of skipif string condition evaluation",
+        ],
+    );
+    let runs = test_runs(&o);
+    assert!(!runs.is_empty(), "{}", o.stdout);
+    assert_eq!(runs[0]["success"], false, "{}", runs[0]);
+    assert!(
+        runs[0]["failures"].to_string().contains("test_reevaluate_dynamic_expr"),
+        "{}",
+        runs[0]
+    );
+    assert!(!runs[0]["preExisting"].to_string().contains("test_reevaluate"), "{}", runs[0]);
+    assert!(!p.read("shop/mark/evaluate.py").contains("checked"), "nothing is applied");
+}
+
 // --- the baseline ------------------------------------------------------------------------
 
 #[test]
