@@ -19,6 +19,15 @@ already there is not run again (so a stopped run resumes), `--fresh` starts over
     python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --split heldout
     python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --report --per-repo   # tables, nothing run
 
+Two builds on the same indexed tree (the first indexes it cold, the second reuses
+the index), and a flag for one of them (`--rerank`, with OPENAI_BASE_URL and
+OPENAI_MODEL pointing at a model; its picks and tokens are kept per instance):
+
+    python3 scripts/bench_devset.py --data bench/locdev/instances.jsonl --split heldout \
+        --pair after=/tmp/ib-after --pair base=/tmp/ib-base --results OUT.jsonl
+    python3 scripts/bench_devset.py --data SET.jsonl --pair plain=B --pair rerank=B \
+        --pair-flag rerank=--rerank --results OUT.jsonl
+
 Rows without `language` / `split` (the SWE-bench sets) count as python / tuned, or
 held-out for a repository named by --heldout-repo:
 
