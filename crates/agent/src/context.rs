@@ -71,8 +71,12 @@ pub(crate) fn assemble(
             session.repomap(&req, call).ok().map(|m| m.text)
         });
         let located = scope.spawn(|| {
-            let req =
-                LocalizeRequest { query: request.to_owned(), k: Some(k), ..Default::default() };
+            let req = LocalizeRequest {
+                query: request.to_owned(),
+                k: Some(k),
+                rerank: s.settings.rerank_context,
+                ..Default::default()
+            };
             let found = session.localize(&req, call).ok()?;
             let files: Vec<(String, f64, Option<String>)> = found
                 .files

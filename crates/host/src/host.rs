@@ -714,6 +714,7 @@ impl Host {
             baseline: validate.baseline.unwrap_or(d.baseline),
             critic: o.critic || sec.critic.unwrap_or(d.critic),
             always_plan: o.plan,
+            rerank_context: sec.rerank_context.unwrap_or(d.rerank_context),
         })
     }
 
@@ -920,6 +921,10 @@ mod tests {
             );
             assert_eq!(got, want, "{config:?} {o:?}");
         }
+        // The planner's context is reranked only when the section asks for it.
+        let rerank = |config: &str| host(config, &[]).1.run_settings(&RunOverrides::default());
+        assert!(!rerank("").unwrap().rerank_context);
+        assert!(rerank("agent:\n  rerankContext: true\n").unwrap().rerank_context);
     }
 
     #[test]

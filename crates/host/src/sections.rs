@@ -211,6 +211,8 @@ pub struct AgentSection {
     pub workflow: Vec<agent::CustomNode>,
     /// A model reviews each round's change after the guardrails.
     pub critic: Option<bool>,
+    /// The planner's context is reranked by the model (`localize --rerank`).
+    pub rerank_context: Option<bool>,
 }
 
 /// `guardrails:` — the rules every change an agent proposes is checked against

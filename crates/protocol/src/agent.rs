@@ -367,6 +367,11 @@ pub struct RunSettings {
     /// code without the plan/code loop.
     #[serde(default)]
     pub always_plan: bool,
+    /// The planner's context ranks the request's files with the model's rerank
+    /// (`localize` with `rerank`; `agent.rerankContext`): one more model call
+    /// per run, before the plan.
+    #[serde(default)]
+    pub rerank_context: bool,
 }
 
 fn yes() -> bool {
@@ -387,6 +392,7 @@ impl Default for RunSettings {
             baseline: true,
             critic: false,
             always_plan: false,
+            rerank_context: false,
         }
     }
 }

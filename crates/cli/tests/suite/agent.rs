@@ -753,6 +753,42 @@ fn answering_model(mock: &MockLlm) {
     });
 }
 
+/// `agent.rerankContext`: the files of Layer 0 are the ones `localize --rerank`
+/// gives, the model's pick first (the same engine operation as the command).
+#[test]
+fn the_planners_files_can_be_reranked_by_the_model() {
+    let p = calc_project();
+    p.write(".ironbees/config.yaml", "agent:\n  rerankContext: true\n");
+    let mock = MockLlm::start();
+    mock.set_responder(|body| {
+        let system = body["system"].to_string();
+        if system.contains("You locate the source files") {
+            Some(Reply::structured(json!({"files": ["test_calc.py"]})).usage(usage()))
+        } else if system.contains("# Answerer") {
+            Some(Reply::text("calculate() in calc.py:1 divides a by b.").usage(usage()))
+        } else {
+            None
+        }
+    });
+    let o = cli(&p, &mock, &["run", "--json", "Explain how calculate() handles division"]);
+    ok(&o);
+    assert_eq!(o.outcome()["status"]["type"], "succeeded", "{}", o.stderr);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "the rerank, then the answer");
+    let shown = requests[0].body.to_string();
+    assert!(shown.contains("### 1. calc.py") && shown.contains("### 2. test_calc.py"), "{shown}");
+    let sent = requests[1].body.to_string();
+    let at = |path: &str| {
+        sent.find(&format!("- {path} (score")).unwrap_or_else(|| panic!("{path}: {sent}"))
+    };
+    assert!(at("test_calc.py") < at("calc.py"), "the model's pick first: {sent}");
+    // Without the setting, no rerank: the answer is the only call.
+    p.write(".ironbees/config.yaml", "agent:\n  rerankContext: false\n");
+    let before = mock.request_count();
+    ok(&cli(&p, &mock, &["run", "--json", "Explain how calculate() handles division"]));
+    assert_eq!(mock.request_count(), before + 1);
+}
+
 #[test]
 fn a_question_is_answered_from_the_code_without_a_plan_or_a_change() {
     let p = calc_project();
