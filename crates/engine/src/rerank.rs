@@ -116,10 +116,8 @@ impl Session {
         request.truncate(request.floor_char_boundary(REQUEST_CHARS));
         let mut out = format!("## Request\n\n{}\n\n## Candidate files\n", request.trim());
         for (i, path) in candidates.iter().enumerate() {
-            let outline = self
-                .analyzed(path)
-                .map(|f| code_index::skeleton_text(&f.bytes, &f.analysis))
-                .unwrap_or_default();
+            let outline =
+                self.analyzed(path).map(|f| f.skeleton_text().to_owned()).unwrap_or_default();
             out.push_str(&format!("\n### {}. {path}\n```\n", i + 1));
             let mut used = 0;
             for line in outline.lines() {

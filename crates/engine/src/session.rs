@@ -21,6 +21,7 @@
 //! closes the window between a client's write and the watcher's event.
 
 use std::{
+    collections::HashMap,
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex, MutexGuard, OnceLock, RwLock,
@@ -31,7 +32,7 @@ use std::{
 };
 
 use code_graph::Snapshot;
-use code_index::{Index, IndexConfig};
+use code_index::{DefId, FileId, Index, IndexConfig};
 use edit::{Engine, EngineOptions, SymbolLocator, SymbolSpan};
 use protocol::{ErrorCode, TransactionCommitted, Warning, WarningLevel};
 use retrieval::SearchIndex;
@@ -140,7 +141,21 @@ pub struct Session {
     commits: Commits,
     /// The files analyzed last ([`Session::analyzed`]).
     analyses: Mutex<Vec<Arc<Analyzed>>>,
+    /// Impact radii of one snapshot ([`Session::impact_radius`]).
+    impacts: Mutex<ImpactMemo>,
 }
+
+/// What `impact_radius` found for (file, definition, depth) on the snapshot
+/// `of` points at (a `Weak` keeps the address from being reused by another).
+#[derive(Default)]
+struct ImpactMemo {
+    of: std::sync::Weak<Snapshot>,
+    radii: HashMap<(FileId, Option<DefId>, u32), (protocol::ImpactRadius, protocol::Radius)>,
+}
+
+/// Radii kept per snapshot: an agent's or a client's working set, not the
+/// project (a radius is a few hundred bytes).
+const IMPACTS_KEPT: usize = 512;
 
 /// A project file as read and analyzed by [`Session::analyzed`].
 pub(crate) struct Analyzed {
@@ -150,6 +165,14 @@ pub(crate) struct Analyzed {
     /// SHA-256 of `bytes`, hex.
     pub(crate) hash: String,
     pub(crate) analysis: code_index::FileAnalysis,
+    skeleton: OnceLock<String>,
+}
+
+impl Analyzed {
+    /// The file's outline (`code_index::skeleton_text`), rendered once.
+    pub(crate) fn skeleton_text(&self) -> &str {
+        self.skeleton.get_or_init(|| code_index::skeleton_text(&self.bytes, &self.analysis))
+    }
 }
 
 /// Files whose analysis [`Session::analyzed`] keeps: what an agent or a client
@@ -213,7 +236,38 @@ impl Session {
             churn: crate::churn::ChurnCache::default(),
             commits,
             analyses: Mutex::new(Vec::new()),
+            impacts: Mutex::new(ImpactMemo::default()),
         })
+    }
+
+    /// `analysis::impact_radius` of one file (or one of its definitions), kept
+    /// for the snapshot it was computed on: the closure over the dependents is a
+    /// quarter of a warm `understand` of a central file (Django's `query.py`
+    /// reaches most of the project) and the same for every call until the
+    /// snapshot changes.
+    pub(crate) fn impact_radius(
+        &self,
+        snap: &Arc<Snapshot>,
+        file: FileId,
+        def: Option<DefId>,
+        depth: u32,
+    ) -> (protocol::ImpactRadius, protocol::Radius) {
+        let key = (file, def, depth);
+        {
+            let memo = self.impacts.lock().unwrap_or_else(|p| p.into_inner());
+            if std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap))
+                && let Some(hit) = memo.radii.get(&key)
+            {
+                return hit.clone();
+            }
+        }
+        let found = crate::analysis::impact_radius(snap, &[file], def, depth);
+        let mut memo = self.impacts.lock().unwrap_or_else(|p| p.into_inner());
+        if !std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap)) || memo.radii.len() >= IMPACTS_KEPT {
+            *memo = ImpactMemo { of: Arc::downgrade(snap), radii: HashMap::new() };
+        }
+        memo.radii.insert(key, found.clone());
+        found
     }
 
     /// A project file read from disk now and analyzed, the analysis reused while
@@ -233,7 +287,14 @@ impl Session {
         }
         drop(kept);
         let analysis = code_index::analyze(lang, &bytes);
-        let fresh = Arc::new(Analyzed { path: rel.to_owned(), lang, bytes, hash, analysis });
+        let fresh = Arc::new(Analyzed {
+            path: rel.to_owned(),
+            lang,
+            bytes,
+            hash,
+            analysis,
+            skeleton: OnceLock::new(),
+        });
         let mut kept = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         kept.retain(|a| a.path != rel);
         if kept.len() >= ANALYSES_KEPT {
@@ -670,5 +731,34 @@ mod tests {
         }
         assert!(!Arc::ptr_eq(&changed, &s.analyzed("m0.py").unwrap()), "evicted");
         assert!(matches!(s.analyzed("nope.py"), Err(Error::Index(_))));
+    }
+
+    /// A radius is reused on the snapshot it was computed on, and computed again
+    /// on the next one: a new dependent counts at once.
+    #[test]
+    fn impact_radii_last_as_long_as_their_snapshot() {
+        let p = TempProject::new();
+        std::fs::create_dir_all(p.path(".git")).unwrap();
+        p.write("core.py", "def f():\n    return 1\n");
+        p.write("a.py", "from core import f\n\ndef g():\n    return f()\n");
+        let s =
+            Session::open(p.root(), SessionOptions { watch: false, ..Default::default() }).unwrap();
+        let cancel = stdx::CancellationToken::new();
+        let call = Call::new(&stdx::NoProgress, &cancel);
+        let radius = |s: &Session| {
+            let (snap, _) = s.snapshot(&call).unwrap();
+            let core = snap.project.file_id("core.py").unwrap();
+            (Arc::clone(&snap), s.impact_radius(&snap, core, None, 3).0)
+        };
+        let (first_snap, first) = radius(&s);
+        assert_eq!(first.nearest, ["a.py"]);
+        let (same_snap, again) = radius(&s);
+        assert!(Arc::ptr_eq(&first_snap, &same_snap));
+        assert_eq!(again, first);
+        p.write("b.py", "from core import f\n\nX = f()\n");
+        let (next_snap, next) = radius(&s);
+        assert!(!Arc::ptr_eq(&first_snap, &next_snap), "the index saw b.py");
+        assert_eq!(next.nearest.len(), 2, "{next:?}");
+        assert!(next.nearest.contains(&"b.py".to_owned()));
     }
 }

@@ -1,7 +1,10 @@
 //! `understand`: everything about a file, a directory, a symbol or a question, in
 //! one bounded answer.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Arc,
+};
 
 use code_graph::Snapshot;
 use code_index::{DefId, FileId};
@@ -253,7 +256,7 @@ impl Session {
 
     fn file_insight(
         &self,
-        snap: &Snapshot,
+        snap: &Arc<Snapshot>,
         (positions, hot): (&HashMap<FileId, u32>, &[HotSpot]),
         rel: &str,
         depth: u32,
@@ -305,8 +308,7 @@ impl Session {
                 }
             })
             .collect();
-        let skeleton =
-            (include.skeleton && with_skeleton).then(|| code_index::skeleton_text(bytes, analysis));
+        let skeleton = (include.skeleton && with_skeleton).then(|| file.skeleton_text().to_owned());
         let mut fi = FileInsight {
             path: rel.to_owned(),
             language: lang.name().to_owned(),
@@ -360,7 +362,7 @@ impl Session {
         if include.hot_spots {
             fi.hot_spot = hot.iter().find(|h| h.path == rel).cloned();
         }
-        let (impact, reach) = analysis::impact_radius(snap, &[f], None, depth);
+        let (impact, reach) = self.impact_radius(snap, f, None, depth);
         if include.report {
             let is_test = analysis::is_test_path(rel);
             let n = snap.project.files.len().max(1) as f64;
@@ -418,7 +420,7 @@ impl Session {
 
     fn symbol_insight(
         &self,
-        snap: &Snapshot,
+        snap: &Arc<Snapshot>,
         d: DefId,
         depth: u32,
         include: &UnderstandInclude,
@@ -454,8 +456,7 @@ impl Session {
         };
         // The definition's impact as `impact` computes it: sure references only,
         // followed through the definitions that make them.
-        let impact =
-            include.impact.then(|| analysis::impact_radius(snap, &[d.file], Some(d), depth).0);
+        let impact = include.impact.then(|| self.impact_radius(snap, d.file, Some(d), depth).0);
         Ok(SymbolInsight {
             symbol: brief,
             source,
