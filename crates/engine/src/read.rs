@@ -79,6 +79,9 @@ impl Session {
             code_index::Language::from_path(Path::new(&rel)).map(|l| l.name().to_owned());
         let mut warnings = Vec::new();
         let mut truncated = false;
+        // A whole file's count, when the content is the whole file: counting the
+        // tokens of a large file is most of a full read, and it was done twice.
+        let mut whole_tokens = None;
         let (content, range) = match view {
             ReadView::Full => {
                 let tokens = code_index::count_tokens(&text);
@@ -95,6 +98,7 @@ impl Session {
                     });
                     (slice_lines(&text, 1, keep as u32), Some(LineRange::new(1, keep as u32)))
                 } else {
+                    whole_tokens = Some(tokens);
                     (text.clone(), (total_lines > 0).then(|| LineRange::new(1, total_lines)))
                 }
             }
@@ -107,8 +111,7 @@ impl Session {
                             .into(),
                     })
                 })?;
-                let analysis = code_index::analyze(lang, &bytes);
-                (code_index::skeleton_text(&bytes, &analysis), None)
+                (self.analysis_of(&rel, lang, bytes.clone()).skeleton_text().to_owned(), None)
             }
             ReadView::Fragment => {
                 let range = match (&req.line_range, &req.symbol) {
@@ -134,7 +137,7 @@ impl Session {
             }
             _ => return Err(Error::InvalidArgument("unknown view".into())),
         };
-        let tokens = code_index::count_tokens(&content) as u32;
+        let tokens = whole_tokens.unwrap_or_else(|| code_index::count_tokens(&content)) as u32;
         let unchanged = view == ReadView::Diff && content.is_empty();
         let mut guidance =
             read_guidance(&rel, view, &hash, range, total_lines, truncated, warnings);
@@ -171,7 +174,8 @@ impl Session {
         let lang = code_index::Language::from_path(Path::new(rel)).ok_or_else(|| {
             Error::InvalidArgument(format!("{rel}: no grammar for this file type; use lineRange"))
         })?;
-        let analysis = code_index::analyze(lang, bytes);
+        let file = self.analysis_of(rel, lang, bytes.to_vec());
+        let analysis = &file.analysis;
         let want = locate::normalize(sym);
         let last = want.rsplit('.').next().unwrap_or(&want).to_owned();
         let mut hits: Vec<&code_index::Definition> = analysis

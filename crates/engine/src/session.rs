@@ -278,12 +278,23 @@ impl Session {
     /// whatever the watcher has seen.
     pub(crate) fn analyzed(&self, rel: &str) -> Result<Arc<Analyzed>> {
         let (lang, bytes) = self.index_db().read_source(rel)?;
+        Ok(self.analysis_of(rel, lang, bytes))
+    }
+
+    /// [`Session::analyzed`] of content the caller has (a run's overlay, a file
+    /// `read` has read): kept by its hash like a file's.
+    pub(crate) fn analysis_of(
+        &self,
+        rel: &str,
+        lang: code_index::Language,
+        bytes: Vec<u8>,
+    ) -> Arc<Analyzed> {
         let hash = stdx::sha256_hex(&bytes);
         let mut kept = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = kept.iter().position(|a| a.path == rel && a.hash == hash) {
             let hit = kept.remove(i);
             kept.push(Arc::clone(&hit));
-            return Ok(hit);
+            return hit;
         }
         drop(kept);
         let analysis = code_index::analyze(lang, &bytes);
@@ -301,7 +312,7 @@ impl Session {
             kept.remove(0);
         }
         kept.push(Arc::clone(&fresh));
-        Ok(fresh)
+        fresh
     }
 
     pub fn root(&self) -> &Path {
