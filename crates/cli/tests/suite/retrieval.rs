@@ -567,6 +567,18 @@ fn a_closed_stdout_ends_quietly() {
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// The mock as the only model: an OpenAI-compatible server at its URL, with
+/// `model` as the chat model (none: a server run only for embeddings), and no
+/// key of a real provider. For the CLI and for an MCP server's command alike.
+fn openai_mock_env(c: &mut Command, mock: &test_support::mock_llm::MockLlm, model: Option<&str>) {
+    c.env("OPENAI_BASE_URL", mock.openai_url());
+    match model {
+        Some(m) => c.env("OPENAI_MODEL", m),
+        None => c.env_remove("OPENAI_MODEL"),
+    };
+    c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
+}
+
 /// `localize --embeddings` and `search --embeddings` against the wire-level mock
 /// of an OpenAI-compatible server (vectors: bag of words, so predictable).
 mod embeddings {
@@ -583,8 +595,7 @@ mod embeddings {
         .unwrap();
         let mut c = ironbees(dir);
         // A server run only for embeddings: no chat model is named.
-        c.env("OPENAI_BASE_URL", mock.openai_url()).env_remove("OPENAI_MODEL");
-        c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
+        openai_mock_env(&mut c, mock, None);
         c
     }
 
@@ -604,12 +615,8 @@ mod embeddings {
         let cli_paths: Vec<&str> =
             cli.as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
         let embedded = embedded_inputs(&mock);
-        let mut s = crate::suite::mcp::Raw::ready_with(p.root(), |c| {
-            c.env("OPENAI_BASE_URL", mock.openai_url())
-                .env_remove("OPENAI_MODEL")
-                .env_remove("OPENAI_API_KEY")
-                .env_remove("ANTHROPIC_API_KEY");
-        });
+        let mut s =
+            crate::suite::mcp::Raw::ready_with(p.root(), |c| openai_mock_env(c, &mock, None));
         let r = s.call(1, "localize", json!({"query": query, "embeddings": true}));
         assert_ne!(r["isError"], true, "{r}");
         let files = r["structuredContent"]["files"].as_array().unwrap().clone();
@@ -911,6 +918,7 @@ mod rerank {
     use super::*;
 
     const QUERY: &str = "the total price leaves out packaging";
+    const MODEL: &str = "local-coder";
 
     fn with_model(dir: &Path, mock: &MockLlm) -> Command {
         std::fs::create_dir_all(dir.join(".ironbees")).unwrap();
@@ -920,8 +928,7 @@ mod rerank {
         )
         .unwrap();
         let mut c = ironbees(dir);
-        c.env("OPENAI_BASE_URL", mock.openai_url()).env("OPENAI_MODEL", "local-coder");
-        c.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY");
+        openai_mock_env(&mut c, mock, Some(MODEL));
         c
     }
 
@@ -1030,10 +1037,7 @@ mod rerank {
         mock.set_default(Reply::structured(json!({"files": ["shop/shipping.py"]})));
         let (cli, _, _) = reranked(p.root(), &mock);
         let mut s = crate::suite::mcp::Raw::ready_with(p.root(), |c| {
-            c.env("OPENAI_BASE_URL", mock.openai_url())
-                .env("OPENAI_MODEL", "local-coder")
-                .env_remove("OPENAI_API_KEY")
-                .env_remove("ANTHROPIC_API_KEY");
+            openai_mock_env(c, &mock, Some(MODEL));
         });
         let r = s.call(1, "localize", json!({"query": QUERY, "rerank": true}));
         assert_ne!(r["isError"], true, "{r}");
