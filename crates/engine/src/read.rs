@@ -2,7 +2,7 @@
 //! diff against HEAD or an edit transaction. Always from disk, always with the
 //! file's current hash (the next `expectedHash`).
 
-use std::path::Path;
+use std::{borrow::Cow, path::Path};
 
 use protocol::{Guidance, LineRange, ReadRequest, ReadResponse, ReadView, Warning, WarningLevel};
 use serde_json::json;
@@ -111,12 +111,15 @@ impl Session {
                             .into(),
                     })
                 })?;
-                (self.analysis_of(&rel, lang, bytes.clone()).skeleton_text().to_owned(), None)
+                let file = self.analysis_of(&rel, lang, Cow::Borrowed(&bytes), hash.clone());
+                (file.skeleton_text().to_owned(), None)
             }
             ReadView::Fragment => {
                 let range = match (&req.line_range, &req.symbol) {
                     (Some(r), _) => *r,
-                    (None, Some(sym)) => self.symbol_range(&rel, &bytes, sym, &mut warnings)?,
+                    (None, Some(sym)) => {
+                        self.symbol_range(&rel, &bytes, &hash, sym, &mut warnings)?
+                    }
                     (None, None) => {
                         return Err(Error::InvalidArgument(
                             "a fragment needs `lineRange` (\"10-40\") or `symbol`".into(),
@@ -168,13 +171,14 @@ impl Session {
         &self,
         rel: &str,
         bytes: &[u8],
+        hash: &str,
         sym: &str,
         warnings: &mut Vec<Warning>,
     ) -> Result<LineRange> {
         let lang = code_index::Language::from_path(Path::new(rel)).ok_or_else(|| {
             Error::InvalidArgument(format!("{rel}: no grammar for this file type; use lineRange"))
         })?;
-        let file = self.analysis_of(rel, lang, bytes.to_vec());
+        let file = self.analysis_of(rel, lang, Cow::Borrowed(bytes), hash.to_owned());
         let analysis = &file.analysis;
         let want = locate::normalize(sym);
         let last = want.rsplit('.').next().unwrap_or(&want).to_owned();

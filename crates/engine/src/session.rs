@@ -21,6 +21,7 @@
 //! closes the window between a client's write and the watcher's event.
 
 use std::{
+    borrow::Cow,
     collections::HashMap,
     path::{Path, PathBuf},
     sync::{
@@ -278,18 +279,20 @@ impl Session {
     /// whatever the watcher has seen.
     pub(crate) fn analyzed(&self, rel: &str) -> Result<Arc<Analyzed>> {
         let (lang, bytes) = self.index_db().read_source(rel)?;
-        Ok(self.analysis_of(rel, lang, bytes))
+        let hash = stdx::sha256_hex(&bytes);
+        Ok(self.analysis_of(rel, lang, Cow::Owned(bytes), hash))
     }
 
-    /// [`Session::analyzed`] of content the caller has (a run's overlay, a file
-    /// `read` has read): kept by its hash like a file's.
+    /// [`Session::analyzed`] of content the caller has read and hashed (`hash`,
+    /// SHA-256 hex; `read`'s file, a run's overlay): kept by its hash like a
+    /// file's, and copied only when it is not kept yet.
     pub(crate) fn analysis_of(
         &self,
         rel: &str,
         lang: code_index::Language,
-        bytes: Vec<u8>,
+        bytes: Cow<'_, [u8]>,
+        hash: String,
     ) -> Arc<Analyzed> {
-        let hash = stdx::sha256_hex(&bytes);
         let mut kept = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = kept.iter().position(|a| a.path == rel && a.hash == hash) {
             let hit = kept.remove(i);
@@ -301,7 +304,7 @@ impl Session {
         let fresh = Arc::new(Analyzed {
             path: rel.to_owned(),
             lang,
-            bytes,
+            bytes: bytes.into_owned(),
             hash,
             analysis,
             skeleton: OnceLock::new(),
