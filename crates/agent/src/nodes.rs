@@ -258,13 +258,12 @@ pub(crate) fn instructions(shared: &Shared, paths: &[&str]) -> crate::Instructio
 /// The planner's answer as a plan: JSON (a code fence or prose around it is
 /// forgiven, as small models add them), the seed's shape, and sane steps.
 pub(crate) fn parse_plan(text: &str) -> Result<PlannerAnswer, String> {
-    let start = text.find('{').ok_or("there is no JSON object in the answer")?;
-    let end = text.rfind('}').ok_or("the JSON object is not closed")?;
-    if end < start {
-        return Err("the JSON object is not closed".into());
-    }
-    let mut answer: PlannerAnswer =
-        serde_json::from_str(&text[start..=end]).map_err(|e| format!("{e}"))?;
+    let object = llm::json_object_in(text).ok_or(if text.contains('{') {
+        "the JSON object is not closed"
+    } else {
+        "there is no JSON object in the answer"
+    })?;
+    let mut answer: PlannerAnswer = serde_json::from_str(object).map_err(|e| format!("{e}"))?;
     let plan = &mut answer.plan;
     for (i, step) in plan.steps.iter_mut().enumerate() {
         let n = i as u32 + 1;

@@ -154,10 +154,8 @@ fn picks(
     let value = match structured {
         Some(v) => v,
         None => {
-            let start = text.find('{').ok_or("the answer holds no JSON object")?;
-            let end =
-                text.rfind('}').filter(|&e| e > start).ok_or("the answer holds no JSON object")?;
-            parsed = serde_json::from_str::<Value>(&text[start..=end])
+            let object = llm::json_object_in(text).ok_or("the answer holds no JSON object")?;
+            parsed = serde_json::from_str::<Value>(object)
                 .map_err(|e| format!("the answer is no JSON: {e}"))?;
             &parsed
         }

@@ -67,7 +67,7 @@ pub use crate::{
     },
     types::{
         Content, Message, OutputSchema, Request, Response, Role, StopReason, StreamEvent,
-        ToolChoice, ToolDef, Usage,
+        ToolChoice, ToolDef, Usage, json_object_in,
     },
 };
 pub use tokio_util::sync::CancellationToken;

@@ -212,6 +212,15 @@ impl Response {
     }
 }
 
+/// The JSON object in a model's text answer: from its first `{` to its last `}`,
+/// without the code fence or the prose small models put around it. `None` when
+/// there is no `{`, or no `}` after it.
+pub fn json_object_in(text: &str) -> Option<&str> {
+    let start = text.find('{')?;
+    let end = text.rfind('}').filter(|&end| end > start)?;
+    Some(&text[start..=end])
+}
+
 /// What a streaming call reports as it goes, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -232,4 +241,24 @@ pub enum StreamEvent {
     Retrying { provider: String, attempt: u32, delay_ms: u64, reason: String },
     /// The provider gave up (or its circuit is open); the next one in the chain takes over.
     Fallback { from: String, to: String, reason: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_object_of_an_answer() {
+        // (answer, object)
+        let cases = [
+            (r#"{"a": 1}"#, Some(r#"{"a": 1}"#)),
+            ("Sure!\n```json\n{\"a\": {\"b\": 2}}\n```\nDone.", Some(r#"{"a": {"b": 2}}"#)),
+            ("no JSON here", None),
+            (r#"{"a": 1"#, None),
+            ("} then {", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(json_object_in(text), want, "{text:?}");
+        }
+    }
 }

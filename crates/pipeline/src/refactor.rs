@@ -141,10 +141,8 @@ pub(crate) fn apply(env: &Env, llm: &llm::Llm, s: &PipelineState) -> Result<Appl
 /// The JSON object in the model's answer (code fences and prose around it
 /// forgiven).
 fn parse(text: &str) -> Result<Answer, String> {
-    let start = text.find('{').ok_or("the answer has no JSON object")?;
-    let end = text.rfind('}').ok_or("the answer has no JSON object")?;
-    serde_json::from_str(&text[start..=end])
-        .map_err(|e| format!("the answer is not the JSON asked for: {e}"))
+    let object = llm::json_object_in(text).ok_or("the answer has no JSON object")?;
+    serde_json::from_str(object).map_err(|e| format!("the answer is not the JSON asked for: {e}"))
 }
 
 #[cfg(test)]
