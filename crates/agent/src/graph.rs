@@ -244,7 +244,11 @@ pub(crate) fn build(shared: &Arc<Shared>, placed: &[Placed]) -> Graph<RunState> 
             |s: &RunState| n::after_plan_gate(&s.0),
         )
         .add_edge(nodes::BASELINE, nodes::CODE)
-        .add_edge(nodes::CODE, nodes::CRITIC)
+        .add_conditional_edges(
+            nodes::CODE,
+            &[nodes::CRITIC, nodes::CODE, nodes::PLAN],
+            |s: &RunState| n::after_code(&s.0),
+        )
         .add_conditional_edges(
             nodes::CRITIC,
             &[&after(nodes::CODE, nodes::VALIDATE), nodes::CODE, nodes::ESCALATE],

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use llm::Message;
 use protocol::{
     ApprovalDecision, Approver, ChangeOptions, ChangeRequest, CheckLevel, CodingState, ErrorCode,
-    ExecutionPlan, Gate, HistoryRequest, PlannerAnswer, RunEventKind, Validation, Verdict, nodes,
+    ExecutionPlan, Gate, HistoryRequest, PlannerAnswer, RunEventKind, TaskRound, Validation,
+    Verdict, nodes,
 };
 use serde_json::{Value, json};
 use workflow::{END, NodeContext, NodeError, NodeOutcome};
@@ -20,6 +21,7 @@ use crate::{
     model::{Turn, TurnEnd},
     orchestrator::{RunState, Shared},
     overlay, policy,
+    taskgraph::{self, Budget, TurnCost},
     workspace::ShadowWorkspace,
 };
 
@@ -174,10 +176,23 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
             ));
         }
     }
+    // A step that could not be done sends the plan back (the task graph's replan).
+    if let Some(err) = s.error_context.as_deref().filter(|e| e.starts_with(STEP_FAILED)) {
+        user.push_str(&format!("\n{err}\n"));
+        if let Some(p) = &s.plan {
+            user.push_str(&format!(
+                "\n## The previous plan\n\n{}\n",
+                serde_json::to_string_pretty(p).unwrap_or_default()
+            ));
+        }
+    }
     user.push_str(&format!("\n## Project context\n\n{context}"));
     let system = instructions(shared, &[]).append_to(&planner.prompt);
     let mut turn =
         Turn { agent: planner, system, messages: vec![Message::user(user)], schema: None };
+    // The planner's turn is what a coder turn is estimated to cost (the task graph's
+    // rounds are fitted to the budget with it).
+    let (started, spent) = (std::time::Instant::now(), s.spend.clone());
     for attempt in 1..=2 {
         let (text, truncated) = match turn.run(shared, s, cx)? {
             TurnEnd::Paused(reason) => {
@@ -197,7 +212,13 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
             }
         });
         match parsed {
-            Ok(answer) => {
+            Ok(mut answer) => {
+                let cost = TurnCost {
+                    ms: started.elapsed().as_millis() as u64,
+                    tokens: (s.spend.input_tokens + s.spend.output_tokens)
+                        .saturating_sub(spent.input_tokens + spent.output_tokens),
+                };
+                taskgraph::fit(&mut answer.plan, cost, coding_budget(shared, s, cx));
                 cx.emit(RunEventKind::Plan {
                     spec: answer.spec.clone(),
                     plan: answer.plan.clone(),
@@ -205,6 +226,10 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
                 s.spec = Some(answer.spec);
                 s.plan = Some(answer.plan);
                 s.feedback = None;
+                s.steps_done.clear();
+                if s.error_context.as_deref().is_some_and(|e| e.starts_with(STEP_FAILED)) {
+                    s.error_context = None;
+                }
                 return Ok(Step::Continue);
             }
             Err(e) if attempt == 1 => {
@@ -224,6 +249,21 @@ pub(crate) fn plan(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
         }
     }
     unreachable!("the loop returns on its second attempt")
+}
+
+/// What the task graph's rounds may spend: half the time left of the run's
+/// timeout (VALIDATE needs the rest) and the tokens left of its budget.
+fn coding_budget(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Budget {
+    let left = (s.settings.timeout_seconds * 1000)
+        .saturating_sub(cx.execution_started().elapsed().as_millis() as u64);
+    Budget {
+        ms: left / 2,
+        tokens: s
+            .settings
+            .budget_tokens
+            .map(|b| b.saturating_sub(s.spend.input_tokens + s.spend.output_tokens)),
+        parallel: shared.parallel,
+    }
 }
 
 /// Layer 0 for `agent` (the planner, the answerer): the ContextAdapter's parts
@@ -331,7 +371,7 @@ fn interrupt(reason: String, payload: Value) -> Outcome {
 }
 
 pub(crate) fn wait_plan_approval(
-    _: &Shared,
+    shared: &Shared,
     s: &mut CodingState,
     cx: &mut NodeContext<'_>,
 ) -> Outcome {
@@ -379,6 +419,16 @@ pub(crate) fn wait_plan_approval(
                 }
                 Err(_) => serde_json::from_str(text).unwrap_or_default(),
             };
+            // The human's plan is coded in rounds fitted as the planner's was.
+            let mut plan = plan;
+            let was = s.plan.as_ref().and_then(|p| p.task_graph.as_ref()?.estimate.clone());
+            if let Some(e) = was {
+                let cost = TurnCost { ms: e.turn_ms, tokens: e.turn_tokens };
+                let budget =
+                    Budget { ms: e.budget_ms, tokens: e.budget_tokens, parallel: shared.parallel };
+                taskgraph::fit(&mut plan, cost, budget);
+            }
+            s.steps_done.clear();
             s.plan = Some(plan);
             s.verdict = Some(Verdict::Approved);
             cx.emit(RunEventKind::Approved {
@@ -523,21 +573,22 @@ pub(crate) fn after_answer(s: &CodingState) -> &'static str {
 
 // --- CODE -------------------------------------------------------------------------------
 
+/// The heading that tells the planner a step of its plan could not be done.
+pub(crate) const STEP_FAILED: &str = "## A step of the plan could not be done";
+
+/// Plans made again because a step could not be done, at most; after that the
+/// run goes on to validation, which judges what the coder did.
+const MAX_REPLANS: u32 = 1;
+
+/// CODE: the plan's next round of the task graph (one coder turn, or one per
+/// step at once), or, once every round is done (a round after a failed
+/// validation, a plan of one round), one turn for the whole plan.
 pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_>) -> Outcome {
-    let coder = shared.agent("coder")?;
-    let mut user = format!(
-        "## Specification\n\n{}\n\n## Approved plan\n\n{}\n",
-        s.spec.as_deref().unwrap_or(&s.user_request),
-        serde_json::to_string_pretty(&s.plan).unwrap_or_default()
-    );
-    if !s.overlay.is_empty() {
-        let files: Vec<&str> = s.overlay.iter().map(|f| f.path.as_str()).collect();
-        user.push_str(&format!(
-            "\n## Your earlier edits are in place\n\nFiles changed so far in this run: {}. \
-             `read` shows them as they are now.\n",
-            files.join(", ")
-        ));
+    if let Some((index, rounds)) = next_round(s) {
+        return code_round(shared, s, cx, index, rounds);
     }
+    let coder = shared.agent("coder")?;
+    let mut user = coder_brief(s);
     if let Some(err) = &s.error_context {
         // A reviewer's or the critic's words come with their own heading.
         if err.starts_with("## ") {
@@ -552,9 +603,7 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
     if let Some(fb) = &s.feedback {
         user.push_str(&format!("\n## Feedback from a human\n\n{fb}\n"));
     }
-    let paths: Vec<&str> =
-        s.plan.iter().flat_map(|p| p.affected_files.iter().map(String::as_str)).collect();
-    let system = instructions(shared, &paths).append_to(&coder.prompt);
+    let system = coder_system(shared, s, &coder.prompt);
     let mut turn = Turn { agent: coder, system, messages: vec![Message::user(user)], schema: None };
     let end = turn.run(shared, s, cx)?;
     s.iteration_count += 1;
@@ -568,7 +617,206 @@ pub(crate) fn code(shared: &Shared, s: &mut CodingState, cx: &mut NodeContext<'_
         TurnEnd::Answer { text, .. } => s.coder_summary = Some(text),
         TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
     }
+    s.next_node = Some(nodes::CRITIC.into());
     Ok(Step::Continue)
+}
+
+/// The specification, the approved plan and the run's edits so far: what every
+/// coder turn starts from.
+fn coder_brief(s: &CodingState) -> String {
+    let mut user = format!(
+        "## Specification\n\n{}\n\n## Approved plan\n\n{}\n",
+        s.spec.as_deref().unwrap_or(&s.user_request),
+        serde_json::to_string_pretty(&s.plan).unwrap_or_default()
+    );
+    if !s.overlay.is_empty() {
+        let files: Vec<&str> = s.overlay.iter().map(|f| f.path.as_str()).collect();
+        user.push_str(&format!(
+            "\n## Your earlier edits are in place\n\nFiles changed so far in this run: {}. \
+             `read` shows them as they are now.\n",
+            files.join(", ")
+        ));
+    }
+    user
+}
+
+fn coder_system(shared: &Shared, s: &CodingState, prompt: &str) -> String {
+    let paths: Vec<&str> =
+        s.plan.iter().flat_map(|p| p.affected_files.iter().map(String::as_str)).collect();
+    instructions(shared, &paths).append_to(prompt)
+}
+
+/// The first round of the plan's task graph with a step not yet done, and all
+/// the rounds; `None` when there is nothing to do round by round (a plan of one
+/// serial round is one turn, as a plan always was).
+fn next_round(s: &CodingState) -> Option<(usize, Vec<TaskRound>)> {
+    let rounds = taskgraph::rounds_of(s.plan.as_ref()?);
+    if rounds.len() < 2 && !rounds.iter().any(|r| r.parallel) {
+        return None;
+    }
+    let index = rounds.iter().position(|r| r.steps.iter().any(|n| !s.steps_done.contains(n)))?;
+    Some((index, rounds))
+}
+
+fn step_line(plan: &ExecutionPlan, number: u32) -> String {
+    match plan.steps.iter().find(|s| s.number == number) {
+        Some(s) => format!(
+            "{}. [{}{}] {}",
+            s.number,
+            s.action_type,
+            s.file_path.as_deref().map(|f| format!(" {f}")).unwrap_or_default(),
+            s.description
+        ),
+        None => format!("{number}."),
+    }
+}
+
+fn numbers(steps: &[u32]) -> String {
+    steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// One round of the task graph: its steps in one coder turn, or each in its own
+/// turn at once (parallel); then the steps whose file the round left unchanged
+/// (or whose parallel edit clashed) send the plan back to the planner, once.
+fn code_round(
+    shared: &Shared,
+    s: &mut CodingState,
+    cx: &mut NodeContext<'_>,
+    index: usize,
+    rounds: Vec<TaskRound>,
+) -> Outcome {
+    let coder = shared.agent("coder")?;
+    let plan = s.plan.clone().unwrap_or_default();
+    let round = &rounds[index];
+    let total = rounds.len() as u32;
+    cx.emit(RunEventKind::TaskRound {
+        round: index as u32 + 1,
+        rounds: total,
+        steps: round.steps.clone(),
+        parallel: round.parallel,
+    });
+    let done: Vec<u32> = rounds[..index].iter().flat_map(|r| r.steps.clone()).collect();
+    let later: Vec<u32> = rounds[index + 1..].iter().flat_map(|r| r.steps.clone()).collect();
+    let brief = |steps: &[u32]| {
+        let mut user = coder_brief(s);
+        user.push_str(&format!(
+            "\n## This round (round {} of {total}): step{} {}\n\nDo these steps now, and only \
+             these:\n\n{}\n",
+            index + 1,
+            if steps.len() == 1 { "" } else { "s" },
+            numbers(steps),
+            steps.iter().map(|n| step_line(&plan, *n)).collect::<Vec<_>>().join("\n"),
+        ));
+        if round.parallel {
+            let others: Vec<u32> =
+                round.steps.iter().copied().filter(|n| !steps.contains(n)).collect();
+            user.push_str(&format!(
+                "\nSteps {} are being done at the same time by other coders: leave their files \
+                 alone.\n",
+                numbers(&others)
+            ));
+        }
+        if !done.is_empty() {
+            user.push_str(&format!(
+                "\nSteps {} are done: their edits are in place.\n",
+                numbers(&done)
+            ));
+        }
+        if !later.is_empty() {
+            user.push_str(&format!("\nSteps {} come in later rounds.\n", numbers(&later)));
+        }
+        if let Some(fb) = &s.feedback {
+            user.push_str(&format!("\n## Feedback from a human\n\n{fb}\n"));
+        }
+        user
+    };
+    let system = coder_system(shared, s, &coder.prompt);
+    let before = s.overlay.clone();
+    let mut words = Vec::new();
+    let mut failed = if round.parallel {
+        let briefs: Vec<(u32, String)> = round.steps.iter().map(|n| (*n, brief(&[*n]))).collect();
+        let outcomes = crate::review::in_parallel(s, cx, briefs, |(step, user), state, io| {
+            let mut turn = Turn {
+                agent: coder,
+                system: system.clone(),
+                messages: vec![Message::user(user)],
+                schema: None,
+            };
+            turn.run(shared, state, io).map(|end| (step, end, state.overlay.clone()))
+        })?;
+        let mut turns = Vec::new();
+        for (step, end, overlay) in outcomes {
+            match end {
+                TurnEnd::Answer { text, .. } => words.push(format!("Step {step}: {}", text.trim())),
+                TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
+            }
+            turns.push((step, overlay));
+        }
+        let (merged, mut clashes) = taskgraph::merge_parallel(&before, &turns);
+        s.overlay = merged;
+        let clashed: Vec<u32> = clashes.iter().map(|(n, _)| *n).collect();
+        let rest: Vec<u32> = round.steps.iter().copied().filter(|n| !clashed.contains(n)).collect();
+        clashes.extend(taskgraph::failed_steps(&plan, &rest, &before, &s.overlay));
+        clashes
+    } else {
+        let mut turn = Turn {
+            agent: coder,
+            system,
+            messages: vec![Message::user(brief(&round.steps))],
+            schema: None,
+        };
+        match turn.run(shared, s, cx)? {
+            TurnEnd::Answer { text, .. } => words.push(text.trim().to_owned()),
+            TurnEnd::Paused(reason) => s.pause_reason = Some(reason),
+        }
+        taskgraph::failed_steps(&plan, &round.steps, &before, &s.overlay)
+    };
+    failed.sort();
+    s.steps_done.extend(round.steps.iter().copied());
+    s.code_diffs = overlay::diffs(&s.overlay, shared);
+    cx.emit(RunEventKind::Diff {
+        iteration: s.iteration_count + 1,
+        files: s.code_diffs.iter().map(|d| d.file_path.clone()).collect(),
+    });
+    s.coder_summary = Some(words.join("\n\n"));
+    if s.pause_reason.is_some() {
+        // A limit or the budget: a human decides; the round counts as done.
+        failed.clear();
+    }
+    let replan = !failed.is_empty() && s.replans < MAX_REPLANS;
+    for (step, reason) in &failed {
+        cx.emit(RunEventKind::TaskFailed { step: *step, reason: reason.clone(), replan });
+    }
+    if replan {
+        s.replans += 1;
+        let list: Vec<String> =
+            failed.iter().map(|(n, why)| format!("- {}: {why}", step_line(&plan, *n))).collect();
+        s.error_context = Some(format!(
+            "{STEP_FAILED}\n\n{}\n\nThe coder said:\n\n{}\n\nThe edits made so far stay in \
+             place. Make the plan again so that every step can be done: change, split or drop \
+             the steps above, and keep the ones that are done.\n",
+            list.join("\n"),
+            stdx::clip(s.coder_summary.as_deref().unwrap_or(""), 2000),
+        ));
+        s.next_node = Some(nodes::PLAN.into());
+        return Ok(Step::Continue);
+    }
+    if next_round(s).is_some() && s.pause_reason.is_none() {
+        s.next_node = Some(nodes::CODE.into());
+    } else {
+        s.iteration_count += 1;
+        s.feedback = None;
+        s.next_node = Some(nodes::CRITIC.into());
+    }
+    Ok(Step::Continue)
+}
+
+/// After CODE: the next round, the planner again (a step failed), or the critic.
+pub(crate) fn after_code(s: &CodingState) -> String {
+    match s.next_node.as_deref() {
+        Some(n @ (nodes::CODE | nodes::PLAN)) => n.to_owned(),
+        _ => nodes::CRITIC.to_owned(),
+    }
 }
 
 // --- DECIDE and SUCCESS -----------------------------------------------------------------

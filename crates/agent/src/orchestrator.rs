@@ -52,6 +52,9 @@ pub(crate) struct Shared {
     pub(crate) work_dir: PathBuf,
     /// The rules CRITIC checks each round's change against.
     pub(crate) guardrails: Option<guard::RuleSet>,
+    /// Agents at one point of the graph, and a task graph's independent steps,
+    /// run at the same time (`agent.parallelAgentExecution`).
+    pub(crate) parallel: bool,
 }
 
 impl Shared {
@@ -136,6 +139,7 @@ impl Orchestrator {
             rt,
             work_dir: runs.join("work"),
             guardrails: spec.guardrails.clone(),
+            parallel: spec.parallel,
         });
         let graph = Arc::new(crate::graph::build(&shared, &placed).build()?);
         let runner = Runner::new(graph, store).with_kind(RUN_KIND).with_policy(

@@ -140,20 +140,49 @@ fn turn(
     Ok(Ok(Verdict { agent: agent.to_owned(), next, message }))
 }
 
-/// Every member at once, each in its own thread with its own copy of the state;
-/// their events are emitted in order afterwards and their spend added up.
+/// Every member at once (see [`in_parallel`]).
 fn parallel(
     shared: &Shared,
     spec: &Placed,
     s: &mut CodingState,
     cx: &mut NodeContext<'_>,
 ) -> Result<Vec<Verdict>, NodeError> {
+    let members: Vec<&str> = spec.members.iter().map(|m| m.agent.as_str()).collect();
+    let results =
+        in_parallel(s, cx, members, |agent, state, io| turn(shared, spec, agent, state, io))?;
+    let mut verdicts = Vec::new();
+    for result in results {
+        match result {
+            Ok(v) => verdicts.push(v),
+            Err(reason) => s.pause_reason = Some(reason),
+        }
+    }
+    Ok(verdicts)
+}
+
+/// `work` for every item at once, each in its own thread with its own copy of
+/// the state and its events kept; afterwards the events are emitted in the
+/// items' order and what each spent is added to the run's spend. The first
+/// error, if any, is the result (after every thread has finished). Parallel
+/// custom nodes and a parallel round of the task graph run this way.
+pub(crate) fn in_parallel<I, T, F>(
+    s: &mut CodingState,
+    cx: &mut NodeContext<'_>,
+    items: Vec<I>,
+    work: F,
+) -> Result<Vec<T>, NodeError>
+where
+    I: Send,
+    T: Send,
+    F: Fn(I, &mut CodingState, &mut (dyn crate::model::TurnIo + Send)) -> Result<T, NodeError>
+        + Sync,
+{
     let before = s.spend.clone();
+    let work = &work;
     let outcomes: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = spec
-            .members
-            .iter()
-            .map(|m| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| {
                 let mut state = s.clone();
                 let mut io = Buffered {
                     run_id: cx.run_id().to_owned(),
@@ -162,14 +191,14 @@ fn parallel(
                     events: Vec::new(),
                 };
                 scope.spawn(move || {
-                    let r = turn(shared, spec, &m.agent, &mut state, &mut io);
+                    let r = work(item, &mut state, &mut io);
                     (r, state.spend, io.events)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join()).collect()
     });
-    let mut verdicts = Vec::new();
+    let mut results = Vec::new();
     let mut failure = None;
     for outcome in outcomes {
         let (result, spend, events) = outcome.map_err(|_| {
@@ -180,14 +209,13 @@ fn parallel(
         }
         add_spend(&mut s.spend, &spend, &before);
         match result {
-            Ok(Ok(v)) => verdicts.push(v),
-            Ok(Err(reason)) => s.pause_reason = Some(reason),
-            Err(e) => failure = Some(e),
+            Ok(t) => results.push(t),
+            Err(e) => failure = failure.or(Some(e)),
         }
     }
     match failure {
         Some(e) => Err(e),
-        None => Ok(verdicts),
+        None => Ok(results),
     }
 }
 

@@ -218,6 +218,45 @@ pub struct TaskGraph {
     /// derived (same file in order, tests after the code, a created file before
     /// the steps that name it).
     pub source: String,
+    /// How CODE works through the steps: one coder turn per round, in order
+    /// (empty in plans read before rounds existed: one round of every step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<TaskRound>,
+    /// What the rounds were estimated to cost and the budget they were fitted to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Box<TaskEstimate>>,
+}
+
+/// One coding round of the task graph: a coder turn for `steps`, or with
+/// `parallel` one turn per step at the same time (independent steps only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRound {
+    pub steps: Vec<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parallel: bool,
+}
+
+/// The rounds' estimated cost against the run's budget: a coder turn is taken to
+/// cost what the planner's turn did (its wall time and tokens). Rounds are merged
+/// (`shrunk`) until the estimate fits: a plan never costs more turns than the
+/// budget allows, and at the least it is coded in one turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskEstimate {
+    /// One coder turn's estimated wall time and tokens.
+    pub turn_ms: u64,
+    pub turn_tokens: u64,
+    /// The rounds' estimate: parallel turns cost one turn's time, each its tokens.
+    pub ms: u64,
+    pub tokens: u64,
+    /// The time coding may take (half of what is left of the run's timeout; the
+    /// rest is for validation) and the tokens left of the run's budget, if any.
+    pub budget_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// Rounds before they were merged to fit (equal to the rounds when they fit).
+    pub rounds_before: u32,
 }
 
 impl TaskGraph {
@@ -226,6 +265,19 @@ impl TaskGraph {
         self.groups
             .iter()
             .map(|g| g.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+            .collect::<Vec<_>>()
+            .join(" → ")
+    }
+
+    /// The coding rounds in words: `1, 2 → [3 | 4]` (a bar: one turn per step, at
+    /// the same time).
+    pub fn rounds_text(&self) -> String {
+        self.rounds
+            .iter()
+            .map(|r| {
+                let steps: Vec<String> = r.steps.iter().map(u32::to_string).collect();
+                if r.parallel { format!("[{}]", steps.join(" | ")) } else { steps.join(", ") }
+            })
             .collect::<Vec<_>>()
             .join(" → ")
     }
@@ -515,6 +567,13 @@ pub struct CodingState {
     /// The CRITIC node's verdict on the last round's change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critique: Option<crate::Critique>,
+    /// The plan's steps coded so far, round by round (seed 002 M0); a new plan
+    /// starts again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_done: Vec<u32>,
+    /// Times the plan was made again because a step could not be done.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replans: u32,
 }
 
 impl CodingState {
@@ -557,6 +616,8 @@ impl CodingState {
             baseline: None,
             no_change: false,
             critique: None,
+            steps_done: Vec::new(),
+            replans: 0,
         }
     }
 }

@@ -37,7 +37,8 @@ pub use crate::{
     agent::{
         AgentSpend, ApprovalDecision, Approver, Baseline, CodingState, CommandKind, CommandScope,
         EditType, ExecutionPlan, FileEdit, Gate, OverlayFile, PlanStep, PlannerAnswer, RunOutcome,
-        RunSettings, RunSpend, TaskGraph, TestScope, Validation, Verdict, WorkspaceSync, nodes,
+        RunSettings, RunSpend, TaskEstimate, TaskGraph, TaskRound, TestScope, Validation, Verdict,
+        WorkspaceSync, nodes,
     },
     api::{
         ApproveRequest, CancelRequest, DiffSummary, ExecuteRequest, PipelineApproveRequest,

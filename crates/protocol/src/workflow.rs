@@ -205,6 +205,12 @@ pub enum RunEventKind {
     Escalated { reason: String, iteration: u32 },
     /// A coding round ended: the files the run has changed so far.
     Diff { iteration: u32, files: Vec<String> },
+    /// CODE starts a round of the plan's task graph: `round` of `rounds` (from
+    /// 1), its steps, one turn per step at once when `parallel`.
+    TaskRound { round: u32, rounds: u32, steps: Vec<u32>, parallel: bool },
+    /// A step of the plan was not done (its file unchanged, or its edit clashed
+    /// with a parallel step's); `replan` says whether the plan is made again.
+    TaskFailed { step: u32, reason: String, replan: bool },
     /// The run's workspace copy was brought up to date for VALIDATE.
     Workspace { path: String, sync: WorkspaceSync },
     /// A build or test command ran in the sandbox. `failures` names failing tests

@@ -686,6 +686,11 @@ fn show_plan(out: &Output, s: &protocol::CodingState) {
                 "  order: {} (a comma: no dependency between the steps)",
                 g.order_text()
             ));
+            if g.rounds.len() > 1 || g.rounds.iter().any(|r| r.parallel) {
+                out.line(format!("  coded in rounds: {}", g.rounds_text()));
+            } else if g.estimate.as_ref().is_some_and(|e| e.rounds_before > 1) {
+                out.line("  coded in one turn: the run's time or token budget fits no more");
+            }
         }
     }
 }
@@ -850,6 +855,16 @@ impl Printer {
             RunEventKind::PlanRejected { error, .. } => {
                 format!("  the plan did not parse, asking again: {error}")
             }
+            RunEventKind::TaskRound { round, rounds, steps, parallel } => format!(
+                "  round {round}/{rounds}: step{} {}{}",
+                if steps.len() == 1 { "" } else { "s" },
+                steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                if *parallel { " at once" } else { "" }
+            ),
+            RunEventKind::TaskFailed { step, reason, replan } => format!(
+                "  step {step} not done: {reason}{}",
+                if *replan { "; planning again" } else { "" }
+            ),
             RunEventKind::Command {
                 kind,
                 scope,

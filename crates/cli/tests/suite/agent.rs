@@ -595,6 +595,177 @@ fn a_plans_steps_come_as_a_task_graph_and_a_cycle_is_sent_back() {
     assert!(shown.stdout.contains("order: 1, 3 → 2"), "{}", shown.stdout);
 }
 
+/// A plan of numbered steps for `plan_steps`' planner: `(number, action, file, what)`.
+fn steps_plan(steps: &[(u32, &str, &str, &str)]) -> String {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(n, action, file, what)| {
+            json!({"number": n, "description": what, "actionType": action, "filePath": file})
+        })
+        .collect();
+    json!({"spec": "Guard the division and test it.", "plan": {"summary": "Guard the division",
+           "steps": steps, "complexity": "MEDIUM"}})
+    .to_string()
+}
+
+/// The task graph runs round by round: the code, then its test, one coder turn
+/// each, each told what is done and what comes later. The coder does not do the
+/// test step (the test is there already): that step failed, so the planner makes
+/// the plan again, once, with the reason; the new plan's one step is coded in one
+/// turn and the run succeeds with the first round's edit.
+#[test]
+fn the_task_graph_is_coded_round_by_round_and_a_step_not_done_is_planned_again() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let reply = match agent_of(body) {
+            "Planner" if conv.contains("A step of the plan could not be done") => {
+                Reply::text(steps_plan(&[(1, "MODIFY", "calc.py", "raise ValueError on b == 0")]))
+            }
+            "Planner" => Reply::text(steps_plan(&[
+                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+                (2, "MODIFY", "test_calc.py", "test the zero division"),
+            ])),
+            "Coder" if after_tool(body) => Reply::text("Guarded the division."),
+            "Coder" if conv.contains("round 2 of 2") => {
+                Reply::text("test_divide_by_zero already covers it; I changed nothing.")
+            }
+            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Coder" => Reply::text("The guard from the first round is in place."),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
+    ok(&o);
+    let rounds: Vec<(u64, u64, Value)> = o
+        .events("taskRound")
+        .iter()
+        .map(|r| (r["round"].as_u64().unwrap(), r["rounds"].as_u64().unwrap(), r["steps"].clone()))
+        .collect();
+    assert_eq!(rounds, vec![(1, 2, json!([1])), (2, 2, json!([2]))]);
+    let failed = o.events("taskFailed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!((failed[0]["step"].clone(), failed[0]["replan"].clone()), (json!(2), json!(true)));
+    assert!(failed[0]["reason"].as_str().unwrap().contains("test_calc.py"), "{failed:?}");
+    // Each round's coder was told its step, what was done and what comes later.
+    let coder: Vec<String> =
+        coder_requests(&mock).iter().filter(|b| !after_tool(b)).map(conversation).collect();
+    assert_eq!(coder.len(), 3, "two rounds, then one turn for the new plan");
+    assert!(coder[0].contains("Steps 2 come in later rounds"), "{}", coder[0]);
+    assert!(coder[1].contains("Steps 1 are done"), "{}", coder[1]);
+    assert!(!coder[2].contains("This round"), "a one-step plan is one turn: {}", coder[2]);
+    // The planner was asked again with the step and the coder's words.
+    let planner: Vec<String> = mock
+        .requests()
+        .into_iter()
+        .filter(|r| agent_of(&r.body) == "Planner")
+        .map(|r| conversation(&r.body))
+        .collect();
+    assert_eq!(planner.len(), 2);
+    assert!(planner[1].contains("already covers it"), "{}", planner[1]);
+    let state = &o.outcome()["state"];
+    assert_eq!((state["replans"].clone(), state["iterationCount"].clone()), (json!(1), json!(1)));
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    assert_eq!(p.read("test_calc.py"), TEST_CALC);
+}
+
+/// With `parallelAgentExecution`, independent steps are coded at once, one coder
+/// turn each; their edits are merged and applied as one change.
+#[test]
+fn independent_steps_are_coded_at_once_and_applied_together() {
+    let p = calc_project();
+    p.write(".ironbees/config.yaml", "agent:\n  parallelAgentExecution: true\n");
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(steps_plan(&[
+                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+                (2, "CREATE", "errors.py", "a message for the error"),
+            ])),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("): step 1\\n") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Coder" if conv.contains("): step 2\\n") => Reply::tool_calls(
+                "",
+                vec![(
+                    "write",
+                    json!({"path": "errors.py", "content": "ZERO = \"division by zero\"\n"}),
+                )],
+            ),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
+    ok(&o);
+    let rounds = o.events("taskRound");
+    assert_eq!(rounds.len(), 1, "{rounds:?}");
+    assert_eq!(
+        (rounds[0]["steps"].clone(), rounds[0]["parallel"].clone()),
+        (json!([1, 2]), json!(true))
+    );
+    assert!(o.events("taskFailed").is_empty(), "{:?}", o.events("taskFailed"));
+    let firsts: Vec<String> =
+        coder_requests(&mock).iter().filter(|b| !after_tool(b)).map(conversation).collect();
+    assert_eq!(firsts.len(), 2);
+    assert!(firsts.iter().all(|c| c.contains("at the same time by other coders")), "{firsts:?}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    assert_eq!(p.read("errors.py"), "ZERO = \"division by zero\"\n");
+    // Both turns' spend is the run's: the planner's call and two turns of two calls.
+    assert_eq!(o.outcome()["state"]["spend"]["modelCalls"], 5, "{}", o.outcome()["state"]["spend"]);
+}
+
+/// A token budget too small for a turn per round shrinks the task graph to one
+/// coder turn before the plan is shown; `runs show` says so.
+#[test]
+fn a_tight_token_budget_codes_the_plan_in_one_turn() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let plan = steps_plan(&[
+        (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+        (2, "MODIFY", "test_calc.py", "test the zero division"),
+    ]);
+    mock.set_responder(move |body| match agent_of(body) {
+        "Planner" => Some(Reply::text(plan.clone()).usage(usage())),
+        _ => None,
+    });
+    // The planner's turn costs 1,100 tokens; 2,900 are left of 4,000 after it:
+    // enough for two turns of 1,100... and with 3,000, 1,900 are not.
+    for (budget, rounds) in
+        [("4000", json!([{"steps": [1]}, {"steps": [2]}])), ("3000", json!([{"steps": [1, 2]}]))]
+    {
+        let o = cli(
+            &p,
+            &mock,
+            &["run", "--json", "--budget-tokens", budget, "Fix the division by zero bug"],
+        );
+        assert_eq!(o.code, 10, "waits at the plan: {}", o.stderr);
+        let graph = &o.events("plan")[0]["plan"]["taskGraph"];
+        assert_eq!(graph["rounds"], rounds, "{graph}");
+        assert_eq!(graph["estimate"]["roundsBefore"], 2, "{graph}");
+        let shown = cli(&p, &mock, &["runs", "show", &o.run_id()]);
+        let one =
+            shown.stdout.contains("coded in one turn: the run's time or token budget fits no more");
+        assert_eq!(one, budget == "3000", "{}", shown.stdout);
+        assert_eq!(
+            shown.stdout.contains("coded in rounds: 1 → 2"),
+            budget == "4000",
+            "{}",
+            shown.stdout
+        );
+    }
+}
+
 // --- scenario 6: killed at every node boundary ------------------------------------------
 
 /// Starts a run and SIGKILLs it when `at` (a node starting, or a custom event)

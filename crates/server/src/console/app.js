@@ -218,6 +218,8 @@ function describe(k) {
     case "toolResult": return (k.ok ? "✔ " : "✘ ") + k.name + ": " + k.summary;
     case "plan": return "plan: " + k.plan.summary;
     case "planRejected": return "plan rejected: " + k.error;
+    case "taskRound": return "round " + k.round + "/" + k.rounds + ": steps " + k.steps.join(", ") + (k.parallel ? " at once" : "");
+    case "taskFailed": return "step " + k.step + " not done: " + k.reason + (k.replan ? "; planning again" : "");
     case "approved": return "approved (" + k.gate + ") by " + k.by + (k.edited ? ", plan edited" : "") + (k.feedback ? ": " + k.feedback : "");
     case "rejected": return "rejected (" + k.gate + "): " + k.feedback;
     case "escalated": return "escalated: " + k.reason;
