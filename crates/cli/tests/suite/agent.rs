@@ -675,6 +675,76 @@ fn the_task_graph_is_coded_round_by_round_and_a_step_not_done_is_planned_again()
     assert_eq!(p.read("test_calc.py"), TEST_CALC);
 }
 
+/// Killed as the second round starts (the first round's checkpoint written), a
+/// run resumes at the second round: the first round's coder is not asked again
+/// and both rounds' edits are applied once.
+#[test]
+fn a_run_killed_between_rounds_resumes_at_the_next_round() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let test_hash = stdx::sha256_hex(TEST_CALC.as_bytes());
+    let extra = "\n\ndef test_divide():\n    assert calculate(4, 2, \"/\") == 2\n";
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(steps_plan(&[
+                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+                (2, "MODIFY", "test_calc.py", "test a division"),
+            ])),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Coder" if conv.contains("round 2 of 2") => Reply::tool_calls(
+                "",
+                vec![(
+                    "change",
+                    replace_args(
+                        "test_calc.py",
+                        &test_hash,
+                        "calculate(1, 0, \"/\")\n",
+                        &format!("calculate(1, 0, \"/\")\n{extra}"),
+                    ),
+                )],
+            ),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let mut child = ironbees(p.root(), &mock)
+        .args(["run", "--yes", "--json", "Fix the division by zero bug"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut id = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(r) = v["runId"].as_str() {
+            id = r.to_owned();
+        }
+        if v["kind"]["type"] == "taskRound" && v["kind"]["round"] == 2 {
+            child.kill().unwrap(); // SIGKILL
+            break;
+        }
+    }
+    child.wait().unwrap();
+    assert!(!id.is_empty());
+    let resumed = cli(&p, &mock, &["--json", "runs", "resume", &id]);
+    ok(&resumed);
+    assert_eq!(resumed.outcome()["status"]["type"], "succeeded");
+    let firsts: Vec<String> =
+        coder_requests(&mock).iter().filter(|b| !after_tool(b)).map(conversation).collect();
+    assert_eq!(firsts.iter().filter(|c| c.contains("round 1 of 2")).count(), 1, "{firsts:?}");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    assert!(p.read("test_calc.py").ends_with(extra), "{}", p.read("test_calc.py"));
+    let history = cli(&p, &mock, &["history", "--json"]);
+    let history: Value = serde_json::from_str(&history.stdout).unwrap();
+    assert_eq!(history.as_array().unwrap().len(), 1, "one transaction: {history}");
+}
+
 /// With `parallelAgentExecution`, independent steps are coded at once, one coder
 /// turn each; their edits are merged and applied as one change.
 #[test]
