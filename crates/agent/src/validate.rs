@@ -44,6 +44,9 @@ const MAX_TARGETS: usize = 40;
 const MAX_NODE_IDS: usize = 300;
 /// A change in more separate places of a file than this is targeted by file.
 const MAX_CHANGED_PLACES: usize = 8;
+/// Test files named after the changed modules and their packages that the
+/// targeted run adds, at most; more is a name too common to say where to look.
+const MAX_NAMED_FILES: usize = 4;
 
 /// The overlay's fingerprint: what VALIDATE last checked.
 fn overlay_fingerprint(files: &[protocol::OverlayFile]) -> String {
@@ -814,6 +817,8 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
         "pytest" | "jest" | "vitest" | "go" => {
             let call = stdx::Call::new(&stdx::NoProgress, cx.cancellation_token());
             let mut functions: BTreeSet<String> = BTreeSet::new();
+            let mut subjects: BTreeSet<String> = BTreeSet::new();
+            let mut reached: BTreeSet<String> = BTreeSet::new();
             for f in &s.overlay {
                 if f.content.is_none() {
                     continue;
@@ -822,6 +827,16 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                     out.insert(f.path.clone());
                     continue;
                 }
+                subjects.extend(subjects_of(&f.path));
+                let file_impact = ImpactRequest {
+                    target: f.path.clone(),
+                    depth: Some(4),
+                    limit: Some(200),
+                    all: true,
+                };
+                let file_tests =
+                    shared.session.impact(&file_impact, &call).map(|i| i.tests).unwrap_or_default();
+                reached.extend(file_tests.iter().map(|t| t.path.clone()));
                 // The tests that reach the definitions the change touches; a
                 // change outside any (top-level code) or in many places: the
                 // tests nearest the file.
@@ -844,20 +859,15 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                         }
                         out.extend(nearest_tests(whole));
                     }
-                    _ => {
-                        let req = ImpactRequest {
-                            target: f.path.clone(),
-                            depth: Some(4),
-                            limit: Some(200),
-                            all: true,
-                        };
-                        if let Ok(impact) = shared.session.impact(&req, &call) {
-                            out.extend(nearest_tests(impact.tests));
-                        }
-                    }
+                    _ => out.extend(nearest_tests(file_tests)),
                 }
             }
             let ws = workspace(shared, cx.run_id());
+            // Named after the change but out of `impact`'s reach: whole files
+            // (what `impact` reaches is targeted more finely above).
+            out.extend(
+                named_tests(ws.path(), &subjects).into_iter().filter(|t| !reached.contains(t)),
+            );
             out.extend(last_failures.filter_map(|f| test_file_of(f, ws.path())));
             // Too many functions: their files.
             if functions.len() > MAX_NODE_IDS {
@@ -887,6 +897,40 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
         return Vec::new();
     }
     out.into_iter().collect()
+}
+
+/// The test files in the copy at `root` named after a changed module or a
+/// package around it (`subjects_of`): `testing/test_mark.py` for
+/// `src/_pytest/mark/evaluate.py`. `impact` does not reach them when the tests
+/// load the code another way (pytest's plugins through `testdir`, pylint run in
+/// a subprocess), and the bug's own test is often there: run first, a change
+/// that fixes nothing is rejected in seconds, not after the whole suite. None
+/// when more than [`MAX_NAMED_FILES`] are so named. Links (a linked `.venv`,
+/// `node_modules`) are not followed, nor hidden directories.
+fn named_tests(root: &std::path::Path, subjects: &BTreeSet<String>) -> Vec<String> {
+    if subjects.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    // The copy holds what the project tracks; the walk's own filters would read
+    // the project's ignore files above the copy (`.ironbees/` is ignored there).
+    let walk = ignore::WalkBuilder::new(root).standard_filters(false).hidden(true).build();
+    for entry in walk.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if looks_like_test(&rel)
+            && engine::test_subject(&rel).is_some_and(|t| subjects.contains(&t))
+        {
+            found.push(rel);
+            if found.len() > MAX_NAMED_FILES {
+                return Vec::new();
+            }
+        }
+    }
+    found
 }
 
 /// The file of a target: `tests/test_a.py` of `tests/test_a.py::TestA::test_b`.
