@@ -75,12 +75,17 @@ DIVISION = "        return a / b"
 GUARDED = '        if b == 0:\n            raise ValueError("division by zero")\n        return a / b'
 WRONG = "        if b == 0:\n            return None\n        return a / b"
 REQUEST = "Fix the division by zero bug in calculate()"
+STEPS = "steps"
+EXTRA_TEST = '\n\ndef test_divide():\n    assert calculate(4, 2, "/") == 2\n'
 
 VARIANTS = {
     # name: (files, the coder's first replacement)
     "pytest": ({"calc.py": CALC, "test_calc.py": TEST_CALC}, GUARDED),
     "pytest-retry": ({"calc.py": CALC, "test_calc.py": TEST_CALC}, WRONG),
     "no-tests": ({"calc.py": CALC}, GUARDED),
+    # A three-step plan (the guard, a new module, a test), coded in the task
+    # graph's two rounds: steps 1 and 2, then step 3 after them.
+    "steps": ({"calc.py": CALC, "test_calc.py": TEST_CALC}, STEPS),
 }
 
 
@@ -133,8 +138,35 @@ def after_tool(body):
     return bool(msgs) and "tool_result" in json.dumps(msgs[-1].get("content", ""))
 
 
+def steps_reply(body):
+    """The `steps` variant: a three-step plan, each round's edits in one tool call."""
+    agent = agent_of(body)
+    conv = json.dumps(body.get("messages", []))
+    if agent == "Planner":
+        plan = json.loads(plan_json("calc.py", "Raise ValueError when calculate() divides by zero"))
+        plan["plan"]["steps"] += [
+            {"number": 2, "description": "the error message as a constant", "actionType": "CREATE", "filePath": "errors.py"},
+            {"number": 3, "description": "test a division", "actionType": "MODIFY", "filePath": "test_calc.py"},
+        ]
+        plan["plan"]["affectedFiles"] = ["calc.py", "errors.py", "test_calc.py"]
+        return json.dumps(plan), []
+    if agent == "Coder" and after_tool(body):
+        return "Done.", []
+    if agent == "Coder" and "round 1 of 2" in conv:
+        return "", [
+            ("change", replace_args("calc.py", CALC, DIVISION, GUARDED)),
+            ("write", {"path": "errors.py", "content": 'ZERO = "division by zero"\n'}),
+        ]
+    if agent == "Coder" and "round 2 of 2" in conv:
+        old = 'calculate(1, 0, "/")\n'
+        return "", [("change", replace_args("test_calc.py", TEST_CALC, old, old + EXTRA_TEST))]
+    return None
+
+
 def calculator_reply(body, first):
     """(text, [(tool name, input)]) for this request, as `calculator_model` answers."""
+    if first == STEPS:
+        return steps_reply(body)
     agent = agent_of(body)
     if agent == "Planner":
         return plan_json("calc.py", "Raise ValueError when calculate() divides by zero"), []
@@ -290,13 +322,23 @@ def run_once(binary, root, env):
 
 
 def custom(e, kind=None):
+    """Whether `e` is a `kind` event: a typed one (`{"type": "modelCall", ...}`),
+    or, in runs recorded before events were typed, a custom one."""
     k = e.get("kind", {})
-    return k.get("type") == "custom" and (kind is None or k.get("kind") == kind)
+    if k.get("type") == "custom":
+        return kind is None or k.get("kind") == kind
+    return kind is not None and k.get("type") == kind
+
+
+def data(e):
+    """A `custom` event's fields: the typed event itself, or an old one's `data`."""
+    k = e["kind"]
+    return k.get("data", {}) if k.get("type") == "custom" else k
 
 
 def analyse(events, start_ms, end_ms):
-    model = sum(e["kind"]["data"].get("latencyMs") or 0 for e in events if custom(e, "modelCall"))
-    reported = sum(e["kind"]["data"].get("durationMs") or 0 for e in events if custom(e, "command"))
+    model = sum(data(e).get("latencyMs") or 0 for e in events if custom(e, "modelCall"))
+    reported = sum(data(e).get("durationMs") or 0 for e in events if custom(e, "command"))
     # A `command` event's durationMs is the test tool's own figure when it prints
     # one (pytest's "in 0.02s"), without the interpreter's start, the collection
     # and the sandbox's set-up. The sandboxed segment as a wall time is from the
@@ -318,13 +360,13 @@ def analyse(events, start_ms, end_ms):
     tools, pending = 0, {}
     for e in events:
         if custom(e, "toolCall"):
-            pending[e["kind"]["data"]["id"]] = e["timeMs"]
+            pending[data(e)["id"]] = e["timeMs"]
         elif custom(e, "toolResult"):
-            tools += e["timeMs"] - pending.pop(e["kind"]["data"]["id"], e["timeMs"])
+            tools += e["timeMs"] - pending.pop(data(e)["id"], e["timeMs"])
     cps = [i for i, e in enumerate(events) if e["kind"].get("type") == "checkpoint"]
     transitions = []  # (node that ran, overhead ms, engine ms)
     for a, b in zip(cps, cps[1:]):
-        waited = sum(e["kind"]["data"].get("latencyMs") or 0 for e in events[a + 1 : b] if custom(e, "modelCall"))
+        waited = sum(data(e).get("latencyMs") or 0 for e in events[a + 1 : b] if custom(e, "modelCall"))
         waited += sum(ms for s, _, ms in segments if a < s < b)
         node = events[a]["kind"].get("node", "?")
         # The engine's own part: checkpoint to `nodeStarted`, and the node's last
@@ -371,6 +413,11 @@ def restore(root, files):
     for name, text in files.items():
         with open(os.path.join(root, name), "w") as f:
             f.write(text)
+    # What a run created (the steps variant's module) goes too.
+    for name in os.listdir(root):
+        path = os.path.join(root, name)
+        if name not in files and not name.startswith(".") and os.path.isfile(path):
+            os.remove(path)
 
 
 def main():
