@@ -850,21 +850,110 @@ fn understand_guidance(resp: &UnderstandResponse, warnings: Vec<Warning>) -> Gui
 
 /// Cuts the answer to the token budget: skeleton lines first, then long lists.
 ///
-/// Tokenizing the whole answer is the slow part (tens of milliseconds for a large
-/// file's answer), so it is done once before and once after cutting; the steps in
-/// between estimate from the JSON's length at the answer's own tokens-per-byte.
+/// Tokenizing is the slow part (tens of milliseconds for a large file's answer,
+/// a third of a warm call), so only the answer that is sent is counted whole:
+/// the cuts are planned from the JSON's length at tokens-per-byte measured on
+/// samples of it, then the result is counted exactly, and cut again in the rare
+/// case the estimate fell short.
 fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
     let json = |r: &UnderstandResponse| serde_json::to_string(r).unwrap_or_default();
     let first = json(resp);
-    let exact = code_index::count_tokens(&first) as u32;
-    let per_byte = f64::from(exact) / first.len().max(1) as f64;
-    let count = |r: &UnderstandResponse| (json(r).len() as f64 * per_byte).ceil() as u32;
-    let mut tokens = exact;
+    let (mut tokens, mut per_byte) = if first.len() <= 3 * SAMPLE_BYTES {
+        let exact = code_index::count_tokens(&first) as u32;
+        (exact, f64::from(exact) / first.len().max(1) as f64)
+    } else {
+        let per_byte = sampled_tokens_per_byte(&first);
+        ((first.len() as f64 * per_byte).ceil() as u32, per_byte)
+    };
+    let mut exact = first.len() <= 3 * SAMPLE_BYTES;
+    for _pass in 0..3 {
+        cut_to(resp, budget, &mut tokens, per_byte);
+        if exact && !resp.truncated {
+            break;
+        }
+        let sent = json(resp);
+        let counted = code_index::count_tokens(&sent) as u32;
+        tokens = counted;
+        per_byte = f64::from(counted) / sent.len().max(1) as f64;
+        exact = true;
+        if counted <= budget {
+            break;
+        }
+    }
+    if resp.truncated {
+        resp.guidance.warnings.push(Warning {
+            severity: WarningLevel::Info,
+            code: "TRUNCATED".into(),
+            message: format!("parts were cut to fit the budget of {budget} tokens"),
+            affected: vec![],
+            mitigation: Some(
+                "raise `budget`, narrow `include`, or `read` the parts you need".into(),
+            ),
+        });
+    }
+    resp.tokens = tokens;
+}
+
+/// The length of `r` as JSON, counted as it is written rather than kept: the
+/// cuts measure the answer after each step, and a large file's answer is tens
+/// of kilobytes.
+fn json_len(r: &UnderstandResponse) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    let _ = serde_json::to_writer(&mut n, r);
+    n.0
+}
+
+/// Bytes tokenized per sample for [`sampled_tokens_per_byte`]; an answer under
+/// three samples is counted whole.
+const SAMPLE_BYTES: usize = 4096;
+
+/// Tokens per byte of `text` counted on three samples (its start, middle and
+/// end), each cut at a line or a space so no word is split.
+fn sampled_tokens_per_byte(text: &str) -> f64 {
+    let mut bytes = 0;
+    let mut tokens = 0;
+    for at in [0, text.len() / 2, text.len().saturating_sub(SAMPLE_BYTES)] {
+        let mut from = at.min(text.len());
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let mut to = (from + SAMPLE_BYTES).min(text.len());
+        while !text.is_char_boundary(to) {
+            to -= 1;
+        }
+        let piece = &text[from..to];
+        let start = if from == 0 { 0 } else { piece.find([' ', '\n']).map_or(0, |i| i + 1) };
+        let end = if to == text.len() {
+            piece.len()
+        } else {
+            piece.rfind([' ', '\n']).unwrap_or(piece.len())
+        };
+        let piece = &piece[start..end.max(start)];
+        bytes += piece.len();
+        tokens += code_index::count_tokens(piece);
+    }
+    tokens as f64 / bytes.max(1) as f64
+}
+
+/// Cuts `resp` until its estimated `tokens` fit `budget` (estimates at
+/// `per_byte`; `tokens` is updated).
+fn cut_to(resp: &mut UnderstandResponse, budget: u32, tokens: &mut u32, per_byte: f64) {
+    let count = |r: &UnderstandResponse| (json_len(r) as f64 * per_byte).ceil() as u32;
     let mut step = 0;
-    while tokens > budget && step < 32 {
+    while *tokens > budget && step < 32 {
         step += 1;
         resp.truncated = true;
-        let over = tokens - budget;
+        let over = *tokens - budget;
         // 1. skeletons, by lines, keeping the head: drop enough tail lines to cover
         // the excess (by bytes, at this answer's bytes per token), at least a quarter.
         if let Some(sk) =
@@ -895,7 +984,7 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
                     lines.len() - keep + hidden
                 );
                 *sk = cut;
-                tokens = count(resp);
+                *tokens = count(resp);
                 continue;
             }
         }
@@ -904,7 +993,7 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
             resp.symbols.iter_mut().find(|s| s.source.as_ref().is_some_and(|t| t.len() > 200))
         {
             s.source = None;
-            tokens = count(resp);
+            *tokens = count(resp);
             continue;
         }
         // 3. halve the long lists.
@@ -943,26 +1032,30 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
         if !changed {
             break;
         }
-        tokens = count(resp);
+        *tokens = count(resp);
     }
-    if resp.truncated {
-        resp.guidance.warnings.push(Warning {
-            severity: WarningLevel::Info,
-            code: "TRUNCATED".into(),
-            message: format!("parts were cut to fit the budget of {budget} tokens"),
-            affected: vec![],
-            mitigation: Some(
-                "raise `budget`, narrow `include`, or `read` the parts you need".into(),
-            ),
-        });
-    }
-    resp.tokens =
-        if resp.truncated { code_index::count_tokens(&json(resp)) as u32 } else { tokens };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sampled_tokens_per_byte_is_near_the_whole_texts() {
+        let code: String = (0..1500)
+            .map(|i| {
+                format!("    def method_{i}(self, value):\n        return value + {i}  # ok\n")
+            })
+            .collect();
+        let prose = "The quick brown fox jumps over the lazy dog. ".repeat(800);
+        let mixed = format!("{prose}{code}{prose}");
+        for text in [code, prose, mixed] {
+            let json = serde_json::to_string(&text).unwrap();
+            let exact = code_index::count_tokens(&json) as f64 / json.len() as f64;
+            let sampled = sampled_tokens_per_byte(&json);
+            assert!((sampled - exact).abs() / exact < 0.1, "{sampled} vs {exact}");
+        }
+    }
 
     #[test]
     fn target_shapes() {
