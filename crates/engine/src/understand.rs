@@ -478,14 +478,15 @@ type CallsIn = HashMap<(Option<DefId>, FileId, DefId), (u32, u32, code_graph::Re
 fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
     let p = &snap.project;
     let file = p.file(f);
-    let mut out: HashMap<(String, DefId), (u32, code_graph::Resolution)> = HashMap::new();
+    let mut out: HashMap<(&str, DefId), (u32, code_graph::Resolution)> = HashMap::new();
     let mut inn: CallsIn = HashMap::new();
     for ord in 0..file.defs.len() as u32 {
         let d = DefId { file: f, ord };
         for e in snap.graphs.callees(d) {
             if e.to.file != f {
-                let entry =
-                    out.entry((p.def(d).qualified_name.clone(), e.to)).or_insert((0, e.resolution));
+                let entry = out
+                    .entry((p.def(d).qualified_name.as_str(), e.to))
+                    .or_insert((0, e.resolution));
                 entry.0 += 1;
             }
         }
@@ -497,42 +498,50 @@ fn file_calls(snap: &Snapshot, f: FileId) -> (Vec<CallEdge>, Vec<CallEdge>) {
             }
         }
     }
-    let mut out: Vec<CallEdge> = out
-        .into_iter()
-        .map(|((caller, to), (count, res))| CallEdge {
-            caller,
-            callee: p.def(to).qualified_name.clone(),
-            path: p.file(to.file).path.clone(),
-            line: p.def(to).line,
-            distance: 1,
-            resolution: resolution_str(res),
-            count,
-        })
-        .collect();
-    let mut inn: Vec<CallEdge> = inn
-        .into_iter()
-        .map(|((from, from_file, to), (count, line, res))| CallEdge {
-            caller: from.map_or_else(
-                || p.file(from_file).path.clone(),
-                |d| p.def(d).qualified_name.clone(),
-            ),
-            callee: p.def(to).qualified_name.clone(),
-            path: p.file(from_file).path.clone(),
-            line,
-            distance: 1,
-            resolution: resolution_str(res),
-            count,
-        })
-        .collect();
-    for v in [&mut out, &mut inn] {
-        // Ties broken by the names too: the maps above iterate in a random order,
-        // and the same question must get the same answer (and the same 15).
-        v.sort_by(|a, b| {
-            (b.count, &a.path, a.line, &a.caller, &a.callee)
-                .cmp(&(a.count, &b.path, b.line, &b.caller, &b.callee))
-        });
+    // Ranked on borrowed names, and only the first 15 become answers: a large
+    // file has thousands of edges, and copying every name was a tenth of a call.
+    // Ties are broken by the names too: the maps iterate in a random order, and
+    // the same question must get the same answer (and the same 15).
+    type Key<'a> = (u32, &'a str, u32, &'a str, &'a str);
+    let first_15 = |mut v: Vec<(Key<'_>, code_graph::Resolution)>| -> Vec<CallEdge> {
+        v.sort_by(|(a, _), (b, _)| (b.0, a.1, a.2, a.3, a.4).cmp(&(a.0, b.1, b.2, b.3, b.4)));
         v.truncate(15);
-    }
+        v.into_iter()
+            .map(|((count, path, line, caller, callee), res)| CallEdge {
+                caller: caller.to_owned(),
+                callee: callee.to_owned(),
+                path: path.to_owned(),
+                line,
+                distance: 1,
+                resolution: resolution_str(res),
+                count,
+            })
+            .collect()
+    };
+    let out = first_15(
+        out.into_iter()
+            .map(|((caller, to), (count, res))| {
+                let callee = p.def(to);
+                let key = (
+                    count,
+                    p.file(to.file).path.as_str(),
+                    callee.line,
+                    caller,
+                    callee.qualified_name.as_str(),
+                );
+                (key, res)
+            })
+            .collect(),
+    );
+    let inn = first_15(
+        inn.into_iter()
+            .map(|((from, from_file, to), (count, line, res))| {
+                let path = p.file(from_file).path.as_str();
+                let caller = from.map_or(path, |d| p.def(d).qualified_name.as_str());
+                ((count, path, line, caller, p.def(to).qualified_name.as_str()), res)
+            })
+            .collect(),
+    );
     (out, inn)
 }
 
