@@ -249,13 +249,17 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     // The copy declares a version of its own: it is someone else's release.
     let p = TempProject::with_fixture(VENDORED);
     let got = roles(p.root());
+    // (It ranks below the docs-like exceptions module too.)
     assert_eq!(
-        got[..2],
-        [("web/sessions.py".into(), 1.0), ("web/packages/pool3/connectionpool.py".into(), 0.5)]
+        got[..3],
+        [
+            ("web/sessions.py".into(), 1.0),
+            ("web/exceptions.py".into(), 0.5),
+            ("web/packages/pool3/connectionpool.py".into(), 0.1)
+        ]
     );
     // A module of nothing but exception classes is where `Timeout` is named, not
-    // where a timeout goes wrong: ranked like docs.
-    assert!(got.contains(&("web/exceptions.py".into(), 0.5)), "{got:?}");
+    // where a timeout goes wrong: ranked like docs (above).
     // Hotspots and the repo map are about the project's own code too.
     let shown = |dir: &Path| -> (Vec<String>, String) {
         let hot = json(dir, &["hotspots"]);
@@ -285,6 +289,17 @@ fn copied_packages_and_exception_modules_rank_below_the_projects_own_code() {
     assert_eq!(roles(p.root())[0], ("web/packages/pool3/connectionpool.py".into(), 1.0));
     let (hot, _) = shown(p.root());
     assert!(hot.contains(&"web/packages/pool3/connectionpool.py".to_owned()), "{hot:?}");
+    // Code under `vendor/` is someone else's too, however well it matches.
+    let vendored = TempProject::with_fixture(
+        "//- vendor/pool3/connectionpool.py\n\
+         class ConnectionPool:\n    def urlopen(self, request, timeout=None):\n        \
+         # the request timeout of the connection pool\n        return request.timeout or timeout\n\
+         //- web/client.py\n\
+         def send(request, timeout=None):\n    return request\n",
+    );
+    let got = roles(vendored.root());
+    assert_eq!(got[0].0, "web/client.py", "{got:?}");
+    assert!(got.contains(&("vendor/pool3/connectionpool.py".into(), 0.1)), "{got:?}");
 }
 
 #[test]
