@@ -563,9 +563,22 @@ pub fn analyze(lang: Language, source: &[u8]) -> FileAnalysis {
     analyze_masked(lang, source, true)
 }
 
+/// [`analyze`] without references (`references` is empty): a file's definitions,
+/// scopes, imports, lines and syntax errors, which is what its outline and its
+/// symbols need. Collecting and typing the references is most of an analysis
+/// after the parse, and a one-file question (`understand`, `read`'s skeleton)
+/// never looks at them.
+pub fn analyze_outline(lang: Language, source: &[u8]) -> FileAnalysis {
+    analyze_with(lang, source, true, false)
+}
+
 /// [`analyze`], with the parser's masks ([`mask::for_parser`]) or,
 /// to test that they change nothing but speed, without.
 fn analyze_masked(lang: Language, source: &[u8], with_masks: bool) -> FileAnalysis {
+    analyze_with(lang, source, with_masks, true)
+}
+
+fn analyze_with(lang: Language, source: &[u8], with_masks: bool, refs: bool) -> FileAnalysis {
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers.entry(lang).or_insert_with(|| {
@@ -589,7 +602,7 @@ fn analyze_masked(lang: Language, source: &[u8], with_masks: bool) -> FileAnalys
     };
     let root = tree.root_node();
     let error_nodes = if root.has_error() { count_error_nodes(root) } else { 0 };
-    let mut out = Extractor::new(lang, source).run(root);
+    let mut out = Extractor { lang, src: source, refs }.run(root);
     out.error_nodes = error_nodes;
     out.lines = lines;
     out
@@ -676,13 +689,11 @@ struct Item<'t> {
 struct Extractor<'s> {
     lang: Language,
     src: &'s [u8],
+    /// Collect references (off for [`analyze_outline`]).
+    refs: bool,
 }
 
 impl<'s> Extractor<'s> {
-    fn new(lang: Language, src: &'s [u8]) -> Self {
-        Extractor { lang, src }
-    }
-
     fn text(&self, node: Node<'_>) -> Cow<'s, str> {
         String::from_utf8_lossy(&self.src[node.byte_range()])
     }
@@ -709,17 +720,19 @@ impl<'s> Extractor<'s> {
         // chain asks (see `Compiled::needs_field`).
         let mut ancestors: Vec<(u16, Option<FieldId>)> = Vec::new();
         let mut parents: Vec<Node<'_>> = Vec::new();
-        let want_scopes = receiver::Receivers::supported(self.lang);
+        let want_scopes = self.refs && receiver::Receivers::supported(self.lang);
         'walk: loop {
             let node = walk.node();
             let id = usize::from(node.kind_id());
             if want_scopes && node.is_named() && receiver::is_scope(node.kind()) {
                 acc.scopes.push(node);
             }
-            if let Some(kind) = compiled.walk_refs.get(id).copied().flatten() {
+            if let Some(kind) = compiled.walk_refs.get(id).copied().flatten()
+                && self.refs
+            {
                 acc.add_ref(kind, node, parents.last().copied());
             }
-            if let Some(chains) = compiled.chains.get(id).filter(|c| !c.is_empty()) {
+            if let Some(chains) = compiled.chains.get(id).filter(|c| self.refs && !c.is_empty()) {
                 let field = walk.field_id();
                 for chain in chains {
                     if chain.matches(field, &ancestors) {
@@ -764,8 +777,12 @@ impl<'s> Extractor<'s> {
             })
             .collect();
         let definitions = self.build_definitions(items);
-        let mut receivers = receiver::Receivers::new(self.lang, self.src, root);
-        let references = self.build_references(refs, &definitions, &scope_nodes, &mut receivers);
+        let references = if self.refs {
+            let mut receivers = receiver::Receivers::new(self.lang, self.src, root);
+            self.build_references(refs, &definitions, &scope_nodes, &mut receivers)
+        } else {
+            Vec::new()
+        };
         imports.sort_by_key(|i| i.line);
         FileAnalysis { definitions, scopes, references, imports, package, error_nodes: 0, lines: 0 }
     }
@@ -807,7 +824,8 @@ impl<'s> Extractor<'s> {
                     acc.items.push(self.item(node, None, name, None, m.pattern_index));
                 }
             }
-            Some((Role::Ref(kind), node)) => acc.add_ref(kind, node, None),
+            Some((Role::Ref(kind), node)) if self.refs => acc.add_ref(kind, node, None),
+            Some((Role::Ref(_), _)) => {}
             Some((Role::Import, node)) if acc.import_nodes.insert(node.id()) => {
                 let module = module.map(|m| unquote(&self.text(m)).to_owned()).unwrap_or_default();
                 acc.imports.push(Import {

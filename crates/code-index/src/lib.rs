@@ -48,8 +48,8 @@ pub use crate::{
     complexity::{decisions_in, decisions_per_line},
     error::{Error, Result},
     extract::{
-        Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, debug_tree,
-        is_js_global, parameter_list, return_type,
+        Definition, FileAnalysis, Import, RefKind, Reference, Scope, analyze, analyze_outline,
+        debug_tree, is_js_global, parameter_list, return_type,
     },
     imports::import_names,
     index::{Index, IndexConfig, UpdateLock, discover_root, relative_path},

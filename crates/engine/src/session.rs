@@ -300,7 +300,7 @@ impl Session {
             return hit;
         }
         drop(kept);
-        let analysis = code_index::analyze(lang, &bytes);
+        let analysis = code_index::analyze_outline(lang, &bytes);
         let fresh = Arc::new(Analyzed {
             path: rel.to_owned(),
             lang,

@@ -42,6 +42,13 @@ fn render_defs(a: &FileAnalysis) -> String {
 fn check(lang: Language, source: &str, expect: Expect) {
     let a = analyze(lang, source.as_bytes());
     expect.assert_eq(&render_defs(&a));
+    // The outline-only analysis finds the same of everything but references.
+    let o = analyze_outline(lang, source.as_bytes());
+    assert_eq!(o.definitions, a.definitions, "{lang:?}");
+    assert_eq!(o.scopes, a.scopes, "{lang:?}");
+    assert_eq!(o.imports, a.imports, "{lang:?}");
+    assert_eq!((o.package, o.lines, o.error_nodes), (a.package, a.lines, a.error_nodes));
+    assert!(o.references.is_empty());
 }
 
 fn render_refs(a: &FileAnalysis) -> String {
