@@ -128,6 +128,7 @@ pub(crate) fn impact_radius(
     files: &[FileId],
     def: Option<DefId>,
     depth: u32,
+    test_files: &[String],
 ) -> (ImpactRadius, code_graph::Radius) {
     let impact = impact_of(snap, files, def, depth);
     let mut reached: Vec<(FileId, u32)> = impact
@@ -151,9 +152,8 @@ pub(crate) fn impact_radius(
         }
     }
     if tests.len() < 20 && !files.is_empty() {
-        let test_files = test_files(snap);
         for &f in files {
-            for t in named_after(&test_files, &snap.project.file(f).path) {
+            for t in named_after(test_files, &snap.project.file(f).path) {
                 if !tests.contains(&t) {
                     tests.push(t);
                 }
@@ -181,13 +181,14 @@ pub(crate) fn tests_named_after(snap: &Snapshot, path: &str) -> Vec<String> {
     named_after(&test_files(snap), path)
 }
 
-/// The project's test files.
-fn test_files(snap: &Snapshot) -> Vec<&str> {
-    snap.project.files.iter().map(|f| f.path.as_str()).filter(|p| is_test_path(p)).collect()
+/// The project's test files (`Session::impact_radius` keeps them per snapshot:
+/// scanning every path was a twentieth of a first `understand`).
+pub(crate) fn test_files(snap: &Snapshot) -> Vec<String> {
+    snap.project.files.iter().map(|f| &f.path).filter(|p| is_test_path(p)).cloned().collect()
 }
 
 /// [`tests_named_after`] over a list from [`test_files`], at most five.
-fn named_after(tests: &[&str], path: &str) -> Vec<String> {
+fn named_after(tests: &[String], path: &str) -> Vec<String> {
     let stem = code_graph::module_stem(path);
     // Two letters name too many things (`io`, `ui`).
     if stem.len() < 3 {
@@ -196,8 +197,8 @@ fn named_after(tests: &[&str], path: &str) -> Vec<String> {
     tests
         .iter()
         .filter(|t| code_graph::test_subject(t).is_some_and(|s| s == stem))
-        .map(|t| (*t).to_owned())
         .take(5)
+        .cloned()
         .collect()
 }
 
@@ -491,7 +492,7 @@ mod tests {
         ];
         for (test, source, want) in table {
             assert_eq!(
-                named_after(&[test], source),
+                named_after(&[test.to_owned()], source),
                 if want { vec![test] } else { vec![] },
                 "{test} {source}"
             );

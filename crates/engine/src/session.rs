@@ -152,6 +152,8 @@ pub struct Session {
 struct ImpactMemo {
     of: std::sync::Weak<Snapshot>,
     radii: HashMap<(FileId, Option<DefId>, u32), (protocol::ImpactRadius, protocol::Radius)>,
+    /// The snapshot's test files, for the tests named after a target.
+    tests: Option<Arc<Vec<String>>>,
 }
 
 /// Radii kept per snapshot: an agent's or a client's working set, not the
@@ -254,19 +256,24 @@ impl Session {
         depth: u32,
     ) -> (protocol::ImpactRadius, protocol::Radius) {
         let key = (file, def, depth);
-        {
+        let kept_tests = {
             let memo = self.impacts.lock().unwrap_or_else(|p| p.into_inner());
-            if std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap))
-                && let Some(hit) = memo.radii.get(&key)
-            {
+            let same = std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap));
+            if same && let Some(hit) = memo.radii.get(&key) {
                 return hit.clone();
             }
-        }
-        let found = crate::analysis::impact_radius(snap, &[file], def, depth);
+            memo.tests.clone().filter(|_| same)
+        };
+        let tests = kept_tests.unwrap_or_else(|| Arc::new(crate::analysis::test_files(snap)));
+        let found = crate::analysis::impact_radius(snap, &[file], def, depth, &tests);
         let mut memo = self.impacts.lock().unwrap_or_else(|p| p.into_inner());
-        if !std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap)) || memo.radii.len() >= IMPACTS_KEPT {
-            *memo = ImpactMemo { of: Arc::downgrade(snap), radii: HashMap::new() };
+        if !std::ptr::eq(memo.of.as_ptr(), Arc::as_ptr(snap)) {
+            *memo = ImpactMemo { of: Arc::downgrade(snap), radii: HashMap::new(), tests: None };
         }
+        if memo.radii.len() >= IMPACTS_KEPT {
+            memo.radii.clear();
+        }
+        memo.tests = Some(tests);
         memo.radii.insert(key, found.clone());
         found
     }
