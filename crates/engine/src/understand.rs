@@ -880,6 +880,19 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
         if exact && !resp.truncated {
             break;
         }
+        // The cut is announced in the answer, and counted with it.
+        let announced = resp.guidance.warnings.iter().any(|w| w.code == "TRUNCATED");
+        if resp.truncated && !announced {
+            resp.guidance.warnings.push(Warning {
+                severity: WarningLevel::Info,
+                code: "TRUNCATED".into(),
+                message: format!("parts were cut to fit the budget of {budget} tokens"),
+                affected: vec![],
+                mitigation: Some(
+                    "raise `budget`, narrow `include`, or `read` the parts you need".into(),
+                ),
+            });
+        }
         let sent = json(resp);
         let counted = code_index::count_tokens(&sent) as u32;
         tokens = counted;
@@ -888,17 +901,6 @@ fn fit_budget(resp: &mut UnderstandResponse, budget: u32) {
         if counted <= budget {
             break;
         }
-    }
-    if resp.truncated {
-        resp.guidance.warnings.push(Warning {
-            severity: WarningLevel::Info,
-            code: "TRUNCATED".into(),
-            message: format!("parts were cut to fit the budget of {budget} tokens"),
-            affected: vec![],
-            mitigation: Some(
-                "raise `budget`, narrow `include`, or `read` the parts you need".into(),
-            ),
-        });
     }
     resp.tokens = tokens;
 }
