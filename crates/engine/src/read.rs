@@ -84,7 +84,7 @@ impl Session {
         let mut whole_tokens = None;
         let (content, range) = match view {
             ReadView::Full => {
-                let tokens = code_index::count_tokens(&text);
+                let tokens = self.tokens_of(&hash, &text);
                 if tokens > FULL_MAX_TOKENS {
                     // Keep whole lines up to about the limit.
                     let keep = (total_lines as usize * FULL_MAX_TOKENS / tokens).max(1);

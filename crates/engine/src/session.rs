@@ -142,6 +142,8 @@ pub struct Session {
     commits: Commits,
     /// The files analyzed last ([`Session::analyzed`]).
     analyses: Mutex<Vec<Arc<Analyzed>>>,
+    /// Token counts of whole texts by SHA-256 ([`Session::tokens_of`]).
+    token_counts: Mutex<Vec<(String, usize)>>,
     /// Impact radii of one snapshot ([`Session::impact_radius`]).
     impacts: Mutex<ImpactMemo>,
 }
@@ -181,6 +183,10 @@ impl Analyzed {
 /// Files whose analysis [`Session::analyzed`] keeps: what an agent or a client
 /// looks at over a few calls, not the project.
 const ANALYSES_KEPT: usize = 16;
+
+/// Whole texts whose token counts [`Session::tokens_of`] keeps (a hash and a
+/// number each).
+const TOKEN_COUNTS_KEPT: usize = 256;
 
 /// The subscribers to committed transactions: one channel each, dropped once its
 /// receiver is gone. The edit engine's commit hook sends to them, under the
@@ -239,6 +245,7 @@ impl Session {
             churn: crate::churn::ChurnCache::default(),
             commits,
             analyses: Mutex::new(Vec::new()),
+            token_counts: Mutex::new(Vec::new()),
             impacts: Mutex::new(ImpactMemo::default()),
         })
     }
@@ -323,6 +330,25 @@ impl Session {
         }
         kept.push(Arc::clone(&fresh));
         fresh
+    }
+
+    /// The tokens of `text`, whose SHA-256 hex is `hash`, counted once while the
+    /// content is the same: counting is most of a large file's `read`, and an
+    /// agent reads the same file again.
+    pub(crate) fn tokens_of(&self, hash: &str, text: &str) -> usize {
+        {
+            let kept = self.token_counts.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((_, n)) = kept.iter().find(|(h, _)| h == hash) {
+                return *n;
+            }
+        }
+        let n = code_index::count_tokens(text);
+        let mut kept = self.token_counts.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() >= TOKEN_COUNTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((hash.to_owned(), n));
+        n
     }
 
     pub fn root(&self) -> &Path {
@@ -723,6 +749,21 @@ mod tests {
     use test_support::TempProject;
 
     use super::*;
+
+    #[test]
+    fn token_counts_are_kept_by_content_hash() {
+        let p = TempProject::new();
+        std::fs::create_dir_all(p.path(".git")).unwrap();
+        p.write("a.py", "x = 1\n");
+        let s =
+            Session::open(p.root(), SessionOptions { watch: false, ..Default::default() }).unwrap();
+        let text = "def f(x):\n    return x + 1\n";
+        let n = s.tokens_of("h1", text);
+        assert_eq!(n, code_index::count_tokens(text));
+        // The same hash is the same content: the kept count is the answer.
+        assert_eq!(s.tokens_of("h1", "anything else entirely, and longer"), n);
+        assert_ne!(s.tokens_of("h2", "anything else entirely, and longer"), n);
+    }
 
     /// The analysis is reused while the content is the same, and never once it
     /// changed, even with no watcher to say so; past the kept number the oldest
