@@ -232,16 +232,28 @@ struct EdgeIndex {
     list: Vec<SymbolEdge>,
     /// Built on first use: writing a snapshot, or ranking files, needs none.
     calls: OnceLock<(CallIndex, CallIndex)>,
+    /// Every edge by the definition it reaches, built on first use.
+    into: OnceLock<CallIndex>,
 }
 
 impl EdgeIndex {
     fn new(list: Vec<SymbolEdge>) -> EdgeIndex {
-        EdgeIndex { list, calls: OnceLock::new() }
+        EdgeIndex { list, calls: OnceLock::new(), into: OnceLock::new() }
     }
 
     /// (calls out of, calls into) each definition.
     fn calls(&self) -> &(CallIndex, CallIndex) {
         self.calls.get_or_init(|| call_indexes(&self.list))
+    }
+
+    fn into(&self) -> &CallIndex {
+        self.into.get_or_init(|| {
+            let mut into: CallIndex = HashMap::default();
+            for (i, e) in self.list.iter().enumerate() {
+                into.entry(e.to).or_default().push(i);
+            }
+            into
+        })
     }
 }
 
@@ -514,6 +526,13 @@ impl Graphs {
     pub fn callers(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
         let e = self.edge_index();
         e.calls().1.get(&def).into_iter().flatten().map(|&i| &e.list[i])
+    }
+
+    /// Every edge arriving at a definition (calls, type uses, imports ...), in the
+    /// order of [`Graphs::symbol_edges`]: `references` without a scan of them all.
+    pub fn edges_into(&self, def: DefId) -> impl Iterator<Item = &SymbolEdge> {
+        let e = self.edge_index();
+        e.into().get(&def).into_iter().flatten().map(|&i| &e.list[i])
     }
 
     /// Definitions reachable from `start` over call edges (callees, or callers when

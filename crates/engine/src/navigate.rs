@@ -127,13 +127,20 @@ fn def_location(
 
 /// Resolved uses of the definitions, in file and line order.
 fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec<Location> {
-    let targets: HashSet<DefId> = defs.iter().copied().collect();
+    let targets: Vec<DefId> = {
+        let mut t = defs.to_vec();
+        t.sort();
+        t.dedup();
+        t
+    };
+    // In the edge list's order (the edges are one slice: their addresses are that
+    // order), so the first edge of a site kept is the one a scan would keep.
+    let mut into: Vec<&code_graph::SymbolEdge> =
+        targets.iter().flat_map(|&d| snap.graphs.edges_into(d)).collect();
+    into.sort_by_key(|e| std::ptr::from_ref(*e) as usize);
     let mut seen = HashSet::new();
-    let mut hits: Vec<(&code_graph::SymbolEdge,)> = snap
-        .graphs
-        .symbol_edges()
-        .iter()
-        .filter(|e| targets.contains(&e.to))
+    let mut hits: Vec<(&code_graph::SymbolEdge,)> = into
+        .into_iter()
         .filter(|e| seen.insert((e.from_file, e.line, e.kind)))
         .map(|e| (e,))
         .collect();
@@ -167,11 +174,17 @@ fn supertype_uses(
     defs: &[DefId],
     lines: &mut LineCache<'_>,
 ) -> Vec<(Option<DefId>, FileId, u32)> {
-    let targets: HashSet<DefId> = defs.iter().copied().collect();
+    let mut targets = defs.to_vec();
+    targets.sort();
+    targets.dedup();
+    // In the edge list's order, as a scan of it would meet them.
+    let mut into: Vec<&code_graph::SymbolEdge> =
+        targets.iter().flat_map(|&d| snap.graphs.edges_into(d)).collect();
+    into.sort_by_key(|e| std::ptr::from_ref(*e) as usize);
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for e in snap.graphs.symbol_edges() {
-        if !targets.contains(&e.to) || e.kind.is_call() {
+    for e in into {
+        if e.kind.is_call() {
             continue;
         }
         let header = match e.from {
@@ -388,7 +401,9 @@ pub(crate) fn is_guess(l: &Location) -> bool {
 /// Source lines of files, read once per call.
 pub(crate) struct LineCache<'a> {
     root: &'a std::path::Path,
-    files: HashMap<String, Vec<String>>,
+    /// Each file read once: its text and where its lines start (a `String` per
+    /// line of every referencing file was most of a `references` answer).
+    files: HashMap<String, (String, Vec<usize>)>,
 }
 
 impl<'a> LineCache<'a> {
@@ -397,12 +412,21 @@ impl<'a> LineCache<'a> {
     }
 
     pub(crate) fn line(&mut self, path: &str, line: u32) -> Option<String> {
-        let lines = self.files.entry(path.to_owned()).or_insert_with(|| {
-            std::fs::read(self.root.join(path))
-                .map(|b| String::from_utf8_lossy(&b).lines().map(str::to_owned).collect())
-                .unwrap_or_default()
+        let (text, starts) = self.files.entry(path.to_owned()).or_insert_with(|| {
+            let text = std::fs::read(self.root.join(path))
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let starts = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .filter(|&i| i < text.len())
+                .collect();
+            (text, starts)
         });
-        let l = lines.get(line.checked_sub(1)? as usize)?.trim();
+        let start = *starts.get(line.checked_sub(1)? as usize)?;
+        let rest = &text[start..];
+        let l = rest.split('\n').next().unwrap_or(rest);
+        // As `str::lines` reads a line: without its `\r`.
+        let l = l.strip_suffix('\r').unwrap_or(l).trim();
         Some(if l.len() > 200 {
             format!("{}…", &l[..l.floor_char_boundary(200)])
         } else {
@@ -530,5 +554,19 @@ mod tests {
         ] {
             assert_eq!(impl_self_type(line).as_deref(), want, "{line}");
         }
+    }
+
+    #[test]
+    fn line_cache_reads_lines_as_str_lines_does() {
+        let dir = test_support::TempProject::new();
+        let text = "first\r\n\n  third  \nlast without newline";
+        dir.write("f.txt", text);
+        let mut cache = LineCache::new(dir.root());
+        let want: Vec<Option<String>> = text.lines().map(|l| Some(l.trim().to_owned())).collect();
+        let got: Vec<Option<String>> = (1..=4).map(|n| cache.line("f.txt", n)).collect();
+        assert_eq!(got, want);
+        assert_eq!(cache.line("f.txt", 5), None);
+        assert_eq!(cache.line("f.txt", 0), None);
+        assert_eq!(cache.line("missing.txt", 1), None);
     }
 }
