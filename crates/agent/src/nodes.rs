@@ -772,7 +772,6 @@ fn code_round(
         taskgraph::failed_steps(&plan, &round.steps, &before, &s.overlay)
     };
     failed.sort();
-    s.steps_done.extend(round.steps.iter().copied());
     s.code_diffs = overlay::diffs(&s.overlay, shared);
     cx.emit(RunEventKind::Diff {
         iteration: s.iteration_count + 1,
@@ -780,9 +779,13 @@ fn code_round(
     });
     s.coder_summary = Some(words.join("\n\n"));
     if s.pause_reason.is_some() {
-        // A limit or the budget: a human decides; the round counts as done.
-        failed.clear();
+        // A limit (a loop, too many tool rounds) stopped the round: a human
+        // decides, and the round runs again after the answer, its edits so far in
+        // place and the human's words in its brief.
+        s.next_node = Some(nodes::CODE.into());
+        return Ok(Step::Continue);
     }
+    s.steps_done.extend(round.steps.iter().copied());
     let replan = !failed.is_empty() && s.replans < MAX_REPLANS;
     for (step, reason) in &failed {
         cx.emit(RunEventKind::TaskFailed { step: *step, reason: reason.clone(), replan });
@@ -801,7 +804,7 @@ fn code_round(
         s.next_node = Some(nodes::PLAN.into());
         return Ok(Step::Continue);
     }
-    if next_round(s).is_some() && s.pause_reason.is_none() {
+    if next_round(s).is_some() {
         s.next_node = Some(nodes::CODE.into());
     } else {
         s.iteration_count += 1;

@@ -745,6 +745,66 @@ fn a_run_killed_between_rounds_resumes_at_the_next_round() {
     assert_eq!(history.as_array().unwrap().len(), 1, "one transaction: {history}");
 }
 
+/// A round a limit stops (the coder reads the same file over and over) waits for
+/// a human; once answered, that round runs again with the human's words, and the
+/// next round after it.
+#[test]
+fn a_round_stopped_by_a_loop_runs_again_after_the_human_answers() {
+    let p = calc_project();
+    let mock = MockLlm::start();
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let test_hash = stdx::sha256_hex(TEST_CALC.as_bytes());
+    let extra = "\n\ndef test_divide():\n    assert calculate(4, 2, \"/\") == 2\n";
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(steps_plan(&[
+                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+                (2, "MODIFY", "test_calc.py", "test a division"),
+            ])),
+            // Reads the same file again and again until a human says to stop.
+            "Coder" if conv.contains("round 1 of 2") && !conv.contains("stop reading") => {
+                Reply::tool_calls(
+                    "Let me look again.",
+                    vec![("read", json!({"target": "calc.py"}))],
+                )
+            }
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Coder" if conv.contains("round 2 of 2") => Reply::tool_calls(
+                "",
+                vec![(
+                    "change",
+                    replace_args(
+                        "test_calc.py",
+                        &test_hash,
+                        "calculate(1, 0, \"/\")\n",
+                        &format!("calculate(1, 0, \"/\")\n{extra}"),
+                    ),
+                )],
+            ),
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+    let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
+    assert_eq!(o.code, 10, "{}", o.stderr);
+    assert_eq!(o.outcome()["status"]["node"], "WAIT_HUMAN");
+    assert!(o.outcome()["state"]["stepsDone"].as_array().is_none_or(|d| d.is_empty()));
+    let id = o.run_id();
+    let done =
+        cli(&p, &mock, &["--json", "runs", "approve", &id, "--feedback", "stop reading and edit"]);
+    ok(&done);
+    let rounds: Vec<u64> =
+        done.events("taskRound").iter().map(|r| r["round"].as_u64().unwrap()).collect();
+    assert_eq!(rounds, [1, 2], "the stopped round again, then the next");
+    assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
+    assert!(p.read("test_calc.py").ends_with(extra));
+}
+
 /// With `parallelAgentExecution`, independent steps are coded at once, one coder
 /// turn each; their edits are merged and applied as one change.
 #[test]
