@@ -371,15 +371,9 @@ mod tests {
         }
     }
 
+    /// The rounds in the words `runs show` prints them in.
     fn rounds_text(rounds: &[TaskRound]) -> String {
-        rounds
-            .iter()
-            .map(|r| {
-                let steps: Vec<String> = r.steps.iter().map(u32::to_string).collect();
-                if r.parallel { format!("[{}]", steps.join(" | ")) } else { steps.join(", ") }
-            })
-            .collect::<Vec<_>>()
-            .join(" → ")
+        TaskGraph { rounds: rounds.to_vec(), ..TaskGraph::default() }.rounds_text()
     }
 
     #[test]

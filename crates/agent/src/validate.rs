@@ -168,12 +168,7 @@ impl Related {
                 continue;
             }
             subjects.extend(subjects_of(path));
-            let req = ImpactRequest {
-                target: path.to_owned(),
-                depth: Some(4),
-                limit: Some(200),
-                all: true,
-            };
+            let req = reach(path.to_owned());
             // Every test `impact` finds within four steps, as the targeted run
             // selects them: a failure there that was already there is the change's
             // only while the change fixes nothing (`judge`'s progress), so a fix is
@@ -828,12 +823,7 @@ fn targets(shared: &Shared, s: &CodingState, cx: &NodeContext<'_>) -> Vec<String
                     continue;
                 }
                 subjects.extend(subjects_of(&f.path));
-                let file_impact = ImpactRequest {
-                    target: f.path.clone(),
-                    depth: Some(4),
-                    limit: Some(200),
-                    all: true,
-                };
+                let file_impact = reach(f.path.clone());
                 let file_tests =
                     shared.session.impact(&file_impact, &call).map(|i| i.tests).unwrap_or_default();
                 reached.extend(file_tests.iter().map(|t| t.path.clone()));
@@ -933,6 +923,12 @@ fn named_tests(root: &std::path::Path, subjects: &BTreeSet<String>) -> Vec<Strin
     found
 }
 
+/// What VALIDATE asks `impact` for: everything within four steps of `target`
+/// (what the targeted run selects from and what a failure is judged near by).
+fn reach(target: String) -> ImpactRequest {
+    ImpactRequest { target, depth: Some(4), limit: Some(200), all: true }
+}
+
 /// The file of a target: `tests/test_a.py` of `tests/test_a.py::TestA::test_b`.
 fn file_part(target: &str) -> &str {
     target.split("::").next().unwrap_or(target)
@@ -955,12 +951,7 @@ fn definition_tests(
     }
     let mut tests = Vec::new();
     for line in places {
-        let req = ImpactRequest {
-            target: format!("{path}:{line}"),
-            depth: Some(4),
-            limit: Some(200),
-            all: true,
-        };
+        let req = reach(format!("{path}:{line}"));
         let impact = shared.session.impact(&req, call).ok()?;
         if impact.target.kind != protocol::ResolvedKind::Symbol {
             return None;
@@ -975,12 +966,7 @@ fn definition_tests(
         // class, the nearest unit that has callers.
         for symbol in &impact.target.symbols {
             if let Some(container) = container_of(&symbol.qualified_name) {
-                let req = ImpactRequest {
-                    target: container.to_owned(),
-                    depth: Some(4),
-                    limit: Some(200),
-                    all: true,
-                };
+                let req = reach(container.to_owned());
                 if let Ok(class) = shared.session.impact(&req, call)
                     && class.target.files.iter().any(|f| f == path)
                 {

@@ -127,19 +127,8 @@ fn def_location(
 
 /// Resolved uses of the definitions, in file and line order.
 fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec<Location> {
-    let targets: Vec<DefId> = {
-        let mut t = defs.to_vec();
-        t.sort();
-        t.dedup();
-        t
-    };
-    // In the edge list's order (the edges are one slice: their addresses are that
-    // order), so the first edge of a site kept is the one a scan would keep.
-    let mut into: Vec<&code_graph::SymbolEdge> =
-        targets.iter().flat_map(|&d| snap.graphs.edges_into(d)).collect();
-    into.sort_by_key(|e| std::ptr::from_ref(*e) as usize);
     let mut seen = HashSet::new();
-    let mut hits: Vec<(&code_graph::SymbolEdge,)> = into
+    let mut hits: Vec<(&code_graph::SymbolEdge,)> = edges_into(snap, defs)
         .into_iter()
         .filter(|e| seen.insert((e.from_file, e.line, e.kind)))
         .map(|e| (e,))
@@ -166,6 +155,19 @@ fn references(snap: &Snapshot, defs: &[DefId], lines: &mut LineCache<'_>) -> Vec
         .collect()
 }
 
+/// The edges reaching any of `defs`, in the edge list's order (the edges are
+/// one slice: their addresses are that order), as a scan of every edge would
+/// meet them: the first edge of a site kept is the one a scan kept.
+fn edges_into<'s>(snap: &'s Snapshot, defs: &[DefId]) -> Vec<&'s code_graph::SymbolEdge> {
+    let mut targets = defs.to_vec();
+    targets.sort();
+    targets.dedup();
+    let mut into: Vec<&code_graph::SymbolEdge> =
+        targets.iter().flat_map(|&d| snap.graphs.edges_into(d)).collect();
+    into.sort_by_key(|e| std::ptr::from_ref(*e) as usize);
+    into
+}
+
 /// Type references to `defs` written in another type's header (`class B(A)`,
 /// `class B extends A implements I`, `struct S: P`) or in a top-level
 /// `impl T for S` line.
@@ -174,16 +176,9 @@ fn supertype_uses(
     defs: &[DefId],
     lines: &mut LineCache<'_>,
 ) -> Vec<(Option<DefId>, FileId, u32)> {
-    let mut targets = defs.to_vec();
-    targets.sort();
-    targets.dedup();
-    // In the edge list's order, as a scan of it would meet them.
-    let mut into: Vec<&code_graph::SymbolEdge> =
-        targets.iter().flat_map(|&d| snap.graphs.edges_into(d)).collect();
-    into.sort_by_key(|e| std::ptr::from_ref(*e) as usize);
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for e in into {
+    for e in edges_into(snap, defs) {
         if e.kind.is_call() {
             continue;
         }

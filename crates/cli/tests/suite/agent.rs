@@ -675,6 +675,46 @@ fn the_task_graph_is_coded_round_by_round_and_a_step_not_done_is_planned_again()
     assert_eq!(p.read("test_calc.py"), TEST_CALC);
 }
 
+/// The test [`two_round_model`]'s second round adds to `test_calc.py`.
+const EXTRA_TEST: &str = "\n\ndef test_divide():\n    assert calculate(4, 2, \"/\") == 2\n";
+
+/// A two-step plan coded in two rounds: the guard in `calc.py`, then a test in
+/// `test_calc.py`. With `loop_until`, the first round's coder reads `calc.py`
+/// again and again until the conversation holds those words (a human's).
+fn two_round_model(mock: &MockLlm, loop_until: Option<&'static str>) {
+    let hash = stdx::sha256_hex(CALC.as_bytes());
+    let test_hash = stdx::sha256_hex(TEST_CALC.as_bytes());
+    mock.set_responder(move |body| {
+        let conv = conversation(body);
+        let looping = loop_until.is_some_and(|words| !conv.contains(words));
+        let reply = match agent_of(body) {
+            "Planner" => Reply::text(steps_plan(&[
+                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
+                (2, "MODIFY", "test_calc.py", "test a division"),
+            ])),
+            "Coder" if conv.contains("round 1 of 2") && looping => Reply::tool_calls(
+                "Let me look again.",
+                vec![("read", json!({"target": "calc.py"}))],
+            ),
+            "Coder" if after_tool(body) => Reply::text("Done."),
+            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
+                "",
+                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
+            ),
+            "Coder" if conv.contains("round 2 of 2") => {
+                let at = "calculate(1, 0, \"/\")\n";
+                let with_test = format!("{at}{EXTRA_TEST}");
+                Reply::tool_calls(
+                    "",
+                    vec![("change", replace_args("test_calc.py", &test_hash, at, &with_test))],
+                )
+            }
+            _ => return None,
+        };
+        Some(reply.usage(usage()))
+    });
+}
+
 /// Killed as the second round starts (the first round's checkpoint written), a
 /// run resumes at the second round: the first round's coder is not asked again
 /// and both rounds' edits are applied once.
@@ -682,37 +722,7 @@ fn the_task_graph_is_coded_round_by_round_and_a_step_not_done_is_planned_again()
 fn a_run_killed_between_rounds_resumes_at_the_next_round() {
     let p = calc_project();
     let mock = MockLlm::start();
-    let hash = stdx::sha256_hex(CALC.as_bytes());
-    let test_hash = stdx::sha256_hex(TEST_CALC.as_bytes());
-    let extra = "\n\ndef test_divide():\n    assert calculate(4, 2, \"/\") == 2\n";
-    mock.set_responder(move |body| {
-        let conv = conversation(body);
-        let reply = match agent_of(body) {
-            "Planner" => Reply::text(steps_plan(&[
-                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
-                (2, "MODIFY", "test_calc.py", "test a division"),
-            ])),
-            "Coder" if after_tool(body) => Reply::text("Done."),
-            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
-                "",
-                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
-            ),
-            "Coder" if conv.contains("round 2 of 2") => Reply::tool_calls(
-                "",
-                vec![(
-                    "change",
-                    replace_args(
-                        "test_calc.py",
-                        &test_hash,
-                        "calculate(1, 0, \"/\")\n",
-                        &format!("calculate(1, 0, \"/\")\n{extra}"),
-                    ),
-                )],
-            ),
-            _ => return None,
-        };
-        Some(reply.usage(usage()))
-    });
+    two_round_model(&mock, None);
     let mut child = ironbees(p.root(), &mock)
         .args(["run", "--yes", "--json", "Fix the division by zero bug"])
         .stdout(Stdio::piped())
@@ -739,7 +749,7 @@ fn a_run_killed_between_rounds_resumes_at_the_next_round() {
         coder_requests(&mock).iter().filter(|b| !after_tool(b)).map(conversation).collect();
     assert_eq!(firsts.iter().filter(|c| c.contains("round 1 of 2")).count(), 1, "{firsts:?}");
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
-    assert!(p.read("test_calc.py").ends_with(extra), "{}", p.read("test_calc.py"));
+    assert!(p.read("test_calc.py").ends_with(EXTRA_TEST), "{}", p.read("test_calc.py"));
     let history = cli(&p, &mock, &["history", "--json"]);
     let history: Value = serde_json::from_str(&history.stdout).unwrap();
     assert_eq!(history.as_array().unwrap().len(), 1, "one transaction: {history}");
@@ -752,44 +762,7 @@ fn a_run_killed_between_rounds_resumes_at_the_next_round() {
 fn a_round_stopped_by_a_loop_runs_again_after_the_human_answers() {
     let p = calc_project();
     let mock = MockLlm::start();
-    let hash = stdx::sha256_hex(CALC.as_bytes());
-    let test_hash = stdx::sha256_hex(TEST_CALC.as_bytes());
-    let extra = "\n\ndef test_divide():\n    assert calculate(4, 2, \"/\") == 2\n";
-    mock.set_responder(move |body| {
-        let conv = conversation(body);
-        let reply = match agent_of(body) {
-            "Planner" => Reply::text(steps_plan(&[
-                (1, "MODIFY", "calc.py", "raise ValueError on b == 0"),
-                (2, "MODIFY", "test_calc.py", "test a division"),
-            ])),
-            // Reads the same file again and again until a human says to stop.
-            "Coder" if conv.contains("round 1 of 2") && !conv.contains("stop reading") => {
-                Reply::tool_calls(
-                    "Let me look again.",
-                    vec![("read", json!({"target": "calc.py"}))],
-                )
-            }
-            "Coder" if after_tool(body) => Reply::text("Done."),
-            "Coder" if conv.contains("round 1 of 2") => Reply::tool_calls(
-                "",
-                vec![("change", replace_args("calc.py", &hash, DIVISION, GUARDED))],
-            ),
-            "Coder" if conv.contains("round 2 of 2") => Reply::tool_calls(
-                "",
-                vec![(
-                    "change",
-                    replace_args(
-                        "test_calc.py",
-                        &test_hash,
-                        "calculate(1, 0, \"/\")\n",
-                        &format!("calculate(1, 0, \"/\")\n{extra}"),
-                    ),
-                )],
-            ),
-            _ => return None,
-        };
-        Some(reply.usage(usage()))
-    });
+    two_round_model(&mock, Some("stop reading"));
     let o = cli(&p, &mock, &["run", "--yes", "--json", "Fix the division by zero bug"]);
     assert_eq!(o.code, 10, "{}", o.stderr);
     assert_eq!(o.outcome()["status"]["node"], "WAIT_HUMAN");
@@ -802,7 +775,7 @@ fn a_round_stopped_by_a_loop_runs_again_after_the_human_answers() {
         done.events("taskRound").iter().map(|r| r["round"].as_u64().unwrap()).collect();
     assert_eq!(rounds, [1, 2], "the stopped round again, then the next");
     assert_eq!(p.read("calc.py"), CALC.replace(DIVISION, GUARDED));
-    assert!(p.read("test_calc.py").ends_with(extra));
+    assert!(p.read("test_calc.py").ends_with(EXTRA_TEST));
 }
 
 /// With `parallelAgentExecution`, independent steps are coded at once, one coder
