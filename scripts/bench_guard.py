@@ -13,6 +13,16 @@ Two steps:
            verdict, recorded while those tests pass (bench/guard/ds_harvest_plugin.py).
            Needs the two projects' sources (the search tool's `fetch`).
 
+  extract-trufflehog
+           trufflehog's detector pattern tests -> bench/guard/trufflehog-cases.jsonl:
+           every row of a `tests := []struct{name, input string; want []string}`
+           table in pkg/detectors/*/…_test.go, the input evaluated from the Go
+           source (literals, `+`, fmt.Sprintf, package and local string
+           variables); a positive when `want` is non-empty, a negative when it
+           is empty. Rows that cannot be evaluated are counted and left out.
+           `--write-split` writes bench/guard/trufflehog-split.json (detectors
+           sorted, every other one held out).
+
   run      (default) Items = the scanner cases (a positive: a secret format;
            a negative: a scanner's false-positive case) + the added lines of
            non-merge commits sampled (seeded) from local git clones (negatives;
@@ -978,6 +988,8 @@ def pct(x):
 def cmd_run(a):
     t0 = time.time()
     cases = [json.loads(x) for x in CASES.read_text().splitlines()]
+    if TH_CASES.exists() and not a.no_trufflehog:
+        cases += [json.loads(x) for x in TH_CASES.read_text().splitlines()]
     items = []
     for c in cases:
         name = c.get("file") or "config.txt"
@@ -1028,15 +1040,18 @@ def cmd_run(a):
         results[name] = {"seconds": round(time.time() - t, 2), "flagged": flagged}
     if not a.keep:
         shutil.rmtree(work)
-    sources = ["gitleaks", "detect-secrets", "commits"]
+    sources = ["gitleaks", "detect-secrets", "trufflehog", "commits"]
     groups = {
         "all": items,
         "gitleaks cases + commits": [i for i in items if i["source"] in ("gitleaks", "commits")],
         "detect-secrets cases + commits": [i for i in items if i["source"] in ("detect-secrets", "commits")],
+        "trufflehog cases + commits": [i for i in items if i["source"] in ("trufflehog", "commits")],
     }
     # --split: gitleaks' cases by half (bench/guard/gitleaks-split.json), so
     # that rules tuned on and rules held out are scored apart.
+    # trufflehog's detectors likewise (bench/guard/trufflehog-split.json).
     half = {}
+    th_half = {}
     if a.split:
         sp = json.loads(Path(a.split).read_text())
         half = {r: "tuning" for r in sp["tuning"]} | {r: "held-out" for r in sp["heldOut"]}
@@ -1046,6 +1061,18 @@ def cmd_run(a):
                 i for i in items
                 if i["source"] == "commits" or (i["source"] == "gitleaks" and half.get(i["rule"]) == h)
             ]
+        if TH_SPLIT.exists() and any(i["source"] == "trufflehog" for i in items):
+            tsp = json.loads(TH_SPLIT.read_text())
+            th_half = {r: "tuning" for r in tsp["tuning"]} | {r: "held-out" for r in tsp["heldOut"]}
+            for h in ("tuning", "held-out"):
+                groups[f"trufflehog {h} half + commits"] = [
+                    i for i in items
+                    if i["source"] == "commits" or (i["source"] == "trufflehog" and th_half.get(i["rule"]) == h)
+                ]
+
+    def held_out(i):
+        return (i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out") or (
+            i["source"] == "trufflehog" and th_half.get(i["rule"]) == "held-out")
     summary = {
         "corpus": {
             s: {"positives": sum(1 for i in items if i["source"] == s and i["label"] == 1),
@@ -1075,24 +1102,29 @@ def cmd_run(a):
             # Each scanner rule (or detect-secrets plugin) weighs one, however
             # many cases it ships: the mean over rules of the recall of its cases.
             "macroRecallByRule": {
-                s: macro_recall([i for i in items if i["source"] == s], flagged) for s in sources[:2]
+                s: macro_recall([i for i in items if i["source"] == s], flagged) for s in sources[:3]
             },
             # With --split, the held-out half's misses are counted, not shown:
             # looking at them would make them tuning data.
             "misses": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"], "text": next(iter(i["files"].values()))[:4]}
-                for i in items if i["label"] == 1 and i["id"] not in flagged
-                and not (i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out")
+                for i in items if i["label"] == 1 and i["id"] not in flagged and not held_out(i)
             ],
             "heldOutMisses": sum(
                 1 for i in items if i["label"] == 1 and i["id"] not in flagged
                 and i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
             ),
+            "heldOutMissesTrufflehog": sum(
+                1 for i in items if i["label"] == 1 and i["id"] not in flagged
+                and i["source"] == "trufflehog" and th_half.get(i["rule"]) == "held-out"
+            ),
+            # The held-out half's flagged negatives are counted, not shown, too.
             "falsePositives": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"],
                  "text": [] if i["source"] == "commits" else next(iter(i["files"].values()))[:4]}
-                for i in items if i["label"] == 0 and i["id"] in flagged
+                for i in items if i["label"] == 0 and i["id"] in flagged and not held_out(i)
             ],
+            "heldOutFalsePositives": sum(1 for i in items if i["label"] == 0 and i["id"] in flagged and held_out(i)),
         }
     print(f"corpus: {json.dumps(summary['corpus'])}; {lines} added lines; built in {build_s:.1f}s")
     print()
@@ -1105,8 +1137,8 @@ def cmd_run(a):
                   f"{m['tp']} | {m['fp']} | {m['fn']} | {m['tn']} | {t['seconds']:.1f}s |")
     print()
     print("| tool | recall: gitleaks cases (per-rule mean) | recall: detect-secrets cases (per-plugin mean) "
-          "| flagged: scanners' fp cases | flagged: commits |")
-    print("|---|---|---|---|---|")
+          "| recall: trufflehog cases (per-detector mean) | flagged: scanners' fp cases | flagged: commits |")
+    print("|---|---|---|---|---|---|")
     for name, t in summary["tools"].items():
         b = t["bySource"]
         fpc = sum(1 for i in items if i["source"] != "commits" and i["label"] == 0 and i["id"] in results[name]["flagged"])
@@ -1116,6 +1148,7 @@ def cmd_run(a):
         mr = t["macroRecallByRule"]
         print(f"| {name} | {pct(b['gitleaks']['recall'])} ({pct(mr['gitleaks'])}) | "
               f"{pct(b['detect-secrets']['recall'])} ({pct(mr['detect-secrets'])}) | "
+              f"{pct(b['trufflehog']['recall'])} ({pct(mr['trufflehog'])}) | "
               f"{fpc}/{nfpc} | {cm}/{ncm} |")
     if half:
         print()
@@ -1140,6 +1173,20 @@ def cmd_run(a):
             ncm = sum(1 for i in items if i["source"] == "commits")
             print(f"| {name} | {cols[0]} | {cols[1]} | {cols[2]} | {pct(ds['recall'])} ({ds['tp']}/{ds['tp'] + ds['fn']}) "
                   f"| {cm}/{ncm} |")
+    if th_half:
+        print()
+        print("| tool | trufflehog tuning half: recall (per-detector mean) | flagged negatives "
+              "| trufflehog held-out half: recall (per-detector mean) | flagged negatives |")
+        print("|---|---|---|---|---|")
+        for name in summary["tools"]:
+            fl = results[name]["flagged"]
+            cols = []
+            for h in ("tuning", "held-out"):
+                its = [i for i in items if i["source"] == "trufflehog" and th_half.get(i["rule"]) == h]
+                m = metrics(its, fl)
+                cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))}) "
+                            f"| {m['fp']}/{m['fp'] + m['tn']}")
+            print(f"| {name} | {cols[0]} | {cols[1]} |")
     if a.json_out:
         Path(a.json_out).write_text(json.dumps(summary, indent=1, default=str) + "\n")
         print(f"\nwrote {a.json_out}")
@@ -1175,9 +1222,11 @@ def main():
         p.add_argument("--keep", action="store_true", help="keep the scanned files")
         p.add_argument("--tools", default="ironbees,gitleaks,detect-secrets")
         p.add_argument("--json-out")
+        p.add_argument("--no-trufflehog", action="store_true", help=f"leave {TH_CASES.relative_to(ROOT)} out")
         p.add_argument("--split", nargs="?", const=str(SPLIT), default=None,
                        help="also score gitleaks' cases by half (tuning / held out), from this list of rule ids "
-                            f"(default {SPLIT.relative_to(ROOT)}); the held-out half's misses are left out of --json-out")
+                            f"(default {SPLIT.relative_to(ROOT)}), and trufflehog's by {TH_SPLIT.relative_to(ROOT)}; "
+                            "the held-out halves' misses and flagged negatives are left out of --json-out")
     a = ap.parse_args()
     if a.cmd == "extract":
         cmd_extract(a)
