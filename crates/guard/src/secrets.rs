@@ -319,7 +319,7 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// `:::=`, `+=`) and PHP (`.=`).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)({SECRET_NAME})(?:['"]?\]?(?:\[\d*\])?|\s+[A-Za-z_][A-Za-z0-9_.]*)\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,4096}})(['"`])"#
+        r#"(?i)({SECRET_NAME})(?:['"]?\]?(?:\[\d*\])?|\s+[A-Za-z_][A-Za-z0-9_.]*)\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,}})(['"`])"#
     ))
     .expect("valid")
 });
@@ -332,23 +332,21 @@ const ASSIGN_OP: &str = r"(?::{1,3}=|[?+.]=|=>|[:=])";
 /// literal: `System.setProperty("API_TOKEN", "…")`, `os.environ.setdefault(
 /// "DB_PASSWORD", "…")`, `config.set("password", "…")`.
 static SETTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r#"(?i)\(\s*(['"]){SECRET_NAME}(['"])\s*,\s*(['"])([^'"\n]{{8,4096}})(['"])"#
-    ))
-    .expect("valid")
+    Regex::new(&format!(r#"(?i)\(\s*(['"]){SECRET_NAME}(['"])\s*,\s*(['"])([^'"\n]{{8,}})(['"])"#))
+        .expect("valid")
 });
 
 /// An XML attribute pair whose key says secret, as NuGet's config writes a
 /// password: `<add key="ClearTextPassword" value="…" />`.
 static KEY_VALUE_ATTRIBUTES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r#"(?i)\bkey\s*=\s*"{SECRET_NAME}"\s+value\s*=\s*"([^"\n]{{8,4096}})""#))
+    Regex::new(&format!(r#"(?i)\bkey\s*=\s*"{SECRET_NAME}"\s+value\s*=\s*"([^"\n]{{8,}})""#))
         .expect("valid")
 });
 
 /// Unquoted `NAME=value` (shell, `.env`).
 static ENV_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^\s*(?:export\s+)?([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]*)\s*=\s*([^\s'\x22#()\[\]{},;]{12,4096})\s*$",
+        r"(?i)^\s*(?:export\s+)?([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]*)\s*=\s*([^\s'\x22#()\[\]{},;]{12,})\s*$",
     )
     .expect("valid")
 });
@@ -361,7 +359,7 @@ const SECRET_NAME: &str = r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|tok
 /// properties, `:=`): `db_pass: 9fK2mZq7Lp0x`, `api_key := 1f0c...`.
 static UNQUOTED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::{{1,3}}=|[?+]=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,4096}})(?:[\s,;]|$)"#
+        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::{{1,3}}=|[?+]=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,}})(?:[\s,;]|$)"#
     ))
     .expect("valid")
 });
@@ -398,7 +396,7 @@ static CURL_HEADER: LazyLock<Regex> = LazyLock::new(|| {
 /// must pass [`looks_key_value`] and the name [`key_name`].
 static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?:^|[^A-Za-z0-9_.\-])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\]?\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{16,4096}})(['"`])"#
+        r#"(?:^|[^A-Za-z0-9_.\-])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\]?\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{16,}})(['"`])"#
     ))
     .expect("valid")
 });
@@ -406,7 +404,7 @@ static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// The same name given an unquoted value (YAML, INI, `.env`, a log line).
 static KEY_UNQUOTED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?:^|[\s{,;(\[])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\s*(?::=|=|:)\s*([^\s'"`#()\[\]{},;<>]{16,4096})(?:[\s,;]|$)"#,
+        r#"(?:^|[\s{,;(\[])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\s*(?::=|=|:)\s*([^\s'"`#()\[\]{},;<>]{16,})(?:[\s,;]|$)"#,
     )
     .expect("valid")
 });
@@ -415,7 +413,7 @@ static KEY_UNQUOTED: LazyLock<Regex> = LazyLock::new(|| {
 /// arguments: `Add("AccountKey", "…")`, `{ "AccountKey", "…" }`.
 static KEY_SETTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"[({]\s*(['"])([A-Za-z0-9_.\-]*(?:key|Key|KEY))(['"])\s*,\s*(['"])([^'"\n]{16,4096})(['"])"#,
+        r#"[({]\s*(['"])([A-Za-z0-9_.\-]*(?:key|Key|KEY))(['"])\s*,\s*(['"])([^'"\n]{16,})(['"])"#,
     )
     .expect("valid")
 });
@@ -423,7 +421,7 @@ static KEY_SETTER: LazyLock<Regex> = LazyLock::new(|| {
 /// A secret in a URL's query: `?api_key=…`, `&key=…`, `?auth_token=…`.
 static QUERY_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)[?&](?:api[_\-]?key|apikey|key|license[_\-]?key|(?:access|refresh)[_\-]?token|auth[_\-]?token|api[_\-]?token|token|tokenkey|client[_\-]?secret|secret|password)=([^&\s'"`#<>]{16,4096})"#,
+        r#"(?i)[?&](?:api[_\-]?key|apikey|key|license[_\-]?key|(?:access|refresh)[_\-]?token|auth[_\-]?token|api[_\-]?token|token|tokenkey|client[_\-]?secret|secret|password)=([^&\s'"`#<>]{16,})"#,
     )
     .expect("valid")
 });
@@ -440,8 +438,10 @@ static AZURE_SAS_SIG: LazyLock<Regex> = LazyLock::new(|| {
 /// A one-line XML element whose name says secret: `<password>…</password>`,
 /// `<account_key>…</account_key>`.
 static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]*)(?:\s[^<>]*)?>([^<>\n]{8,4096})</([A-Za-z_][A-Za-z0-9_.\-]*)>")
-        .expect("valid")
+    Regex::new(
+        r"<([A-Za-z_][A-Za-z0-9_.\-]*)(?:\s[^<>]*)?>([^<>\n]{8,})</([A-Za-z_][A-Za-z0-9_.\-]*)>",
+    )
+    .expect("valid")
 });
 
 /// The whole of a name that says secret ([`SECRET_NAME`]).
@@ -668,7 +668,12 @@ fn looks_secret(value: &str) -> bool {
     // `sk_test_…`: a test-mode secret key (Stripe, Checkout.com), not a test value.
     let lower = value.to_ascii_lowercase();
     let lower = lower.strip_prefix("sk_test_").unwrap_or(&lower);
-    if PLACEHOLDERS.iter().any(|p| lower.contains(p)) || TEMPLATE.is_match(value) {
+    // Up to 4,096 characters (OAuth refresh tokens, macaroons), not a whole
+    // minified file.
+    if value.len() > 4096
+        || PLACEHOLDERS.iter().any(|p| lower.contains(p))
+        || TEMPLATE.is_match(value)
+    {
         return false;
     }
     // Prose, paths and identifiers are not keys: a secret has no spaces, and
@@ -760,7 +765,7 @@ pub fn find_secret_after_name(name_line: &str, value_line: &str) -> Option<Secre
         Regex::new(r"([A-Za-z_][A-Za-z0-9_.\-]*)['\x22]?\s*(:=|=|:|=>)?\s*$").expect("valid")
     });
     static VALUE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"^\s*(=\s*)?(['"`])([^'"`\n]{8,4096})(['"`])\s*[;,]?\s*(?://.*|#.*)?$"#)
+        Regex::new(r#"^\s*(=\s*)?(['"`])([^'"`\n]{8,})(['"`])\s*[;,]?\s*(?://.*|#.*)?$"#)
             .expect("valid")
     });
     if ALLOW_MARKERS.iter().any(|m| value_line.contains(m) || name_line.contains(m)) {
