@@ -13,6 +13,16 @@ Two steps:
            verdict, recorded while those tests pass (bench/guard/ds_harvest_plugin.py).
            Needs the two projects' sources (the search tool's `fetch`).
 
+  extract-trufflehog
+           trufflehog's detector pattern tests -> bench/guard/trufflehog-cases.jsonl:
+           every row of a `tests := []struct{name, input string; want []string}`
+           table in pkg/detectors/*/…_test.go, the input evaluated from the Go
+           source (literals, `+`, fmt.Sprintf, package and local string
+           variables); a positive when `want` is non-empty, a negative when it
+           is empty. Rows that cannot be evaluated are counted and left out.
+           `--write-split` writes bench/guard/trufflehog-split.json (detectors
+           sorted, every other one held out).
+
   run      (default) Items = the scanner cases (a positive: a secret format;
            a negative: a scanner's false-positive case) + the added lines of
            non-merge commits sampled (seeded) from local git clones (negatives;
@@ -46,6 +56,8 @@ BENCH = ROOT / "bench" / "guard"
 CASES = BENCH / "scanner-cases.jsonl"
 MANIFEST = BENCH / "negatives-manifest.json"
 SPLIT = BENCH / "gitleaks-split.json"
+TH_CASES = BENCH / "trufflehog-cases.jsonl"
+TH_SPLIT = BENCH / "trufflehog-split.json"
 
 # --------------------------------------------------------------------------
 # extract: gitleaks' rule tests, evaluated from the Go source
@@ -445,6 +457,317 @@ def ds_cases(harvest: Path, commit: str):
     return list(by_line.values())
 
 
+# --------------------------------------------------------------------------
+# extract-trufflehog: trufflehog's detector pattern tests
+# --------------------------------------------------------------------------
+
+
+def go_func_bodies(toks):
+    """(name, start, end) of each top-level func body: toks[start:end] is
+    inside its braces."""
+    out = []
+    i = 0
+    while i < len(toks):
+        if toks[i] == ("id", "func") and i + 1 < len(toks) and toks[i + 1][0] == "id":
+            name = toks[i + 1][1]
+            j, paren = i + 2, 0
+            while j < len(toks):
+                t = toks[j][1]
+                if t == "(":
+                    paren += 1
+                elif t == ")":
+                    paren -= 1
+                elif t == "{" and paren == 0:
+                    break
+                j += 1
+            depth, k = 0, j
+            while k < len(toks):
+                if toks[k][1] == "{":
+                    depth += 1
+                elif toks[k][1] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                k += 1
+            out.append((name, j + 1, k))
+            i = k + 1
+            continue
+        i += 1
+    return out
+
+
+class GoEvalTH(GoEval):
+    """GoEval with what trufflehog's tests also write: fmt.Sprintf with %% and
+    indexed verbs, strings.Repeat/Join/ToUpper/ToLower/TrimSpace, string(...)."""
+
+    def unary(self):
+        kind, text = self.peek()
+        if text == "nil":
+            self.take()
+            return None
+        if text == "string" and self.peek(1)[1] == "(":
+            self.take()
+            args, _ = self.args()
+            return args[0]
+        return super().unary()
+
+    def call(self, name, a):
+        if name == "fmt.Sprintf":
+            fmt, rest = a[0], list(a[1:])
+            if not isinstance(fmt, str):
+                raise Unsupported("Sprintf of a non-string")
+            pos = [0]
+
+            def sub(m):
+                verb = m.group(0)
+                if verb == "%%":
+                    return "%"
+                idx = m.group(1)
+                if idx:
+                    v = rest[int(idx) - 1]
+                else:
+                    v = rest[pos[0]]
+                    pos[0] += 1
+                if m.group(2) == "q":
+                    return json.dumps(v)
+                if not isinstance(v, (str, int)):
+                    raise Unsupported("Sprintf arg")
+                return str(v)
+
+            try:
+                return re.sub(r"%%|%(?:\[(\d+)\])?([sdvq])", sub, fmt)
+            except IndexError as e:
+                raise Unsupported("Sprintf args") from e
+        if name == "strings.Join":
+            return a[1].join(x for x, _ in a[0])
+        if name == "strings.ToUpper":
+            return a[0].upper()
+        if name == "strings.ToLower":
+            return a[0].lower()
+        if name == "strings.TrimSpace":
+            return a[0].strip()
+        if name in ("utils.GenerateSampleSecrets", "utils.GenerateSampleSecret", "secrets.NewSecret"):
+            raise Unsupported(f"call {name}")
+        return super().call(name, a)
+
+
+def go_statements(toks, env, skipped, where):
+    """`NAME := EXPR` / `NAME = EXPR` / `var`/`const NAME = EXPR` (single
+    names) into env; what cannot be evaluated is left out."""
+    toks = [t for t in toks if t not in (("id", "var"), ("id", "const"))]
+    i = 0
+    while i < len(toks):
+        at_start = i == 0 or toks[i - 1][0] == "nl" or toks[i - 1][1] in ("{", ";", "(")
+        if at_start and toks[i][0] == "id" and i + 1 < len(toks) and toks[i + 1][1] in (":=", "="):
+            name = toks[i][1]
+            ev = GoEvalTH(toks[i + 2 :], None, env)
+            try:
+                v = ev.expr()
+                if isinstance(v, (str, int, list)):
+                    env[name] = v
+                i += 2 + ev.i
+                continue
+            except (Unsupported, IndexError, TypeError, ValueError, KeyError, AttributeError):
+                pass
+        elif at_start and toks[i][0] == "id" and i + 2 < len(toks) and toks[i + 1][0] == "id" \
+                and toks[i + 2][1] == "=" and toks[i + 1][1] == "string":
+            # `var name string = EXPR`
+            toks = toks[: i + 1] + toks[i + 2 :]
+            continue
+        i += 1
+    return env
+
+
+def th_table(toks, start, env, skipped, where):
+    """The rows of `tests := []struct{...}{ {...}, ... }` starting at toks[start]
+    (the `tests` name): [(name, input or None, want_nonempty or None)]."""
+    i = start
+    n = len(toks)
+    # the struct type: []struct { fields }
+    while i < n and toks[i][1] != "struct":
+        i += 1
+    fields = []
+    depth = 0
+    i += 1
+    while i < n:
+        t = toks[i][1]
+        if t == "{":
+            depth += 1
+        elif t == "}":
+            depth -= 1
+            if depth == 0:
+                i += 1
+                break
+        elif depth == 1 and toks[i][0] == "id" and (toks[i - 1][0] == "nl" or toks[i - 1][1] in ("{", ";")):
+            fields.append(t)
+        i += 1
+    if "input" not in fields or "want" not in fields:
+        return None
+    if toks[i][1] != "{":
+        return None
+    i += 1
+    rows = []
+    while i < n:
+        while i < n and toks[i][0] == "nl" or (i < n and toks[i][1] == ","):
+            i += 1
+        if i >= n or toks[i][1] == "}":
+            break
+        if toks[i][1] != "{":
+            return rows
+        # one row: split its tokens into `key: value` by top-level commas
+        depth, j = 0, i
+        while j < n:
+            if toks[j][1] in ("{", "(", "["):
+                depth += 1
+            elif toks[j][1] in ("}", ")", "]"):
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        body = toks[i + 1 : j]
+        i = j + 1
+        parts, cur, d = [], [], 0
+        for t in body:
+            if t[1] in ("{", "(", "["):
+                d += 1
+            elif t[1] in ("}", ")", "]"):
+                d -= 1
+            if d == 0 and t[1] == ",":
+                parts.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        parts.append(cur)
+        row = {}
+        for part in parts:
+            part = [t for t in part if t[0] != "nl"]
+            if len(part) >= 2 and part[0][0] == "id" and part[1][1] == ":":
+                row[part[0][1]] = part[2:]
+        name = None
+        if "name" in row:
+            try:
+                name = GoEvalTH(row["name"], None, env).expr()
+            except Exception:  # noqa: BLE001
+                name = None
+        inp = None
+        if "input" in row:
+            try:
+                ev = GoEvalTH(row["input"], None, env)
+                inp = ev.expr()
+                if ev.i != len(row["input"]) or not isinstance(inp, str):
+                    raise Unsupported("input not a string expression")
+            except (Unsupported, IndexError, TypeError, ValueError, KeyError, AttributeError) as e:
+                skipped.append(f"{where} {name!r}: input: {e}")
+                inp = None
+        want = row.get("want")
+        if want is None:
+            nonempty = False  # the zero value, nil
+        elif want == [("id", "nil")]:
+            nonempty = False
+        elif len(want) >= 3 and want[0][1] == "[" and want[1][1] == "]":
+            k = 2
+            while k < len(want) and want[k][1] != "{":
+                k += 1
+            nonempty = k + 1 < len(want) and want[k + 1][1] != "}"
+        else:
+            try:
+                v = GoEvalTH(want, None, env).expr()
+                nonempty = bool(v)
+            except Exception as e:  # noqa: BLE001
+                skipped.append(f"{where} {name!r}: want: {e}")
+                nonempty = None
+        rows.append((name, inp, nonempty))
+    return rows
+
+
+def trufflehog_cases(src: Path, commit: str):
+    det = src / "pkg" / "detectors"
+    cases, skipped, tables = [], [], 0
+    for path in sorted(det.rglob("*_test.go")):
+        rel = path.relative_to(det)
+        if len(rel.parts) < 2 or "integration" in path.name:
+            continue
+        detector = rel.parts[0]
+        toks = go_tokens(path.read_text(errors="replace"))
+        bodies = go_func_bodies(toks)
+        inside = set()
+        for _, s, e in bodies:
+            inside.update(range(s - 1, e + 1))
+        pkg_env = go_statements([t for k, t in enumerate(toks) if k not in inside], {}, skipped, str(rel))
+        for fname, s, e in bodies:
+            if not fname.startswith("Test"):
+                continue
+            body = toks[s:e]
+            for k in range(len(body) - 2):
+                if body[k] == ("id", "tests") and body[k + 1][1] in (":=", "=") and body[k + 2][1] == "[":
+                    env = go_statements(body[:k], dict(pkg_env), skipped, str(rel))
+                    rows = th_table(body, k, env, skipped, f"{rel}:{fname}")
+                    if rows is None:
+                        continue
+                    tables += 1
+                    for name, inp, nonempty in rows:
+                        if inp is None or nonempty is None or not inp.strip():
+                            continue
+                        cases.append(
+                            {
+                                "label": 1 if nonempty else 0,
+                                "text": inp,
+                                "file": None,
+                                "rule": detector,
+                                "source": "trufflehog",
+                                "repo": "trufflesecurity/trufflehog",
+                                "commit": commit,
+                                "path": str(path.relative_to(src)),
+                                "test": f"{fname}/{name}" if name else fname,
+                            }
+                        )
+                    break
+    return cases, skipped, tables
+
+
+def cmd_extract_trufflehog(a):
+    cases, skipped, tables = trufflehog_cases(Path(a.src), a.commit)
+    seen, out = set(), []
+    for c in cases:
+        key = (c["text"], c["label"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    pos = {c["text"] for c in out if c["label"] == 1}
+    dropped = sum(1 for c in out if c["label"] == 0 and c["text"] in pos)
+    out = [c for c in out if c["label"] == 1 or c["text"] not in pos]
+    for n, c in enumerate(out):
+        c["id"] = f"tr{n:05d}"
+    with open(TH_CASES, "w") as f:
+        for c in out:
+            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    dets = sorted({c["rule"] for c in out})
+    print(f"{tables} test tables; {len(cases)} rows evaluated; {len(out)} cases "
+          f"({sum(c['label'] for c in out)} positives, {sum(1 - c['label'] for c in out)} negatives; "
+          f"{dropped} negatives dropped as another detector's positive) from {len(dets)} detectors "
+          f"-> {TH_CASES.relative_to(ROOT)}")
+    print(f"{len(skipped)} rows not evaluated", file=sys.stderr)
+    if a.verbose:
+        for s in skipped:
+            print("  " + s, file=sys.stderr)
+    if a.write_split:
+        # Before any result is looked at: detectors sorted, every other one held out.
+        split = {
+            "about": "trufflehog's detectors (the directories under pkg/detectors with pattern tests in "
+                     "bench/guard/trufflehog-cases.jsonl) split for G002 round 3 (issue 34), written before any "
+                     "tool was run on them: sorted, index 0, 2, 4, ... tuning; 1, 3, 5, ... held out. Only the "
+                     "tuning half's misses and false positives are looked at while changing "
+                     "crates/guard/src/secrets.rs.",
+            "repo": "trufflesecurity/trufflehog",
+            "commit": a.commit,
+            "tuning": dets[0::2],
+            "heldOut": dets[1::2],
+        }
+        TH_SPLIT.write_text(json.dumps(split, indent=1) + "\n")
+        print(f"wrote {TH_SPLIT.relative_to(ROOT)}: {len(split['tuning'])} tuning, {len(split['heldOut'])} held out")
+
+
 def cmd_extract(a):
     cases, skipped = gitleaks_cases(Path(a.gitleaks_src), a.gitleaks_commit, a.seed)
     cases += ds_cases(Path(a.ds_harvest), a.ds_commit)
@@ -665,6 +988,8 @@ def pct(x):
 def cmd_run(a):
     t0 = time.time()
     cases = [json.loads(x) for x in CASES.read_text().splitlines()]
+    if TH_CASES.exists() and not a.no_trufflehog:
+        cases += [json.loads(x) for x in TH_CASES.read_text().splitlines()]
     items = []
     for c in cases:
         name = c.get("file") or "config.txt"
@@ -715,15 +1040,18 @@ def cmd_run(a):
         results[name] = {"seconds": round(time.time() - t, 2), "flagged": flagged}
     if not a.keep:
         shutil.rmtree(work)
-    sources = ["gitleaks", "detect-secrets", "commits"]
+    sources = ["gitleaks", "detect-secrets", "trufflehog", "commits"]
     groups = {
         "all": items,
         "gitleaks cases + commits": [i for i in items if i["source"] in ("gitleaks", "commits")],
         "detect-secrets cases + commits": [i for i in items if i["source"] in ("detect-secrets", "commits")],
+        "trufflehog cases + commits": [i for i in items if i["source"] in ("trufflehog", "commits")],
     }
     # --split: gitleaks' cases by half (bench/guard/gitleaks-split.json), so
     # that rules tuned on and rules held out are scored apart.
+    # trufflehog's detectors likewise (bench/guard/trufflehog-split.json).
     half = {}
+    th_half = {}
     if a.split:
         sp = json.loads(Path(a.split).read_text())
         half = {r: "tuning" for r in sp["tuning"]} | {r: "held-out" for r in sp["heldOut"]}
@@ -733,6 +1061,18 @@ def cmd_run(a):
                 i for i in items
                 if i["source"] == "commits" or (i["source"] == "gitleaks" and half.get(i["rule"]) == h)
             ]
+        if TH_SPLIT.exists() and any(i["source"] == "trufflehog" for i in items):
+            tsp = json.loads(TH_SPLIT.read_text())
+            th_half = {r: "tuning" for r in tsp["tuning"]} | {r: "held-out" for r in tsp["heldOut"]}
+            for h in ("tuning", "held-out"):
+                groups[f"trufflehog {h} half + commits"] = [
+                    i for i in items
+                    if i["source"] == "commits" or (i["source"] == "trufflehog" and th_half.get(i["rule"]) == h)
+                ]
+
+    def held_out(i):
+        return (i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out") or (
+            i["source"] == "trufflehog" and th_half.get(i["rule"]) == "held-out")
     summary = {
         "corpus": {
             s: {"positives": sum(1 for i in items if i["source"] == s and i["label"] == 1),
@@ -762,24 +1102,29 @@ def cmd_run(a):
             # Each scanner rule (or detect-secrets plugin) weighs one, however
             # many cases it ships: the mean over rules of the recall of its cases.
             "macroRecallByRule": {
-                s: macro_recall([i for i in items if i["source"] == s], flagged) for s in sources[:2]
+                s: macro_recall([i for i in items if i["source"] == s], flagged) for s in sources[:3]
             },
             # With --split, the held-out half's misses are counted, not shown:
             # looking at them would make them tuning data.
             "misses": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"], "text": next(iter(i["files"].values()))[:4]}
-                for i in items if i["label"] == 1 and i["id"] not in flagged
-                and not (i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out")
+                for i in items if i["label"] == 1 and i["id"] not in flagged and not held_out(i)
             ],
             "heldOutMisses": sum(
                 1 for i in items if i["label"] == 1 and i["id"] not in flagged
                 and i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
             ),
+            "heldOutMissesTrufflehog": sum(
+                1 for i in items if i["label"] == 1 and i["id"] not in flagged
+                and i["source"] == "trufflehog" and th_half.get(i["rule"]) == "held-out"
+            ),
+            # The held-out half's flagged negatives are counted, not shown, too.
             "falsePositives": [
                 {"id": i["id"], "source": i["source"], "rule": i["rule"],
                  "text": [] if i["source"] == "commits" else next(iter(i["files"].values()))[:4]}
-                for i in items if i["label"] == 0 and i["id"] in flagged
+                for i in items if i["label"] == 0 and i["id"] in flagged and not held_out(i)
             ],
+            "heldOutFalsePositives": sum(1 for i in items if i["label"] == 0 and i["id"] in flagged and held_out(i)),
         }
     print(f"corpus: {json.dumps(summary['corpus'])}; {lines} added lines; built in {build_s:.1f}s")
     print()
@@ -792,8 +1137,8 @@ def cmd_run(a):
                   f"{m['tp']} | {m['fp']} | {m['fn']} | {m['tn']} | {t['seconds']:.1f}s |")
     print()
     print("| tool | recall: gitleaks cases (per-rule mean) | recall: detect-secrets cases (per-plugin mean) "
-          "| flagged: scanners' fp cases | flagged: commits |")
-    print("|---|---|---|---|---|")
+          "| recall: trufflehog cases (per-detector mean) | flagged: scanners' fp cases | flagged: commits |")
+    print("|---|---|---|---|---|---|")
     for name, t in summary["tools"].items():
         b = t["bySource"]
         fpc = sum(1 for i in items if i["source"] != "commits" and i["label"] == 0 and i["id"] in results[name]["flagged"])
@@ -803,6 +1148,7 @@ def cmd_run(a):
         mr = t["macroRecallByRule"]
         print(f"| {name} | {pct(b['gitleaks']['recall'])} ({pct(mr['gitleaks'])}) | "
               f"{pct(b['detect-secrets']['recall'])} ({pct(mr['detect-secrets'])}) | "
+              f"{pct(b['trufflehog']['recall'])} ({pct(mr['trufflehog'])}) | "
               f"{fpc}/{nfpc} | {cm}/{ncm} |")
     if half:
         print()
@@ -827,6 +1173,20 @@ def cmd_run(a):
             ncm = sum(1 for i in items if i["source"] == "commits")
             print(f"| {name} | {cols[0]} | {cols[1]} | {cols[2]} | {pct(ds['recall'])} ({ds['tp']}/{ds['tp'] + ds['fn']}) "
                   f"| {cm}/{ncm} |")
+    if th_half:
+        print()
+        print("| tool | trufflehog tuning half: recall (per-detector mean) | flagged negatives "
+              "| trufflehog held-out half: recall (per-detector mean) | flagged negatives |")
+        print("|---|---|---|---|---|")
+        for name in summary["tools"]:
+            fl = results[name]["flagged"]
+            cols = []
+            for h in ("tuning", "held-out"):
+                its = [i for i in items if i["source"] == "trufflehog" and th_half.get(i["rule"]) == h]
+                m = metrics(its, fl)
+                cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))}) "
+                            f"| {m['fp']}/{m['fp'] + m['tn']}")
+            print(f"| {name} | {cols[0]} | {cols[1]} |")
     if a.json_out:
         Path(a.json_out).write_text(json.dumps(summary, indent=1, default=str) + "\n")
         print(f"\nwrote {a.json_out}")
@@ -841,6 +1201,12 @@ def main():
     ex.add_argument("--ds-harvest", required=True, help="ds_harvest_plugin.py's output")
     ex.add_argument("--ds-commit", required=True)
     ex.add_argument("--seed", type=int, default=34)
+    th = sub.add_parser("extract-trufflehog", help="trufflehog's detector pattern tests -> bench/guard/trufflehog-cases.jsonl")
+    th.add_argument("--src", required=True, help="a checkout (or `git archive`) of trufflesecurity/trufflehog")
+    th.add_argument("--commit", required=True)
+    th.add_argument("--write-split", action="store_true",
+                    help=f"also write {TH_SPLIT.relative_to(ROOT)} (detectors sorted, every other one held out)")
+    th.add_argument("-v", "--verbose", action="store_true", help="list the rows not evaluated")
     for p in (ap, sub.add_parser("run", help="run the benchmark (default)")):
         p.add_argument("--ironbees", default=str(ROOT / "target" / "release" / "ironbees"))
         p.add_argument("--gitleaks", default="gitleaks")
@@ -856,12 +1222,16 @@ def main():
         p.add_argument("--keep", action="store_true", help="keep the scanned files")
         p.add_argument("--tools", default="ironbees,gitleaks,detect-secrets")
         p.add_argument("--json-out")
+        p.add_argument("--no-trufflehog", action="store_true", help=f"leave {TH_CASES.relative_to(ROOT)} out")
         p.add_argument("--split", nargs="?", const=str(SPLIT), default=None,
                        help="also score gitleaks' cases by half (tuning / held out), from this list of rule ids "
-                            f"(default {SPLIT.relative_to(ROOT)}); the held-out half's misses are left out of --json-out")
+                            f"(default {SPLIT.relative_to(ROOT)}), and trufflehog's by {TH_SPLIT.relative_to(ROOT)}; "
+                            "the held-out halves' misses and flagged negatives are left out of --json-out")
     a = ap.parse_args()
     if a.cmd == "extract":
         cmd_extract(a)
+    elif a.cmd == "extract-trufflehog":
+        cmd_extract_trufflehog(a)
     else:
         cmd_run(a)
 

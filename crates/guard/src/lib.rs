@@ -34,5 +34,5 @@ mod secrets;
 pub use crate::{
     change::{Change, FileDiff},
     rules::{Error, RuleInfo, RuleSet},
-    secrets::{Secret, find_secret_in_element, find_secrets},
+    secrets::{Secret, find_secret_after_name, find_secret_in_element, find_secrets},
 };

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::{
     Change,
-    secrets::{find_secret_in_element, find_secrets},
+    secrets::{find_secret_after_name, find_secret_in_element, find_secrets},
 };
 
 /// A configuration that does not make rules.
@@ -337,6 +337,21 @@ impl RuleSet {
                                 find(
                                     Some(&f.path),
                                     Some(*line),
+                                    format!("{}: `{}`", s.kind, clip(shown.trim(), 160)),
+                                );
+                            }
+                        }
+                        // `const apiKey =`, then the literal, on two added lines.
+                        for w in f.added.windows(2) {
+                            let [(a, name), (b, value)] = w else { continue };
+                            if *b != a + 1 {
+                                continue;
+                            }
+                            if let Some(s) = find_secret_after_name(name, value) {
+                                let shown = s.masked(value);
+                                find(
+                                    Some(&f.path),
+                                    Some(*b),
                                     format!("{}: `{}`", s.kind, clip(shown.trim(), 160)),
                                 );
                             }

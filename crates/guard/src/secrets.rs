@@ -214,6 +214,52 @@ static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
             r"\b((?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_\-][a-z0-9\-]{10,32}\.[a-z0-9+/_=\-]{30,120})",
             1,
         ),
+        // Discord webhooks: the URL holds the webhook's id and its token.
+        format(
+            "Discord webhook",
+            r"(https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,68})",
+            1,
+        ),
+        // Salesforce access tokens (session ids): the 15-character org id
+        // (`00D…`), `!`, and the session part.
+        format("Salesforce token", r"\b(00[A-Za-z0-9]{13}![A-Za-z0-9_.]{80,})", 1),
+        // New Relic: user API keys (`NRAK-` + 27), insert and query keys
+        // (`NRII-`/`NRIQ-` + 32); not the browser (`NRJS-`/`NRBR-`) keys,
+        // which a page ships.
+        format("New Relic key", r"\b(NRAK-[A-Z0-9]{27})\b", 1),
+        format("New Relic key", r"\b(NRI[IQ]-[A-Za-z0-9_\-]{32})(?:[^A-Za-z0-9_\-]|$)", 1),
+        // Azure Container Registry passwords carry Azure's `+ACR` signature at
+        // a fixed place.
+        format(
+            "Azure container registry password",
+            r"(?:^|[^A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})(?:[^A-Za-z0-9+/=]|$)",
+            1,
+        ),
+        // Power Automate / Logic Apps workflow URLs: signed by their `sig`.
+        format(
+            "Power Automate webhook",
+            r"(https://[A-Za-z0-9.\-]+\.(?:environment\.api\.powerplatform\.com|logic\.azure\.com)(?::\d+)?/[^\s'\x22]*?[?&]sig=[A-Za-z0-9_\-%]{20,})",
+            1,
+        ),
+        // Atlassian API tokens (`ATATT3…`, `ATCTT3…`, with a checksum) and
+        // Bitbucket app passwords (`ATBB…`).
+        format(
+            "Atlassian token",
+            r"(?:^|[^A-Za-z0-9+/_\-])(AT(?:ATT|CTT)3[A-Za-z0-9_\-=]{150,300})(?:[^A-Za-z0-9_\-=]|$)",
+            1,
+        ),
+        format(
+            "Bitbucket app password",
+            r"(?:^|[^A-Za-z0-9+/=_\-])(ATBB[A-Za-z0-9_=.\-]{24,40})(?:[^A-Za-z0-9_=.\-]|$)",
+            1,
+        ),
+        format("Pinecone key", r"\b(pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{50,80})\b", 1),
+        // Sentry organization (`sntrys_` + base64 JSON + `_` + 43) and user
+        // (`sntryu_` + 64 hex) tokens.
+        format("Sentry token", r"\b(sntrys_eyJ[A-Za-z0-9+/=]{40,}_[A-Za-z0-9+/]{43})", 1),
+        format("Sentry token", r"\b(sntryu_[0-9a-f]{64})\b", 1),
+        // MaxMind license keys: 6, `_`, 29, `_mmk`.
+        format("MaxMind license key", r"\b([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b", 1),
         format(
             "private key",
             r"(-----BEGIN (?:RSA |DSA |EC |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----)",
@@ -273,7 +319,7 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// `:::=`, `+=`) and PHP (`.=`).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)({SECRET_NAME})(?:['"]?\]?(?:\[\d*\])?|\s+[A-Za-z_][A-Za-z0-9_.]*)\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,200}})(['"`])"#
+        r#"(?i)({SECRET_NAME})(?:['"]?\]?(?:\[\d*\])?|\s+[A-Za-z_][A-Za-z0-9_.]*)\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{8,}})(['"`])"#
     ))
     .expect("valid")
 });
@@ -286,23 +332,21 @@ const ASSIGN_OP: &str = r"(?::{1,3}=|[?+.]=|=>|[:=])";
 /// literal: `System.setProperty("API_TOKEN", "…")`, `os.environ.setdefault(
 /// "DB_PASSWORD", "…")`, `config.set("password", "…")`.
 static SETTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r#"(?i)\(\s*(['"]){SECRET_NAME}(['"])\s*,\s*(['"])([^'"\n]{{8,200}})(['"])"#
-    ))
-    .expect("valid")
+    Regex::new(&format!(r#"(?i)\(\s*(['"]){SECRET_NAME}(['"])\s*,\s*(['"])([^'"\n]{{8,}})(['"])"#))
+        .expect("valid")
 });
 
 /// An XML attribute pair whose key says secret, as NuGet's config writes a
 /// password: `<add key="ClearTextPassword" value="…" />`.
 static KEY_VALUE_ATTRIBUTES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r#"(?i)\bkey\s*=\s*"{SECRET_NAME}"\s+value\s*=\s*"([^"\n]{{8,200}})""#))
+    Regex::new(&format!(r#"(?i)\bkey\s*=\s*"{SECRET_NAME}"\s+value\s*=\s*"([^"\n]{{8,}})""#))
         .expect("valid")
 });
 
 /// Unquoted `NAME=value` (shell, `.env`).
 static ENV_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^\s*(?:export\s+)?([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]*)\s*=\s*([^\s'\x22#()\[\]{},;]{12,200})\s*$",
+        r"(?i)^\s*(?:export\s+)?([A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]*)\s*=\s*([^\s'\x22#()\[\]{},;]{12,})\s*$",
     )
     .expect("valid")
 });
@@ -315,7 +359,7 @@ const SECRET_NAME: &str = r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|tok
 /// properties, `:=`): `db_pass: 9fK2mZq7Lp0x`, `api_key := 1f0c...`.
 static UNQUOTED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::{{1,3}}=|[?+]=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,200}})(?:[\s,;]|$)"#
+        r#"(?i)(?:^|[\s{{,;(])["']?{SECRET_NAME}["']?\s*(?::{{1,3}}=|[?+]=|=|:)\s*([^\s'"`#()\[\]{{}},;<>]{{12,}})(?:[\s,;]|$)"#
     ))
     .expect("valid")
 });
@@ -345,6 +389,68 @@ static CURL_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid")
 });
+
+/// A name whose last word is `key` (`account_key`, `AccountKey`,
+/// `storageAccountKey`, `KEY`, `Key`) given a quoted literal: `key` alone is a
+/// weaker sign than `token` or `secret` (`cache_key`, `sort_key`), so the value
+/// must pass [`looks_key_value`] and the name [`key_name`].
+static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?:^|[^A-Za-z0-9_.\-])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\]?\s*{ASSIGN_OP}\s*(?:[bru@]{{0,2}})(['"`])([^'"`\n]{{16,}})(['"`])"#
+    ))
+    .expect("valid")
+});
+
+/// The same name given an unquoted value (YAML, INI, `.env`, a log line).
+static KEY_UNQUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?:^|[\s{,;(\[])['"]?([A-Za-z0-9_.\-]*(?:key|Key|KEY))['"]?\s*(?::=|=|:)\s*([^\s'"`#()\[\]{},;<>]{16,})(?:[\s,;]|$)"#,
+    )
+    .expect("valid")
+});
+
+/// A key name and a literal as a call's or an initializer's first two
+/// arguments: `Add("AccountKey", "…")`, `{ "AccountKey", "…" }`.
+static KEY_SETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"[({]\s*(['"])([A-Za-z0-9_.\-]*(?:key|Key|KEY))(['"])\s*,\s*(['"])([^'"\n]{16,})(['"])"#,
+    )
+    .expect("valid")
+});
+
+/// A secret in a URL's query: `?api_key=…`, `&key=…`, `?auth_token=…`.
+static QUERY_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)[?&](?:api[_\-]?key|apikey|key|license[_\-]?key|(?:access|refresh)[_\-]?token|auth[_\-]?token|api[_\-]?token|token|tokenkey|client[_\-]?secret|secret|password)=([^&\s'"`#<>]{16,})"#,
+    )
+    .expect("valid")
+});
+
+/// `sv=2023-01-03` in an Azure SAS URL or token.
+static AZURE_SAS_VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[?&])sv=\d{4}-\d{2}-\d{2}(?:&|$)").expect("valid"));
+
+/// Its signature, `sig=` and base64 (URL-encoded or not) of an HMAC-SHA256.
+static AZURE_SAS_SIG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[?&])sig=((?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){40,}={0,2})").expect("valid")
+});
+
+/// A one-line XML element whose name says secret: `<password>…</password>`,
+/// `<account_key>…</account_key>`.
+static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"<([A-Za-z_][A-Za-z0-9_.\-]*)(?:\s[^<>]*)?>([^<>\n]{8,})</([A-Za-z_][A-Za-z0-9_.\-]*)>",
+    )
+    .expect("valid")
+});
+
+/// The whole of a name that says secret ([`SECRET_NAME`]).
+static SECRET_NAME_ONLY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!("(?i)^{SECRET_NAME}$")).expect("valid"));
+
+/// A Docker `config.json` credential: `"auth": "…"`, base64 of `user:password`.
+static DOCKER_AUTH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})""#).expect("valid"));
 
 /// Well-formed templates: `${NAME}`, `${NAME:-default}`, `{{ name }}`,
 /// `%(name)s`, `$(command)`, `<your-key>`.
@@ -445,10 +551,129 @@ fn looks_secret_unquoted(value: &str) -> bool {
     value.chars().any(|c| c.is_ascii_digit()) && !PATH.is_match(value) && looks_secret(value)
 }
 
+/// Whether a name ending in `key` names a secret: its last word is `key`
+/// (`account_key`, `storageAccountKey`, `KEY`), and it is not a public key, a
+/// site key, or a database, cache or sort key.
+fn key_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if !lower.ends_with("key") {
+        return false;
+    }
+    let stem = &name[..name.len() - 3];
+    let word = stem.is_empty()
+        || stem.ends_with(['_', '.', '-'])
+        || (name.ends_with("Key")
+            && stem.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        || (name.ends_with("KEY")
+            && stem.chars().all(|c| !c.is_ascii_lowercase())
+            && stem.ends_with(['_', '.', '-']));
+    const NOT: &[&str] = &[
+        "public",
+        "publishable",
+        "pub_",
+        "pub-",
+        "site",
+        "primary",
+        "foreign",
+        "sort",
+        "partition",
+        "cache",
+        "idempotency",
+        "lookup",
+        "unique",
+        "composite",
+        "dedup",
+        "translation",
+        "label",
+        "i18n",
+        "hot",
+        "short",
+        "map",
+        "dict",
+        "row",
+        "column",
+        "object",
+        "routing",
+        "group",
+    ];
+    word && !NOT.iter().any(|w| lower.contains(w))
+}
+
+/// A value given to a `…key` name: a secret by [`looks_secret`], at least 16
+/// characters with a digit and 3.5 bits of entropy per character, and not an
+/// id (a UUID), a public key (`pk_…`, `pub-…`, New Relic's browser
+/// `NRJS-…`), a file (`keys/server.pem`), a
+/// URL, filler (see [`filler`]) or a run of six in sequence (`abcdef`,
+/// `123456`, as in `sk_abcdefghijklmnopqrstuvwxyz123`).
+fn looks_key_value(value: &str) -> bool {
+    static NOT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pk[_\-].*|pub-.*|nrjs-.*|.*/.*\.[a-z0-9]{1,4}|[a-z]+://.*)$")
+            .expect("valid")
+    });
+    let b = value.as_bytes();
+    let sequence = b
+        .windows(6)
+        .any(|w| w.iter().all(u8::is_ascii_alphanumeric) && w.windows(2).all(|p| p[1] == p[0] + 1));
+    // A value that names itself (`storageaccountkeybase64encoded`) is a
+    // placeholder.
+    let lower = value.to_ascii_lowercase();
+    value.len() >= 16
+        && !["key", "secret", "token", "password"].iter().any(|w| lower.contains(w))
+        && value.chars().any(|c| c.is_ascii_digit())
+        && entropy(value) >= 3.5
+        && !sequence
+        && !filler(value)
+        && !NOT.is_match(value)
+        && looks_secret(value)
+}
+
+/// A password decoded from `user:password`: not a placeholder (`pass`,
+/// `my_password`, `changeme`): six characters or more, not a lowercase word
+/// or words, no placeholder word.
+fn plausible_password(p: &str) -> bool {
+    let lower = p.to_ascii_lowercase();
+    p.len() >= 6
+        && !p.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '-')
+        && !PLACEHOLDERS.iter().any(|w| lower.contains(w))
+        && !lower.contains("pass")
+}
+
+/// Whether a name that says secret names its value rather than an id, a name,
+/// a path or a URL of it (`UserSecretsId`, `tokenUrl`, `secret_name`).
+fn names_value(name: &str) -> bool {
+    static NOT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:Ids?|IDS?|Name|NAME|Path|PATH|File|FILE|Url|URL|Uri|URI|Type|TYPE|Ref|REF|_ids?|_name|_path|_file|_url|_uri|_type|_ref|-ids?|-name|-path|-file|-url|-uri|-type|-ref)$")
+            .expect("valid")
+    });
+    !NOT.is_match(name)
+}
+
+/// The secret inside an assigned literal: blanks around it trimmed, and an
+/// HTTP authorization scheme (`Bearer …`, `Token …`, `Basic …`) taken off.
+fn literal_value(line: &str, start: usize, end: usize) -> (usize, usize) {
+    static SCHEME: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^(?:bearer|token|basic)\s+").expect("valid"));
+    let raw = &line[start..end];
+    let s = start + (raw.len() - raw.trim_start().len());
+    let e = start + raw.trim_end().len();
+    let s = s.min(e);
+    match SCHEME.find(&line[s..e]) {
+        Some(m) => (s + m.end(), e),
+        None => (s, e),
+    }
+}
+
 /// Whether a literal given to a secret-named variable looks like a real secret.
 fn looks_secret(value: &str) -> bool {
+    // `sk_test_…`: a test-mode secret key (Stripe, Checkout.com), not a test value.
     let lower = value.to_ascii_lowercase();
-    if PLACEHOLDERS.iter().any(|p| lower.contains(p)) || TEMPLATE.is_match(value) {
+    let lower = lower.strip_prefix("sk_test_").unwrap_or(&lower);
+    // Up to 4,096 characters (OAuth refresh tokens, macaroons), not a whole
+    // minified file.
+    if value.len() > 4096
+        || PLACEHOLDERS.iter().any(|p| lower.contains(p))
+        || TEMPLATE.is_match(value)
+    {
         return false;
     }
     // Prose, paths and identifiers are not keys: a secret has no spaces, and
@@ -472,7 +697,14 @@ fn looks_secret(value: &str) -> bool {
     .iter()
     .filter(|b| **b)
     .count();
-    let hex = value.len() >= 32 && value.chars().all(|c| c.is_ascii_hexdigit());
+    // Hex: 32 characters and more, or 20 and more with both digits and
+    // letters and near the entropy of random hex.
+    let hex = value.chars().all(|c| c.is_ascii_hexdigit())
+        && (value.len() >= 32
+            || (value.len() >= 20
+                && value.chars().any(|c| c.is_ascii_digit())
+                && value.chars().any(|c| c.is_ascii_alphabetic())
+                && entropy(value) >= 3.2));
     hex || (classes >= 3 && entropy(value) >= 3.0) || (classes >= 2 && entropy(value) >= 3.7)
 }
 
@@ -525,6 +757,40 @@ pub fn find_secret_in_element(open: &str, value: &str, close: &str) -> Option<Se
     })
 }
 
+/// A secret-named assignment whose literal is on the next line:
+/// `const apiKey =` then `  "…";`, or `String ACCOUNT_KEY` then `  = "…";`
+/// (the value line's secret).
+pub fn find_secret_after_name(name_line: &str, value_line: &str) -> Option<Secret> {
+    static NAME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"([A-Za-z_][A-Za-z0-9_.\-]*)['\x22]?\s*(:=|=|:|=>)?\s*$").expect("valid")
+    });
+    static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^\s*(=\s*)?(['"`])([^'"`\n]{8,})(['"`])\s*[;,]?\s*(?://.*|#.*)?$"#)
+            .expect("valid")
+    });
+    if ALLOW_MARKERS.iter().any(|m| value_line.contains(m) || name_line.contains(m)) {
+        return None;
+    }
+    let n = NAME.captures(name_line)?;
+    let name = n.get(1)?.as_str();
+    let c = VALUE.captures(value_line)?;
+    let (open, v, close) = (c.get(2)?, c.get(3)?, c.get(4)?);
+    // One operator: at the end of the name's line or before the literal.
+    if open.as_str() != close.as_str() || n.get(2).is_some() == c.get(1).is_some() {
+        return None;
+    }
+    let (s, e) = literal_value(value_line, v.start(), v.end());
+    let value = &value_line[s..e];
+    let ok = if !names_value(name) {
+        false
+    } else if SECRET_NAME_ONLY.is_match(name) {
+        looks_secret(value)
+    } else {
+        key_name(name) && looks_key_value(value)
+    };
+    ok.then_some(Secret { kind: "secret assigned in code", start: s, end: e })
+}
+
 /// The evidence on one line, without the allow markers and escapes.
 fn scan(line: &str) -> Vec<Secret> {
     let mut out: Vec<Secret> = Vec::new();
@@ -561,8 +827,92 @@ fn scan(line: &str) -> Vec<Secret> {
         let (Some(value), Some(open), Some(close)) = (c.get(3), c.get(2), c.get(4)) else {
             continue;
         };
-        if open.as_str() == close.as_str() && looks_secret(value.as_str()) {
+        let (s, e) = literal_value(line, value.start(), value.end());
+        if open.as_str() == close.as_str() && looks_secret(&line[s..e]) {
+            push("secret assigned in code", s, e);
+        }
+    }
+    for c in KEY_ASSIGNMENT.captures_iter(line) {
+        let (Some(name), Some(open), Some(value), Some(close)) =
+            (c.get(1), c.get(2), c.get(3), c.get(4))
+        else {
+            continue;
+        };
+        let (s, e) = literal_value(line, value.start(), value.end());
+        // `<entry key="…" value="…">`: an attribute named `key` is a map's key.
+        let attribute =
+            name.as_str().eq_ignore_ascii_case("key") && line[..name.start()].contains('<');
+        if open.as_str() == close.as_str()
+            && !attribute
+            && key_name(name.as_str())
+            && looks_key_value(&line[s..e])
+        {
+            push("secret assigned in code", s, e);
+        }
+    }
+    for c in KEY_SETTER.captures_iter(line) {
+        let (Some(o1), Some(name), Some(c1), Some(open), Some(value), Some(close)) =
+            (c.get(1), c.get(2), c.get(3), c.get(4), c.get(5), c.get(6))
+        else {
+            continue;
+        };
+        let (s, e) = literal_value(line, value.start(), value.end());
+        if o1.as_str() == c1.as_str()
+            && open.as_str() == close.as_str()
+            && key_name(name.as_str())
+            && looks_key_value(&line[s..e])
+        {
+            push("secret assigned in code", s, e);
+        }
+    }
+    for c in KEY_UNQUOTED.captures_iter(line) {
+        if let (Some(name), Some(value)) = (c.get(1), c.get(2))
+            && key_name(name.as_str())
+            && looks_key_value(value.as_str())
+            && looks_secret_unquoted(value.as_str())
+        {
             push("secret assigned in code", value.start(), value.end());
+        }
+    }
+    for c in QUERY_SECRET.captures_iter(line) {
+        if let Some(value) = c.get(1)
+            && looks_secret_unquoted(value.as_str())
+        {
+            push("secret in a URL", value.start(), value.end());
+        }
+    }
+    // An Azure shared access signature: a `sig` beside the signed version.
+    if AZURE_SAS_VERSION.is_match(line) {
+        for c in AZURE_SAS_SIG.captures_iter(line) {
+            if let Some(value) = c.get(1) {
+                push("Azure SAS token", value.start(), value.end());
+            }
+        }
+    }
+    for c in ELEMENT.captures_iter(line) {
+        let (Some(open), Some(value), Some(close)) = (c.get(1), c.get(2), c.get(3)) else {
+            continue;
+        };
+        let (s, e) = literal_value(line, value.start(), value.end());
+        let v = &line[s..e];
+        let v = v.strip_prefix('{').and_then(|v| v.strip_suffix('}')).unwrap_or(v);
+        let named = names_value(open.as_str())
+            && (SECRET_NAME_ONLY.is_match(open.as_str())
+                || (key_name(open.as_str()) && looks_key_value(v)));
+        if open.as_str() == close.as_str() && named && looks_secret(v) {
+            push("secret in an XML element", s, e);
+        }
+    }
+    for c in DOCKER_AUTH.captures_iter(line) {
+        if let Some(value) = c.get(1)
+            && base64_decode(value.as_str()).is_some_and(|b| {
+                b.iter().all(|c| (0x20..0x7f).contains(c) || b"\n\r\t".contains(c))
+                    && b.iter().position(|&c| c == b':').is_some_and(|i| {
+                        i > 0 && plausible_password(&String::from_utf8_lossy(&b[i + 1..]))
+                    })
+            })
+        {
+            push("Docker registry credentials", value.start(), value.end());
         }
     }
     for c in SETTER.captures_iter(line) {
@@ -862,6 +1212,156 @@ mod tests {
         ];
         for line in clean {
             assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+    }
+
+    /// Round 3 (trufflehog's detector tests as a fresh set, issue 34).
+    #[test]
+    fn round_three_key_names_urls_and_formats() {
+        let found: &[(&str, &str)] = &[
+            // A name whose last word is `key`, with a value that passes the
+            // stricter bar.
+            ("clarifai_key: \"u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO\"", "secret assigned in code"),
+            ("apiMaticKey := \"u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO\"", "secret assigned in code"),
+            (
+                "public static final String DEFAULT_ACCOUNT_KEY = \"hYgCfrL1spNxnyVmihA/2O76UMFxFkM/R5Kjp1vRt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TW==\";",
+                "secret assigned in code",
+            ),
+            ("[DEBUG] Using Key=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO", "secret assigned in code"),
+            ("  azure_key: u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO", "secret assigned in code"),
+            (
+                "this.Context.Add(\"AccountKey\", \"hYgCfrL1spNxnyVmihA/2O76UMFxFkM/R5Kjp1vRt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TW==\");",
+                "secret assigned in code",
+            ),
+            // Blanks around the value, an authorization scheme before it.
+            ("bitmexSecret := \" Oq9wMxEhh2FDEEtfjgVvVqE1SkHb \"", "secret assigned in code"),
+            (
+                "chatbot_auth_token: \"Bearer Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\"",
+                "secret assigned in code",
+            ),
+            // Hex of 20 to 31 characters near random hex's entropy.
+            ("exchangerate_secret: \"988c79fc35526f7eaed46725\"", "secret assigned in code"),
+            // A secret-named one-line XML element (a Jenkins `{…}` value too).
+            (
+                "<account_key>hYgCfrL1spNxnyVmihA/2O76UMFxFkM/R5Kjp1vRt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TW==</account_key>",
+                "secret in an XML element",
+            ),
+            ("<password>{Oq9wMxEhh2FDEEtfjgVvVqE1SkHb}</password>", "secret in an XML element"),
+            // A secret in a URL's query.
+            (
+                "url := \"https://api.example.org/v1/users?key=Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\"",
+                "secret in a URL",
+            ),
+            (
+                "https://x.example/posts?page=2&auth_token=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO",
+                "secret in a URL",
+            ),
+            // Docker config.json credentials.
+            (
+                "{\"auths\": {\"ghcr.io\": {\"auth\": \"ZGVwbG95OlhrM3Y5UW0yTHA3Uno=\"}}}",
+                "Docker registry credentials",
+            ),
+            // Formats.
+            (
+                "https://discord.com/api/webhooks/7224704558530435205/Wk8JzFalHlsZfYcMMDktXP-tKsf2rcDkdfrUnW5gcF_Ha6ili8GjHEAD6-Wj9KfzjsQG",
+                "Discord webhook",
+            ),
+            (
+                "SF_SESSION=00DPVStNKiaEdFr!mB_LK777pzNk8cL6j5IXAAjlsHUqJoUD._Ydua_5ZMs1SWOpQaPRYpzbLGViYXjU2JgJngKtFI3OyV2dZAkg05rK_gqv81RK",
+                "Salesforce token",
+            ),
+            ("relic = 'NRAK-58Z6TNOVMIZWDIAEQ1KDFY6SPSC'", "New Relic key"),
+            (
+                "docker login r.azurecr.io -u r -p DtkwtDDb+xHKas1VOqg6YYZYn9ZhyiA4uoRgnatmUd+ACRe3nNyj",
+                "Azure container registry password",
+            ),
+            (
+                "https://prod-01.westus.logic.azure.com:443/workflows/0a1b/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers&sv=1.0&sig=vJfupxqZKm4bV3AyAVHn2yrvWdFrK9xiRG",
+                "Power Automate webhook",
+            ),
+            (
+                "https://acct.blob.core.windows.net/c?sv=2023-01-03&se=2025-06-19&sr=c&sp=r&sig=vJfupxqZKm4bV3AyAVHn%2ByrvWdFrK9xiRGHOY32nf%3D",
+                "Azure SAS token",
+            ),
+            (
+                "JIRA=ATATT3xFfGF0AUsdMlHUvTCQCyEZDz-TddJ8HyS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61qtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r1pY4OjE2jBMptUsGr7CmY_uCu3ZR1zTOlUcR64cXQLioDnkHI=0A1B2C3D",
+                "Atlassian token",
+            ),
+            ("deploy:ATBBr5pyzPCB9t2039bicBTW5ZE9LFae", "Bitbucket app password"),
+            (
+                "pcsk_c5Xlr_Wi0B26R08qzjI6GKFSufrdZSlB5er8bOfZqfM2oeq3hDavJA76rNicHTp8hkqdlm",
+                "Pinecone key",
+            ),
+            ("LicenseKey 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", "MaxMind license key"),
+            // A literal longer than 1,000 characters.
+            (&LONG_TOKEN, "secret assigned in code"),
+        ];
+        for (line, kind) in found {
+            let s = find_secrets(line);
+            assert_eq!(s.first().map(|s| s.kind), Some(*kind), "{line}: {s:?}");
+        }
+        let clean = [
+            // Keys that are not secrets: a map's, a header's, a cache's, a
+            // public one, an id, a file, a self-describing placeholder.
+            "<entry key=\"jetbrains.mps.v8_elimination\" value=\"executed\" />",
+            "w := performRequest(router, \"GET\", \"/p\", header{Key: \"X-Forwarded-Prefix\", Value: \"/api\"})",
+            "\"bucket_key\": \"SalesResults-1.2\"",
+            "cache_key = \"user:7f3a9c:profile:v2\"",
+            "stripe_publishable_key: \"pk_live_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO\"",
+            "license_key = \"3f2504e0-4f89-11d3-9a0c-0305e82c3301\"",
+            "ssl_key: \"config/ssl/server-2024.pem\"",
+            "AccountKey=storageaccountkeybase64encoded;EndpointSuffix=core.windows.net",
+            "\"other_key\" => \"sk_abcdefghijklmnopqrstuvwxyz123\",",
+            "ibm_iam_key:= \"abcd1234abcd1234abcd1234ABCD1234ABCD1234--__extra\"",
+            "siteKey: \"6LcOq9wMxEhh2FDEEtfjgVvVqE1SkHb\"",
+            // An id, not a secret, in a secret-named element.
+            "<UserSecretsId>79a3edd0-2092-40a2-a04d-dcb46d5ca9ed</UserSecretsId>",
+            // Not a test-mode key: `task_test_`.
+            "nonMatchingToken := \"task_test_ksvfeheqdlq6ve0kc51uzpiwb4odxz\"",
+            // URLs whose query holds a template or a short value.
+            "url = \"https://api.example.org/v1?key=$API_KEY&q=1\"",
+            "https://example.org/search?key=value&page=2",
+            // Docker auth of a placeholder (`user:pass`), and `sig` without `sv`.
+            "{\"auths\":{\"\":{\"auth\":\"dXNlcjpwYXNz\"}}}",
+            "https://example.org/download?sig=vJfupxqZKm4bV3AyAVHn%2ByrvWdFrK9xiRGHOY32nf%3D",
+            // New Relic browser keys ship in pages.
+            "NREUM.info={licenseKey:\"NRJS-4f2e8c1a9b7d3e5f6a0\"}",
+        ];
+        for line in clean {
+            assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+    }
+
+    static LONG_TOKEN: LazyLock<String> = LazyLock::new(|| {
+        format!("refresh_token = \"0.{}\"", "Oq9wMxEhh2FDEEtfjgVvVqE1SkHb".repeat(40))
+    });
+
+    /// A secret-named assignment whose literal is on the next line.
+    #[test]
+    fn a_value_on_the_line_after_its_name() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("const scrapingBeeApiKey =", "  \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\"; // the key", true),
+            (
+                "    public static final String DEFAULT_ACCOUNT_KEY",
+                "        = \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\";",
+                true,
+            ),
+            ("client_secret:", "  'u8jzPde0IgxLd6GncfBAepfJBd0Kh8oO'", true),
+            // Two operators or none, a template, a non-secret name, an id.
+            ("const apiKey =", "  = \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\";", false),
+            ("const apiKey", "  \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\";", false),
+            ("const apiKey =", "  \"${API_KEY}\";", false),
+            ("const description =", "  \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\";", false),
+            ("const tokenUrl =", "  \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\";", false),
+            (
+                "const apiKey =",
+                "  \"Oq9wMxEhh2FDEEtfjgVvVqE1SkHb\"; // ironbees:allow-secret",
+                false,
+            ),
+        ];
+        for (name, value, want) in cases {
+            let s = find_secret_after_name(name, value);
+            assert_eq!(s.is_some(), *want, "{name} / {value}: {s:?}");
         }
     }
 
