@@ -448,6 +448,18 @@ impl SearchIndex {
         project: &Project,
         indexed: &HashMap<String, String>,
     ) -> Result<(HashMap<String, String>, usize)> {
+        self.sync_files_on(root, project, indexed, None)
+    }
+
+    /// [`SearchIndex::sync_files`] on `threads` indexing threads (`None`: by the
+    /// number of files and of cores).
+    fn sync_files_on(
+        &mut self,
+        root: &Path,
+        project: &Project,
+        indexed: &HashMap<String, String>,
+        threads: Option<usize>,
+    ) -> Result<(HashMap<String, String>, usize)> {
         let mut stale: Vec<&ProjectFile> = Vec::new();
         for file in &project.files {
             if indexed.get(&file.path) != Some(&file.hash) {
@@ -468,14 +480,19 @@ impl SearchIndex {
         // tantivy's indexing thread was 40% of a cold index's wall time on Django
         // while the other core waited. Each thread writes its own segment; scores
         // are the same (document frequencies are summed over segments).
-        let threads = if stale.len() < PARALLEL_SYNC_FILES {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
-        };
+        // The threads share 100 MB (two get 50 MB each, as one had alone), so a
+        // machine with more cores does not hold more memory for it.
+        let threads = threads.unwrap_or_else(|| {
+            if stale.len() < PARALLEL_SYNC_FILES {
+                1
+            } else {
+                std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+            }
+        });
+        let per_thread = if threads > 1 { (100_000_000 / threads).max(15_000_000) } else { budget };
         let mut writer: IndexWriter<TantivyDocument> = self
             .index
-            .writer_with_num_threads(threads, budget * threads)
+            .writer_with_num_threads(threads, per_thread * threads)
             .map_err(|e| tv(&self.dir, e))?;
         for path in removed {
             writer.delete_term(Term::from_field_text(self.fields.path, path));
@@ -677,6 +694,15 @@ impl SearchIndex {
                 score,
             });
         }
+        // Equal scores in the order of a one-segment index (by path, then the
+        // definitions in file order, the file itself last), not of the segments a
+        // multi-threaded build or an update wrote them to.
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.path.cmp(&b.path))
+                .then_with(|| a.ord.unwrap_or(u32::MAX).cmp(&b.ord.unwrap_or(u32::MAX)))
+        });
         Ok(hits)
     }
 
@@ -723,6 +749,8 @@ impl SearchIndex {
                 out.push((path.to_owned(), score));
             }
         }
+        // Equal scores by path, as one segment would have them.
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(out)
     }
 
@@ -739,6 +767,65 @@ fn tv(dir: &Path, e: impl std::fmt::Display) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project indexed on two threads (two segments) answers as on one: the same
+    /// hits with the same scores, up to the last bits of a float sum (a segment's
+    /// union of clauses adds them in its own order), and equal scores by path.
+    #[test]
+    fn indexing_threads_do_not_change_answers() {
+        let mut text = String::new();
+        for i in 0..120 {
+            let word = ["parse", "render", "cache", "token", "query"][i % 5];
+            text.push_str(&format!(
+                "//- /pkg{}/m{i}.py\nclass {word}Handler{i}:\n    \"\"\"Handles the {word} of a request.\"\"\"\n    def {word}_item(self, x):\n        return helper_{}(x, '{word} value {i}')\n",
+                i % 7,
+                i % 11
+            ));
+        }
+        let mut fx = code_graph::fixture(&text);
+        let dir = tempfile::tempdir().unwrap();
+        for file in &mut fx.snapshot.project.files {
+            let body = &fx.sources[&file.path];
+            let path = dir.path().join(&file.path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, body).unwrap();
+            file.hash = stdx::sha256_hex(body.as_bytes());
+        }
+        let project = &fx.snapshot.project;
+        let mut one = SearchIndex::open(&dir.path().join("one")).unwrap();
+        one.sync_files_on(dir.path(), project, &HashMap::new(), Some(1)).unwrap();
+        assert_eq!(one.index.searchable_segment_ids().unwrap().len(), 1);
+        // Two threads, and two syncs of half the files each (as if the other half
+        // were indexed), the second half first: at least two segments, however the
+        // threads shared the work, and later paths in the first.
+        let mut two = SearchIndex::open(&dir.path().join("two")).unwrap();
+        let (first, second) = project.files.split_at(project.files.len() / 2);
+        for other in [first, second] {
+            let claimed = other.iter().map(|f| (f.path.clone(), f.hash.clone())).collect();
+            two.sync_files_on(dir.path(), project, &claimed, Some(2)).unwrap();
+        }
+        assert!(two.index.searchable_segment_ids().unwrap().len() >= 2);
+        // Beyond every match: which of equal scores make a cut is the segments' choice.
+        let hits = |s: &SearchIndex, q: &str| s.search(q, 1000, 32).unwrap();
+        let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * a.abs().max(1.0);
+        for q in ["parse handler", "render value request", "cache_item helper", "token query 17"] {
+            let (a, b) = (hits(&one, q), hits(&two, q));
+            assert!(!a.is_empty(), "{q}: no hits");
+            assert_eq!(a.len(), b.len(), "{q}");
+            let mut by_name: HashMap<(&str, &str), f32> =
+                b.iter().map(|h| ((&h.path[..], &h.qualified_name[..]), h.score)).collect();
+            for h in &a {
+                let other = by_name.remove(&(&h.path[..], &h.qualified_name[..]));
+                assert!(other.is_some_and(|s| close(s, h.score)), "{q}: {h:?} against {other:?}");
+            }
+            // Exactly equal scores come in path order, in both.
+            for hits in [&a, &b] {
+                for w in hits.windows(2) {
+                    assert!(w[0].score > w[1].score || w[0].path <= w[1].path, "{q}: {w:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn identifiers_split_into_parts() {
