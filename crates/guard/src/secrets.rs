@@ -1,6 +1,6 @@
 //! Secrets by their real formats, not by the words around them.
 //!
-//! Two kinds of evidence:
+//! Three kinds of evidence:
 //! - **a format**: a provider's key prefix and shape (`AKIA…`, `ghp_…`,
 //!   `xoxb-…`, `sk_live_…`, `AIza…`, `glpat-…`, `sk-ant-…`), a private key
 //!   block, a password inside a URL;
@@ -8,7 +8,10 @@
 //!   `client_secret`, `token`) given a literal that looks like one — long
 //!   enough, random enough (Shannon entropy), and neither a placeholder
 //!   (`changeme`, `<your-key>`, `xxxx`), a template (`${TOKEN}`, `{{ token }}`),
-//!   nor a lookup (`os.environ[...]`, `getenv(...)`).
+//!   nor a lookup (`os.environ[...]`, `getenv(...)`);
+//! - **a provider's name** (`providers.txt`: services whose keys have no fixed
+//!   prefix) with a key-like token starting within 40 characters after it
+//!   (`mailgun '…'`, `[INFO] using sendgrid key …`).
 //!
 //! A line can opt out with `ironbees:allow-secret` (or gitleaks' `gitleaks:allow`
 //! and detect-secrets' `pragma: allowlist secret`), for test fixtures.
@@ -460,6 +463,90 @@ static TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid")
 });
+
+/// Providers whose keys have no fixed prefix (`providers.txt`, one lowercase
+/// name a line), matched on the lowercased line: the longest name first.
+static PROVIDER: LazyLock<Regex> = LazyLock::new(|| {
+    let mut names: Vec<&str> = include_str!("providers.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    let names: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    Regex::new(&names.join("|")).expect("valid")
+});
+
+/// A run of characters a key is written in (base64, base64url, hex, ids).
+static KEY_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9_\-+/]+=*").expect("valid"));
+
+/// How far after a provider's name its key may start (as trufflehog's
+/// `PrefixRegex`: the name, then up to 40 characters).
+const PROVIDER_WINDOW: usize = 40;
+
+/// A credential close after a provider's name on the line (`mailgun token =
+/// '…'`, `[INFO] using sendgrid key …`, `{agora …}`): the name standing as a
+/// word of its own (`mailgun`, `MAILGUN_KEY`, `mailgunKey`, `mailgunkey`; not
+/// `mirror` for `miro`), then, starting within 40 characters, a run of 20 characters or
+/// more standing alone (blanks, quotes or punctuation around it, not part of a
+/// URL, a path or a host) that passes [`looks_key_value`]: a digit and a
+/// letter, near random entropy, not a UUID, filler, a sequence or a
+/// placeholder. Not a checksum (`h1:…`, `sha512-…`), and not 40 or 64
+/// characters of hex on a line that speaks of commits or hashes.
+fn provider_secrets(line: &str) -> Vec<(usize, usize)> {
+    static HASHY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)commit|sha|hash|\brev|checksum|digest|integrity|\bgit\b|\.git|@v")
+            .expect("valid")
+    });
+    let mut out = Vec::new();
+    let lower = line.to_ascii_lowercase();
+    let b = line.as_bytes();
+    for m in PROVIDER.find_iter(&lower) {
+        if m.start() > 0 && b[m.start() - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        // `mailgunkey`, `portainertoken`: a secret word run on.
+        let suffix = ["apikey", "api", "key", "token", "secret"]
+            .iter()
+            .find(|w| lower[m.end()..].starts_with(**w))
+            .map_or(0, |w| w.len());
+        if let Some(&next) = b.get(m.end())
+            && next.is_ascii_alphanumeric()
+            && !(b[m.end() - 1].is_ascii_lowercase() && next.is_ascii_uppercase())
+            && (suffix == 0 || b.get(m.end() + suffix).is_some_and(u8::is_ascii_lowercase))
+        {
+            continue;
+        }
+        let window_end = (m.end() + PROVIDER_WINDOW).min(line.len());
+        for t in KEY_RUN.find_iter(&line[m.end()..]) {
+            let (s, e) = (m.end() + t.start(), m.end() + t.end());
+            if s >= window_end {
+                break;
+            }
+            let before = line[..s].chars().next_back();
+            let after = line[e..].chars().next();
+            let opens = before.is_none_or(|c| c.is_whitespace() || "'\"`=:{([,|>\\".contains(c));
+            let closes = after.is_none_or(|c| c.is_whitespace() || "'\"`;,})]<|\\".contains(c))
+                || (after == Some('.')
+                    && line[e + 1..].chars().next().is_none_or(char::is_whitespace));
+            let v = &line[s..e];
+            let hex = v.bytes().all(|c| c.is_ascii_hexdigit());
+            if v.len() >= 20
+                && opens
+                && closes
+                && !line[..s].ends_with("h1:")
+                && !v.to_ascii_lowercase().starts_with("sha")
+                && v.chars().any(|c| c.is_ascii_alphabetic())
+                && !(hex && (v.len() == 40 || v.len() == 64) && HASHY.is_match(line))
+                && looks_key_value(v)
+            {
+                out.push((s, e));
+            }
+        }
+    }
+    out
+}
 
 const ALLOW_MARKERS: &[&str] =
     &["ironbees:allow-secret", "gitleaks:allow", "pragma: allowlist secret"];
@@ -983,6 +1070,9 @@ fn scan(line: &str) -> Vec<Secret> {
             push("secret on a command line", value.start(), value.end());
         }
     }
+    for (s, e) in provider_secrets(line) {
+        push("secret near a provider's name", s, e);
+    }
     out.sort_by_key(|s| s.start);
     out
 }
@@ -1330,6 +1420,62 @@ mod tests {
         for line in clean {
             assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
         }
+    }
+
+    /// Round 4: a credential close after a provider's name (issue 34).
+    #[test]
+    fn a_credential_near_a_providers_name() {
+        let found = [
+            "mailgun - 'q8ZtR2mVx7LpK4nW9cYb3HsD'",
+            "[INFO] using sendgrid key x7Kp2mQ9vR4tL8wZ3nB6cY1d",
+            "  <id>{agora 7kq2m9vx4tl8wz3nb6cy1dp5}</id>",
+            "twilio: \"Zk4mQ8vR2xL7pT3wN9bC6yD1\"",
+            "spotifykey - 'Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            "DATADOG = Wm3xQ9kL2vR7pT4nZ8bC1yD6",
+            "client = Okta.Client(org, \"00Wm3xQ9kL2vR7pT4nZ8bC1yD6q\")",
+            "Your Algolia admin key is 4c9e1a7b3d8f2e6a0b5c9d1e7f3a8b2c, keep it safe.",
+            "setup(pusher, 'Wm3xQ9kL2vR7pT4nZ8bC1yD6', cluster)",
+        ];
+        for line in found {
+            let s = find_secrets(line);
+            assert_eq!(
+                s.first().map(|s| s.kind),
+                Some("secret near a provider's name"),
+                "{line}: {s:?}"
+            );
+        }
+        let clean = [
+            // Not the name: `miro` in `mirror`, a provider in a longer word.
+            "mirror = 'Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            "unmailgunned 'Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            // Common words are not in the list.
+            "box 'Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            "abstract class Q8ZtR2mVx7LpK4nW9cYb3HsD {}",
+            // Checksums, commits, versions, URLs, paths, hosts.
+            "github.com/mailgun/mailgun-go/v4 v4.8.1 h1:1+MXu2iZPAv8Fz3lGqC1IWFmqXxVgxJbRzXkLt3mS0c=",
+            "\"mailgun-js\": \"sha512-Hq7vN2kX9mR4tL8pW3zB6cY1q8ZtR2mVx7LpK4nW9cYb3HsD==\"",
+            "bump sendgrid to commit 3f2a9c1b7d4e8f0a6b5c2d9e1f7a3b8c4d6e0f21",
+            "mailgun url 'https://api.mailgun.net/v3/Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            "sendgrid = 'templates/Hq7vN2kX9mR4tL8pW3zB6cY1/mail.html'",
+            "mailgun host = 'Hq7vN2kX9mR4tL8pW3zB6cY1.mailgun.org'",
+            // An id, a placeholder, a sequence, a short or plain value.
+            "mailgun id = '3f2504e0-4f89-11d3-9a0c-0305e82c3301'",
+            "mailgun key = 'your-mailgun-api-key-here-12345'",
+            "sendgrid = 'abcdefghijklmnopqrstuvwxyz123456'",
+            "sendgrid short 'Hq7vN2kX9'",
+            "twilio = 'TwilioMessagingServiceHandler'",
+            "import mailgun from \"mailgun-js\"; // v0.22.0",
+            // Too far after the name.
+            "twilio sends the message, and then the dispatcher logs it: 'Hq7vN2kX9mR4tL8pW3zB6cY1'",
+            // Allowed by a marker.
+            "mailgun 'Hq7vN2kX9mR4tL8pW3zB6cY1' // ironbees:allow-secret",
+        ];
+        for line in clean {
+            assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
+        }
+        // Masked like the others.
+        let line = "mailgun - 'q8ZtR2mVx7LpK4nW9cYb3HsD'";
+        assert_eq!(find_secrets(line)[0].masked(line), "mailgun - 'q8Zt…sD'");
     }
 
     static LONG_TOKEN: LazyLock<String> = LazyLock::new(|| {
