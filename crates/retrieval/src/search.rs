@@ -477,9 +477,10 @@ impl SearchIndex {
         // one-shot query after a one-file edit. Tantivy's minimum (15 MB) for few files.
         let budget = if stale.len() <= SMALL_SYNC_FILES { 15_000_000 } else { 50_000_000 };
         // A whole project (a cold index, a rebuild) is indexed on every core: alone,
-        // tantivy's indexing thread was 40% of a cold index's wall time on Django
-        // while the other core waited. Each thread writes its own segment; scores
-        // are the same (document frequencies are summed over segments).
+        // tantivy's indexing thread was a third of a cold index's wall time on
+        // Django while the other core waited. Each thread writes its own segment;
+        // scores are the same up to float rounding (statistics are summed over
+        // segments) and searches order equal scores by path, not by segment.
         // The threads share 100 MB (two get 50 MB each, as one had alone), so a
         // machine with more cores does not hold more memory for it.
         let threads = threads.unwrap_or_else(|| {
