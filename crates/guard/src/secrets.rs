@@ -768,10 +768,14 @@ fn looks_secret(value: &str) -> bool {
     if value.contains(' ') || value.starts_with('/') || value.starts_with("./") {
         return false;
     }
-    // Words joined by separators (`django-insecure-dev-only`, `my_app_secret`)
-    // are a name someone typed, not a generated key.
+    // Words joined by separators (`django-insecure-dev-only`, `my_app_secret`,
+    // `PYBIND11_TYPE_CASTER-like`: a word may end in digits) are a name someone
+    // typed, not a generated key.
     if value.split(['-', '_', '.', ':']).all(|w| {
-        w.chars().all(|c| c.is_ascii_lowercase()) || w.chars().all(|c| c.is_ascii_uppercase())
+        let letters = w.trim_end_matches(|c: char| c.is_ascii_digit());
+        letters.len() * 2 >= w.len()
+            && (letters.chars().all(|c| c.is_ascii_lowercase())
+                || letters.chars().all(|c| c.is_ascii_uppercase()))
     }) {
         return false;
     }
@@ -1098,6 +1102,8 @@ mod tests {
             ("client_secret = \"8f14e45fceea167a5a36dedd4bea2543\"", "secret assigned in code"),
             ("    \"password\": \"Tr0ub4dor&3xQ9!kz\",", "secret assigned in code"),
             ("API_TOKEN=9fK2mZq7Lp0xRt4vBn8wYc3s", "secret in an environment file"),
+            // Separators between parts that are not typed words.
+            ("api_token = \"Ab3dE9_kQ2mX7pL_zR8vN4\"", "secret assigned in code"),
         ];
         for (line, kind) in found {
             let s = find_secrets(line);
@@ -1119,6 +1125,9 @@ mod tests {
             "aws_access_key_id = AKIAIOSFODNN7EXAMPLE  # gitleaks:allow",
             "secret_key = \"django-insecure-dev-only\"",
             "TOKEN_URL = \"/oauth/token\"",
+            // Words that end in digits are still typed words.
+            "the tokens: PYBIND11_TYPE_CASTER-like members in a class",
+            "LLM_SECRET_NAME = \"NEXUS-GPT4-API-KEY\"",
         ];
         for line in clean {
             assert!(find_secrets(line).is_empty(), "{line}: {:?}", find_secrets(line));
