@@ -214,9 +214,17 @@ impl Index {
         self.store.search_files()
     }
 
-    /// Records what the search index holds (see [`Index::search_files`]).
-    pub fn set_search_files(&mut self, files: &HashMap<String, String>) -> Result<()> {
-        self.store.set_search_files(files)
+    /// Records a change of what the search index holds (see
+    /// [`Index::search_files`]): all rows replaced first when `replace_all`, then
+    /// `removed` paths forgotten and `set` paths recorded with their hash. A
+    /// one-file change writes one row, not the whole project's.
+    pub fn update_search_files(
+        &mut self,
+        replace_all: bool,
+        removed: &[&str],
+        set: &[(&str, &str)],
+    ) -> Result<()> {
+        self.store.update_search_files(replace_all, removed, set)
     }
 
     /// Every use of `name` in the project (calls, type uses, other identifier uses),

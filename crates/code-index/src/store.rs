@@ -389,16 +389,33 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.err(e))
     }
 
-    pub fn set_search_files(&mut self, files: &HashMap<String, String>) -> Result<()> {
+    /// Records a change of what the search index holds: every row replaced when
+    /// `replace_all` (a new or rebuilt search index), then `removed` paths deleted
+    /// and `set` paths written. One transaction.
+    pub fn update_search_files(
+        &mut self,
+        replace_all: bool,
+        removed: &[&str],
+        set: &[(&str, &str)],
+    ) -> Result<()> {
         let batch = self.begin()?;
-        batch.tx.execute("DELETE FROM search_files", []).map_err(|e| batch.err(e))?;
+        if replace_all {
+            batch.tx.execute("DELETE FROM search_files", []).map_err(|e| batch.err(e))?;
+        }
         {
-            let mut stmt = batch
+            let mut delete = batch
                 .tx
-                .prepare("INSERT INTO search_files(path, hash) VALUES (?1, ?2)")
+                .prepare("DELETE FROM search_files WHERE path = ?1")
                 .map_err(|e| batch.err(e))?;
-            for (p, h) in files {
-                stmt.execute([p, h]).map_err(|e| batch.err(e))?;
+            for p in removed {
+                delete.execute([p]).map_err(|e| batch.err(e))?;
+            }
+            let mut insert = batch
+                .tx
+                .prepare("INSERT OR REPLACE INTO search_files(path, hash) VALUES (?1, ?2)")
+                .map_err(|e| batch.err(e))?;
+            for (p, h) in set {
+                insert.execute([p, h]).map_err(|e| batch.err(e))?;
             }
         }
         batch.commit()

@@ -390,11 +390,20 @@ impl SearchIndex {
         let mut search = SearchIndex::open(&index.state_dir().join("search"))?;
         if let Some(_lock) = index.try_lock_updates()? {
             // An empty (new or rebuilt) search index holds nothing, whatever the table says.
-            let indexed =
-                if search.num_docs() == 0 { Default::default() } else { index.search_files()? };
-            let (next, changed) = search.sync_files(index.root(), &snapshot.project, &indexed)?;
-            if changed > 0 || next.len() != indexed.len() {
-                index.set_search_files(&next)?;
+            let empty = search.num_docs() == 0;
+            let indexed = if empty { Default::default() } else { index.search_files()? };
+            let (next, _) = search.sync_files(index.root(), &snapshot.project, &indexed)?;
+            // Only what changed is written: a one-file edit rewrote every row of the
+            // table (2,879 on Django): 5–7 ms of CPU.
+            let removed: Vec<&str> =
+                indexed.keys().filter(|p| !next.contains_key(*p)).map(String::as_str).collect();
+            let set: Vec<(&str, &str)> = next
+                .iter()
+                .filter(|(p, h)| indexed.get(*p) != Some(*h))
+                .map(|(p, h)| (p.as_str(), h.as_str()))
+                .collect();
+            if !removed.is_empty() || !set.is_empty() {
+                index.update_search_files(empty, &removed, &set)?;
             }
         }
         Ok(search)

@@ -199,6 +199,26 @@ fn localize_sees_files_added_since_the_last_run() {
     assert_eq!(after[0], "shop/tax.py");
 }
 
+/// Each process records only what it changed in the search index: a file edited
+/// in one run, edited again in the next and deleted in the last is found by its
+/// content of the moment and never by what it said before.
+#[test]
+fn localize_follows_a_file_edited_twice_then_deleted_across_processes() {
+    let p = TempProject::with_fixture(SHOP);
+    let vat = "VAT rate for Germany is wrong on invoices";
+    let parcels = "customs duty charged twice on imported parcels";
+    localize(p.root(), vat);
+    p.write("shop/tax.py", "def vat_rate(country):\n    \"\"\"VAT for invoices.\"\"\"\n    return {\"germany\": 0.19}[country]\n");
+    assert_eq!(localize(p.root(), vat).0[0], "shop/tax.py");
+    p.write("shop/tax.py", "def customs_duty(parcel):\n    \"\"\"Customs duty on imported parcels.\"\"\"\n    return 0.1 * parcel.value if parcel.imported else 0\n");
+    assert_eq!(localize(p.root(), parcels).0[0], "shop/tax.py");
+    let (now, _) = localize(p.root(), vat);
+    assert_ne!(now.first().map(String::as_str), Some("shop/tax.py"), "the old text: {now:?}");
+    std::fs::remove_file(p.root().join("shop/tax.py")).unwrap();
+    let (gone, _) = localize(p.root(), parcels);
+    assert!(!gone.contains(&"shop/tax.py".to_owned()), "{gone:?}");
+}
+
 #[test]
 fn localize_blames_the_innermost_frame_not_the_file_with_most_frames() {
     let p = TempProject::with_fixture(SHOP);
