@@ -849,7 +849,6 @@ mod tests {
         localize::{Evidence, FileResult, LocalizeOptions, localize},
         querytype::MAX_QUERY_BYTES,
     };
-    use code_graph::fixture;
 
     /// A fixture on disk with its search index, as the CLI would have it.
     struct Searchable {
@@ -860,15 +859,7 @@ mod tests {
     }
 
     fn searchable(text: &str) -> Searchable {
-        let mut fx = fixture(text);
-        let dir = tempfile::tempdir().unwrap();
-        for file in &mut fx.snapshot.project.files {
-            let body = &fx.sources[&file.path];
-            let path = dir.path().join(&file.path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, body).unwrap();
-            file.hash = stdx::sha256_hex(body.as_bytes());
-        }
+        let (fx, dir) = crate::search::fixture_on_disk(text);
         let mut search = SearchIndex::open(&dir.path().join(".ironbees/search")).unwrap();
         search.sync_files(dir.path(), &fx.snapshot.project, &HashMap::new()).unwrap();
         Searchable { snapshot: fx.snapshot, sources: fx.sources, search, _dir: dir }

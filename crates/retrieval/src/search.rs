@@ -374,6 +374,15 @@ const SMALL_SYNC_FILES: usize = 64;
 /// From this many files to re-index, the writer indexes on several threads.
 const PARALLEL_SYNC_FILES: usize = 500;
 
+/// How a sync changed what the search index holds, by path.
+pub(crate) struct Synced<'a> {
+    /// Paths whose documents are gone (the file left the project, or its bytes no
+    /// longer have the project's hash).
+    pub(crate) removed: Vec<&'a str>,
+    /// Paths indexed anew, with the hash of what was indexed.
+    pub(crate) indexed: Vec<(&'a str, &'a str)>,
+}
+
 /// The search index of one project.
 pub struct SearchIndex {
     dir: PathBuf,
@@ -392,18 +401,11 @@ impl SearchIndex {
             // An empty (new or rebuilt) search index holds nothing, whatever the table says.
             let empty = search.num_docs() == 0;
             let indexed = if empty { Default::default() } else { index.search_files()? };
-            let (next, _) = search.sync_files(index.root(), &snapshot.project, &indexed)?;
+            let synced = search.sync_files(index.root(), &snapshot.project, &indexed)?;
             // Only what changed is written: a one-file edit rewrote every row of the
             // table (2,879 on Django): 5–7 ms of CPU.
-            let removed: Vec<&str> =
-                indexed.keys().filter(|p| !next.contains_key(*p)).map(String::as_str).collect();
-            let set: Vec<(&str, &str)> = next
-                .iter()
-                .filter(|(p, h)| indexed.get(*p) != Some(*h))
-                .map(|(p, h)| (p.as_str(), h.as_str()))
-                .collect();
-            if !removed.is_empty() || !set.is_empty() {
-                index.update_search_files(empty, &removed, &set)?;
+            if !synced.removed.is_empty() || !synced.indexed.is_empty() {
+                index.update_search_files(empty, &synced.removed, &synced.indexed)?;
             }
         }
         Ok(search)
@@ -448,27 +450,27 @@ impl SearchIndex {
 
     /// Brings the index in line with `project`: files whose content hash differs from
     /// `indexed` (path → hash of what the index holds) are re-indexed from their bytes
-    /// on disk under `root`; files gone from the project are removed. Returns the new
-    /// `indexed` map. A file whose bytes on disk no longer have the project's hash is
-    /// left for the next sync (its definitions' offsets would not fit).
-    pub(crate) fn sync_files(
+    /// on disk under `root`; files gone from the project are removed. Returns how
+    /// `indexed` changed. A file whose bytes on disk no longer have the project's
+    /// hash is left for the next sync (its definitions' offsets would not fit).
+    pub(crate) fn sync_files<'a>(
         &mut self,
         root: &Path,
-        project: &Project,
-        indexed: &HashMap<String, String>,
-    ) -> Result<(HashMap<String, String>, usize)> {
+        project: &'a Project,
+        indexed: &'a HashMap<String, String>,
+    ) -> Result<Synced<'a>> {
         self.sync_files_on(root, project, indexed, None)
     }
 
     /// [`SearchIndex::sync_files`] on `threads` indexing threads (`None`: by the
     /// number of files and of cores).
-    fn sync_files_on(
+    fn sync_files_on<'a>(
         &mut self,
         root: &Path,
-        project: &Project,
-        indexed: &HashMap<String, String>,
+        project: &'a Project,
+        indexed: &'a HashMap<String, String>,
         threads: Option<usize>,
-    ) -> Result<(HashMap<String, String>, usize)> {
+    ) -> Result<Synced<'a>> {
         let mut stale: Vec<&ProjectFile> = Vec::new();
         for file in &project.files {
             if indexed.get(&file.path) != Some(&file.hash) {
@@ -476,10 +478,12 @@ impl SearchIndex {
             }
         }
         let present: HashSet<&str> = project.files.iter().map(|f| f.path.as_str()).collect();
-        let removed: Vec<&String> = indexed.keys().filter(|p| !present.contains(&p[..])).collect();
-        let mut next = indexed.clone();
-        if stale.is_empty() && removed.is_empty() {
-            return Ok((next, 0));
+        let mut synced = Synced {
+            removed: indexed.keys().map(String::as_str).filter(|p| !present.contains(p)).collect(),
+            indexed: Vec::new(),
+        };
+        if stale.is_empty() && synced.removed.is_empty() {
+            return Ok(synced);
         }
         // The writer's hash table is sized from its memory budget and zeroed when the
         // writer starts: with the 50 MB a whole project wants, that was a tenth of a
@@ -504,27 +508,29 @@ impl SearchIndex {
             .index
             .writer_with_num_threads(threads, per_thread * threads)
             .map_err(|e| tv(&self.dir, e))?;
-        for path in removed {
+        for path in &synced.removed {
             writer.delete_term(Term::from_field_text(self.fields.path, path));
-            next.remove(path);
         }
-        let mut count = 0;
         for file in stale {
             writer.delete_term(Term::from_field_text(self.fields.path, &file.path));
-            next.remove(&file.path);
-            let Ok(bytes) = std::fs::read(root.join(&file.path)) else { continue };
-            if stdx::sha256_hex(&bytes) != file.hash {
+            let fresh = std::fs::read(root.join(&file.path))
+                .ok()
+                .filter(|bytes| stdx::sha256_hex(bytes) == file.hash);
+            let Some(bytes) = fresh else {
+                // Its old documents are gone: so is its row, if it had one.
+                if indexed.contains_key(&file.path) {
+                    synced.removed.push(&file.path);
+                }
                 continue;
-            }
+            };
             for doc in self.documents(project, file, &bytes) {
                 writer.add_document(doc).map_err(|e| tv(&self.dir, e))?;
             }
-            next.insert(file.path.clone(), file.hash.clone());
-            count += 1;
+            synced.indexed.push((&file.path, &file.hash));
         }
         writer.commit().map_err(|e| tv(&self.dir, e))?;
         self.reader.reload().map_err(|e| tv(&self.dir, e))?;
-        Ok((next, count))
+        Ok(synced)
     }
 
     fn documents(
@@ -774,6 +780,22 @@ fn tv(dir: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io { path: dir.to_owned(), source: std::io::Error::other(e.to_string()) }
 }
 
+/// A `//- path` fixture written to a temporary directory, with each file's hash
+/// the one of its bytes there, as an index of it would have them.
+#[cfg(test)]
+pub(crate) fn fixture_on_disk(text: &str) -> (code_graph::Fixture, tempfile::TempDir) {
+    let mut fx = code_graph::fixture(text);
+    let dir = tempfile::tempdir().unwrap();
+    for file in &mut fx.snapshot.project.files {
+        let body = &fx.sources[&file.path];
+        let path = dir.path().join(&file.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, body).unwrap();
+        file.hash = stdx::sha256_hex(body.as_bytes());
+    }
+    (fx, dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -792,15 +814,7 @@ mod tests {
                 i % 11
             ));
         }
-        let mut fx = code_graph::fixture(&text);
-        let dir = tempfile::tempdir().unwrap();
-        for file in &mut fx.snapshot.project.files {
-            let body = &fx.sources[&file.path];
-            let path = dir.path().join(&file.path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, body).unwrap();
-            file.hash = stdx::sha256_hex(body.as_bytes());
-        }
+        let (fx, dir) = fixture_on_disk(&text);
         let project = &fx.snapshot.project;
         let mut one = SearchIndex::open(&dir.path().join("one")).unwrap();
         one.sync_files_on(dir.path(), project, &HashMap::new(), Some(1)).unwrap();
