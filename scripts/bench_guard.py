@@ -985,6 +985,13 @@ def pct(x):
     return "—" if x != x else f"{100 * x:.1f}%"
 
 
+def recall_cell(items, flagged):
+    """Recall over `items` as a table cell: `96.8% (2836/2930; 95.8%)`, the last
+    figure the mean over rules (each rule weighing one)."""
+    m = metrics(items, flagged)
+    return f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(items, flagged))})"
+
+
 def cmd_run(a):
     t0 = time.time()
     cases = [json.loads(x) for x in CASES.read_text().splitlines()]
@@ -1159,15 +1166,11 @@ def cmd_run(a):
             fl = results[name]["flagged"]
             cols = []
             for h in ("tuning", "held-out"):
-                its = [i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == h]
-                m = metrics(its, fl)
-                cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))})")
+                cols.append(recall_cell([i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == h], fl))
             # The held-out rules no one named before (see the split file's
             # namedBefore): the blind part.
-            its = [i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
-                   and i["rule"] not in named]
-            m = metrics(its, fl)
-            cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))})")
+            cols.append(recall_cell([i for i in items if i["source"] == "gitleaks" and half.get(i["rule"]) == "held-out"
+                                     and i["rule"] not in named], fl))
             ds = metrics([i for i in items if i["source"] == "detect-secrets"], fl)
             cm = sum(1 for i in items if i["source"] == "commits" and i["id"] in fl)
             ncm = sum(1 for i in items if i["source"] == "commits")
@@ -1184,8 +1187,7 @@ def cmd_run(a):
             for h in ("tuning", "held-out"):
                 its = [i for i in items if i["source"] == "trufflehog" and th_half.get(i["rule"]) == h]
                 m = metrics(its, fl)
-                cols.append(f"{pct(m['recall'])} ({m['tp']}/{m['tp'] + m['fn']}; {pct(macro_recall(its, fl))}) "
-                            f"| {m['fp']}/{m['fp'] + m['tn']}")
+                cols.append(f"{recall_cell(its, fl)} | {m['fp']}/{m['fp'] + m['tn']}")
             print(f"| {name} | {cols[0]} | {cols[1]} |")
     if a.json_out:
         Path(a.json_out).write_text(json.dumps(summary, indent=1, default=str) + "\n")
