@@ -871,15 +871,25 @@ pub fn find_secret_after_name(name_line: &str, value_line: &str) -> Option<Secre
         return None;
     }
     let (s, e) = literal_value(value_line, v.start(), v.end());
-    let value = &value_line[s..e];
-    let ok = if !names_value(name) {
+    secret_of_name(name, &value_line[s..e]).then_some(Secret {
+        kind: "secret assigned in code",
+        start: s,
+        end: e,
+    })
+}
+
+/// Whether `value`, given to `name` (an XML element, a variable on the line
+/// before), is its secret: a name that says secret and a value that looks like
+/// one, or a `…key` name and a value past the stricter `…key` bar; never a
+/// name of an id, a path or a URL.
+fn secret_of_name(name: &str, value: &str) -> bool {
+    if !names_value(name) {
         false
     } else if SECRET_NAME_ONLY.is_match(name) {
         looks_secret(value)
     } else {
         key_name(name) && looks_key_value(value)
-    };
-    ok.then_some(Secret { kind: "secret assigned in code", start: s, end: e })
+    }
 }
 
 /// The evidence on one line, without the allow markers and escapes.
@@ -987,10 +997,7 @@ fn scan(line: &str) -> Vec<Secret> {
         let (s, e) = literal_value(line, value.start(), value.end());
         let v = &line[s..e];
         let v = v.strip_prefix('{').and_then(|v| v.strip_suffix('}')).unwrap_or(v);
-        let named = names_value(open.as_str())
-            && (SECRET_NAME_ONLY.is_match(open.as_str())
-                || (key_name(open.as_str()) && looks_key_value(v)));
-        if open.as_str() == close.as_str() && named && looks_secret(v) {
+        if open.as_str() == close.as_str() && secret_of_name(open.as_str(), v) {
             push("secret in an XML element", s, e);
         }
     }
